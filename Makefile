@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# bx top-level build. The kernel module is built by Kbuild (see ./Kbuild);
+# everything else (libbx, tools, selftests, host unit tests, guest images)
+# is built here into $(O).
+#
+#   make            bx.ko, libbx (shared + static), tools, selftests
+#   make check      host unit tests + selftests in qemu guests; prints
+#                   "N passed, N failed, N skipped"
+#   make demo       the main job (two guests)
+#   make style      checkpatch.pl --strict on the kernel sources
+#   make sparse     sparse (C=2 W=1) on the module
+#
+# KDIR defaults to the build dir of the newest installed Debian 6.12
+# kernel headers; override with KDIR=... (and KVER=... for the guests).
+
+KVER	?= $(shell ls -d /lib/modules/6.12.*-amd64 2>/dev/null | sort -V | tail -1 | xargs -r basename)
+KDIR	?= /lib/modules/$(KVER)/build
+O	?= $(CURDIR)/build
+KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
+KSRC_TOP := linux-source-6.12
+
+CC	?= gcc
+CFLAGS	?= -O2 -g
+WFLAGS	:= -Wall -Wextra -Werror
+UCFLAGS	:= -std=gnu11 $(WFLAGS) $(CFLAGS) -I$(CURDIR)/uapi -I$(CURDIR)/libbx
+
+LIBBX_VERSION := 0.1.0
+LIBBX_SONAME  := libbx.so.0
+
+KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) uapi/linux/bx.h Kbuild
+
+# Files taken from linux-source at build time (never committed).
+KSRC_FILES := scripts/checkpatch.pl scripts/spelling.txt \
+	scripts/const_structs.checkpatch \
+	tools/testing/selftests/kselftest_harness.h \
+	tools/testing/selftests/kselftest.h
+KSRC_OUT := $(addprefix $(O)/ksrc/,$(KSRC_FILES))
+
+SELFTESTS_C  := $(wildcard selftests/bx/*_test.c)
+SELFTESTS_SH := $(wildcard selftests/bx/*.sh)
+SELFTESTS_BIN := $(patsubst selftests/bx/%.c,$(O)/selftests/bx/%,$(SELFTESTS_C))
+
+.PHONY: all module lib tools selftests stage vm check unit guest-check \
+	style sparse demo clean deps
+
+all: module lib tools selftests
+
+deps:
+	tools/install-deps.sh
+
+# ---- kernel module --------------------------------------------------------
+
+module: bx.ko
+
+bx.ko: $(KMOD_SRCS)
+	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) not found (make deps)"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KCFLAGS=-Werror modules
+
+sparse:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 KCFLAGS=-Werror modules 2>&1 | tee $(O)/sparse.log
+	@! grep -E "warning:|error:" $(O)/sparse.log || { echo "sparse: not clean"; exit 1; }
+	@echo "sparse: clean"
+
+$(O)/ksrc/.stamp: $(KSRC_TAR)
+	@mkdir -p $(O)/ksrc
+	tar -xf $(KSRC_TAR) -C $(O)/ksrc --strip-components=1 \
+		$(addprefix $(KSRC_TOP)/,$(KSRC_FILES))
+	@touch $@
+
+$(KSRC_OUT): $(O)/ksrc/.stamp
+
+CHECKPATCH := $(O)/ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
+	--show-types --ignore FILE_PATH_CHANGES
+
+style: $(O)/ksrc/.stamp
+	$(CHECKPATCH) -f $(filter %.c %.h,$(KMOD_SRCS))
+	@echo "style: clean"
+
+# ---- libbx ----------------------------------------------------------------
+
+LIBBX_SO := $(O)/lib/libbx.so.$(LIBBX_VERSION)
+LIBBX_A  := $(O)/lib/libbx.a
+
+lib: $(LIBBX_SO) $(LIBBX_A) $(O)/lib/libbx.pc
+
+$(O)/libbx/%.pic.o: libbx/%.c libbx/libbx.h uapi/linux/bx.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -fPIC -c -o $@ $<
+
+$(O)/libbx/%.o: libbx/%.c libbx/libbx.h uapi/linux/bx.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -c -o $@ $<
+
+LIBBX_SRCS := $(wildcard libbx/*.c)
+
+$(LIBBX_SO): $(patsubst libbx/%.c,$(O)/libbx/%.pic.o,$(LIBBX_SRCS)) libbx/libbx.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,$(LIBBX_SONAME) -Wl,--version-script=libbx/libbx.map \
+		-Wl,--no-undefined -o $@ $(filter %.o,$^)
+	ln -sf libbx.so.$(LIBBX_VERSION) $(O)/lib/$(LIBBX_SONAME)
+	ln -sf $(LIBBX_SONAME) $(O)/lib/libbx.so
+
+$(LIBBX_A): $(patsubst libbx/%.c,$(O)/libbx/%.o,$(LIBBX_SRCS))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(O)/lib/libbx.pc: libbx/libbx.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|/usr/local|' -e 's|@VERSION@|$(LIBBX_VERSION)|' $< > $@
+
+# ---- tools ----------------------------------------------------------------
+
+TOOLS := $(O)/bin/bxrig
+
+tools: $(TOOLS)
+
+$(O)/bin/bxrig: tools/testing/vm/bxrig.c
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -o $@ $<
+
+# ---- selftests (run inside guests) ----------------------------------------
+
+selftests: $(SELFTESTS_BIN)
+
+# kselftest_harness.h's macros compare mixed signedness and leave
+# parameters unused by design; those two -Wextra warnings are off here.
+ST_CFLAGS := $(UCFLAGS) -Wno-unused-parameter -Wno-sign-compare
+
+$(O)/selftests/bx/%: selftests/bx/%.c uapi/linux/bx.h $(O)/ksrc/.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(ST_CFLAGS) -isystem $(O)/ksrc/tools/testing/selftests/bx -o $@ $< \
+		-L$(O)/lib -lbx -lpthread
+
+$(SELFTESTS_BIN): $(LIBBX_SO)
+
+# kselftest_harness.h is included as "../kselftest_harness.h".
+$(O)/ksrc/tools/testing/selftests/bx: $(O)/ksrc/.stamp
+	@mkdir -p $@
+
+$(SELFTESTS_BIN): | $(O)/ksrc/tools/testing/selftests/bx
+
+# ---- host unit tests (pure kernel code, compiled in user space) ---------
+#
+# Each tools/testing/unit/NAME_test.c links the kmod/ files listed in
+# UNIT_SRCS_NAME, built against the shims in tools/testing/unit/shim, with
+# ASan and UBSan (any report aborts the test). fuzz_NAME.c are libFuzzer
+# targets over the same files, built with clang.
+
+UNIT_DIR    := tools/testing/unit
+UNIT_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	       -fno-omit-frame-pointer
+UNIT_CFLAGS := -std=gnu11 $(WFLAGS) -O1 -g $(UNIT_SAN) \
+	       -I$(UNIT_DIR)/shim -I$(CURDIR)/uapi
+UNIT_SRCS_wire := kmod/wire.c
+
+UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c))
+FUZZERS    := $(patsubst $(UNIT_DIR)/fuzz_%.c,$(O)/unit/fuzz_%,$(wildcard $(UNIT_DIR)/fuzz_*.c))
+
+unit: $(UNIT_TESTS) $(FUZZERS)
+
+.SECONDEXPANSION:
+$(O)/unit/%_test: $(UNIT_DIR)/%_test.c $$(UNIT_SRCS_$$*) $(UNIT_DIR)/unit.h kmod/wire.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*)
+
+$(O)/unit/fuzz_%: $(UNIT_DIR)/fuzz_%.c $$(UNIT_SRCS_$$*) kmod/wire.h
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 $(WFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -I$(UNIT_DIR)/shim -I$(CURDIR)/uapi \
+		-o $@ $< $(UNIT_SRCS_$*)
+
+# ---- guest images ---------------------------------------------------------
+
+STAGE := $(O)/stage
+
+stage: all
+	rm -rf $(STAGE) && mkdir -p $(STAGE)/bin $(STAGE)/lib $(STAGE)/selftests/bx
+	cp -a $(O)/bin/. $(STAGE)/bin/
+	cp -a $(O)/lib/*.so* $(STAGE)/lib/
+	cp $(SELFTESTS_BIN) $(SELFTESTS_SH) selftests/bx/settings \
+		selftests/bx/config $(STAGE)/selftests/bx/
+
+vm: stage
+	@mkdir -p $(O)/vm/stock
+	tools/testing/vm/mkinitramfs.sh -o $(O)/vm/stock/initramfs.cpio.gz \
+		-k $(KVER) -r / -b bx.ko -s $(STAGE)
+	printf 'KERNEL=%s\nINITRD=%s\nKVER=%s\n' /boot/vmlinuz-$(KVER) \
+		$(O)/vm/stock/initramfs.cpio.gz $(KVER) > $(O)/vm/stock/env
+
+# ---- tests ----------------------------------------------------------------
+
+check: all unit vm
+	tools/testing/check.sh
+
+demo: all vm
+	tools/demo.sh
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
+	rm -rf $(O)

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: RDMA device binding.
+ *
+ * bx registers an ib_client; ib_core calls add() for every RDMA device that
+ * exists when we register or appears later, and remove() before a device
+ * goes away or when we unregister. Each bound device gets a struct bx_dev
+ * holding the resources bx shares across all users of that device.
+ *
+ * Lifetime: add() creates the bx_dev with one reference owned by the
+ * binding and links it into bx_devs. remove() unlinks it, which stops new
+ * users from finding it, and drops the binding's reference. Users that
+ * found the device earlier hold their own reference and must release
+ * every verbs object on it before ib_core's remove() returns; later issues
+ * hang connection teardown off remove() for that.
+ */
+
+#include <linux/slab.h>
+#include <linux/mutex.h>
+#include <linux/idr.h>
+
+#include "dev.h"
+
+/*
+ * bx_devs_lock protects bx_devs and bx_ndevs. Taken in process context
+ * only: from ib_client add()/remove() (which may sleep) and from readers
+ * such as debugfs and BX_IOC_GET_INFO.
+ */
+static DEFINE_MUTEX(bx_devs_lock);
+static LIST_HEAD(bx_devs);
+static unsigned int bx_ndevs;
+
+/* Allocates bx_dev.index; internally locked. */
+static DEFINE_IDA(bx_dev_ida);
+
+static struct ib_client bx_ib_client;
+
+static void bx_dev_release(struct kref *ref)
+{
+	struct bx_dev *bdev = container_of(ref, struct bx_dev, ref);
+
+	ib_dealloc_pd(bdev->pd);
+	ida_free(&bx_dev_ida, bdev->index);
+	kfree(bdev);
+}
+
+void bx_dev_put(struct bx_dev *bdev)
+{
+	kref_put(&bdev->ref, bx_dev_release);
+}
+
+static int bx_dev_add(struct ib_device *ibdev)
+{
+	struct bx_dev *bdev;
+	int ret;
+
+	/* bx speaks RC over RoCE/IB; iWARP and usNIC are out of scope. */
+	if (rdma_node_get_transport(ibdev->node_type) != RDMA_TRANSPORT_IB)
+		return -EOPNOTSUPP;
+
+	bdev = kzalloc(sizeof(*bdev), GFP_KERNEL);
+	if (!bdev)
+		return -ENOMEM;
+
+	ret = ida_alloc(&bx_dev_ida, GFP_KERNEL);
+	if (ret < 0)
+		goto err_free_bdev;
+	bdev->index = ret;
+
+	bdev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(bdev->pd)) {
+		ret = PTR_ERR(bdev->pd);
+		goto err_free_index;
+	}
+
+	bdev->ibdev = ibdev;
+	kref_init(&bdev->ref);
+	ib_set_client_data(ibdev, &bx_ib_client, bdev);
+
+	mutex_lock(&bx_devs_lock);
+	list_add_tail(&bdev->node, &bx_devs);
+	bx_ndevs++;
+	mutex_unlock(&bx_devs_lock);
+
+	pr_info("bound %s\n", dev_name(&ibdev->dev));
+	return 0;
+
+err_free_index:
+	ida_free(&bx_dev_ida, bdev->index);
+err_free_bdev:
+	kfree(bdev);
+	return ret;
+}
+
+static void bx_dev_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct bx_dev *bdev = client_data;
+
+	mutex_lock(&bx_devs_lock);
+	list_del(&bdev->node);
+	bx_ndevs--;
+	mutex_unlock(&bx_devs_lock);
+
+	pr_info("released %s\n", dev_name(&ibdev->dev));
+	bx_dev_put(bdev);
+}
+
+static struct ib_client bx_ib_client = {
+	.name	= "bx",
+	.add	= bx_dev_add,
+	.remove	= bx_dev_remove,
+};
+
+unsigned int bx_dev_count(void)
+{
+	unsigned int n;
+
+	mutex_lock(&bx_devs_lock);
+	n = bx_ndevs;
+	mutex_unlock(&bx_devs_lock);
+	return n;
+}
+
+static const char *port_state_name(enum ib_port_state state)
+{
+	switch (state) {
+	case IB_PORT_DOWN:		return "DOWN";
+	case IB_PORT_INIT:		return "INIT";
+	case IB_PORT_ARMED:		return "ARMED";
+	case IB_PORT_ACTIVE:		return "ACTIVE";
+	case IB_PORT_ACTIVE_DEFER:	return "ACTIVE_DEFER";
+	default:			return "NOP";
+	}
+}
+
+/* debugfs "devices": one line per bound device and port. */
+int bx_dev_show(struct seq_file *m, void *unused)
+{
+	struct bx_dev *bdev;
+	u32 port;
+
+	mutex_lock(&bx_devs_lock);
+	list_for_each_entry(bdev, &bx_devs, node) {
+		struct ib_device *ibdev = bdev->ibdev;
+
+		rdma_for_each_port(ibdev, port) {
+			struct net_device *ndev;
+			struct ib_port_attr attr;
+
+			if (ib_query_port(ibdev, port, &attr))
+				continue;
+			ndev = ib_device_get_netdev(ibdev, port);
+			seq_printf(m, "%s index %u port %u state %s mtu %d netdev %s\n",
+				   dev_name(&ibdev->dev), bdev->index, port,
+				   port_state_name(attr.state),
+				   ib_mtu_enum_to_int(attr.active_mtu),
+				   ndev ? netdev_name(ndev) : "-");
+			if (ndev)
+				dev_put(ndev);
+		}
+	}
+	mutex_unlock(&bx_devs_lock);
+	return 0;
+}
+
+int bx_dev_init(void)
+{
+	return ib_register_client(&bx_ib_client);
+}
+
+void bx_dev_uninit(void)
+{
+	/* Calls remove() for every bound device before returning. */
+	ib_unregister_client(&bx_ib_client);
+	WARN_ON(!list_empty(&bx_devs));
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bx: per-RDMA-device context.
+ */
+#ifndef _BX_DEV_H
+#define _BX_DEV_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/seq_file.h>
+#include <rdma/ib_verbs.h>
+
+/**
+ * struct bx_dev - bx's context for one RDMA device
+ * @ibdev:	the device; valid until our ib_client remove() returns
+ * @node:	entry in bx_devs, under bx_devs_lock
+ * @ref:	lifetime; the ib_client holds one reference from add() to
+ *		remove(), every user (connection, file) holds its own
+ * @pd:		protection domain shared by everything bx does on @ibdev
+ * @index:	stable small number for names and debugfs
+ */
+struct bx_dev {
+	struct ib_device	*ibdev;
+	struct list_head	node;
+	struct kref		ref;
+	struct ib_pd		*pd;
+	u32			index;
+};
+
+int bx_dev_init(void);
+void bx_dev_uninit(void);
+void bx_dev_put(struct bx_dev *bdev);
+unsigned int bx_dev_count(void);
+int bx_dev_show(struct seq_file *m, void *unused);
+
+#endif /* _BX_DEV_H */

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: host-wide RDMA transport for parameter servers -- module entry.
+ *
+ * Bring-up order: debugfs (so devices can appear in it), the ib_client
+ * (binds every RDMA device), then /dev/bx (users may arrive only once
+ * everything they can reach exists). Teardown runs in reverse.
+ */
+
+#include <linux/module.h>
+
+#include "chrdev.h"
+#include "debugfs.h"
+#include "dev.h"
+
+static int __init bx_init(void)
+{
+	int ret;
+
+	bx_debugfs_init();
+
+	ret = bx_dev_init();
+	if (ret)
+		goto err_debugfs;
+
+	ret = bx_chrdev_init();
+	if (ret)
+		goto err_dev;
+
+	pr_info("loaded\n");
+	return 0;
+
+err_dev:
+	bx_dev_uninit();
+err_debugfs:
+	bx_debugfs_uninit();
+	return ret;
+}
+
+static void __exit bx_exit(void)
+{
+	bx_chrdev_uninit();
+	bx_dev_uninit();
+	bx_debugfs_uninit();
+	pr_info("unloaded\n");
+}
+
+module_init(bx_init);
+module_exit(bx_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("bx: host-wide RDMA transport for parameter servers");
+MODULE_AUTHOR("The bx authors");

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bx: the wire format. Every on-wire structure and constant lives here.
+ *
+ * Every SEND on a bx connection starts with a struct bx_wire_hdr (32
+ * bytes, big-endian). Some types carry a struct bx_wire_rdv (16 bytes)
+ * right after the header, then the inline payload, if any:
+ *
+ *   type          after the header        hdr.len means
+ *   CREDIT        nothing                 0
+ *   PUSH          payload                 payload bytes (inline)
+ *   PUSH_RDV      rdv (source buffer)     bytes to RDMA READ (== rdv.len)
+ *   PUSH_DONE     nothing                 0; status says how it ended
+ *   PULL_REQ      rdv (sink), payload     request payload bytes (inline)
+ *   PULL_RESP     payload                 response bytes (inline)
+ *   PULL_WRITTEN  nothing                 response bytes RDMA-written
+ *   NACK          nothing                 0; status != OK
+ *
+ * This file and wire.c are pure: they also compile in user space for the
+ * host unit tests and the fuzzer (tools/testing/unit).
+ */
+#ifndef _BX_WIRE_H
+#define _BX_WIRE_H
+
+#include <linux/types.h>
+#include <linux/build_bug.h>
+
+enum bx_wire_type {
+	BX_MSG_CREDIT		= 1,
+	BX_MSG_PUSH		= 2,
+	BX_MSG_PUSH_RDV		= 3,
+	BX_MSG_PUSH_DONE	= 4,
+	BX_MSG_PULL_REQ		= 5,
+	BX_MSG_PULL_RESP	= 6,
+	BX_MSG_PULL_WRITTEN	= 7,
+	BX_MSG_NACK		= 8,
+	__BX_MSG_MAX,
+};
+
+/* Status codes on the wire; mapped to errnos at the edges, never raw. */
+enum bx_wire_status {
+	BX_ST_OK	= 0,
+	BX_ST_NOSVC	= 1,	/* no such service bound: -ECONNREFUSED */
+	BX_ST_NOMEM	= 2,	/* receiver out of buffers: -ENOBUFS */
+	BX_ST_TOOBIG	= 3,	/* does not fit the sink: -EMSGSIZE */
+	BX_ST_REMOTE_IO	= 4,	/* RDMA transfer failed: -EREMOTEIO */
+	BX_ST_CANCELED	= 5,	/* requester gave up: -ECANCELED */
+	__BX_ST_MAX,
+};
+
+/* hdr.flags */
+#define BX_WIRE_F_MORE_CREDIT	0x01	/* sender is short of credits */
+#define BX_WIRE_F_KNOWN		BX_WIRE_F_MORE_CREDIT
+
+/**
+ * struct bx_wire_hdr - header of every bx message
+ * @type:	enum bx_wire_type
+ * @flags:	BX_WIRE_F_*; unknown bits are a protocol error
+ * @credits:	receive credits the sender grants with this message
+ * @service:	destination service (push, pull request) or 0
+ * @req_id:	sender's id of the operation; echoed in responses
+ * @seq:	per-connection sequence number of this message
+ * @len:	see the table at the top of this file
+ * @status:	enum bx_wire_status (responses, PUSH_DONE, NACK)
+ */
+struct bx_wire_hdr {
+	__u8	type;
+	__u8	flags;
+	__be16	credits;
+	__be32	service;
+	__be64	req_id;
+	__be64	seq;
+	__be32	len;
+	__be32	status;
+};
+
+/**
+ * struct bx_wire_rdv - a buffer the peer may access by RDMA, for exactly
+ *	one operation (see Documentation/bx.rst, "Remote access")
+ * @addr:	remote address as registered
+ * @rkey:	remote key; 0 means "no remote access granted"
+ * @len:	bytes the peer may access (sink: capacity)
+ */
+struct bx_wire_rdv {
+	__be64	addr;
+	__be32	rkey;
+	__be32	len;
+};
+
+#define BX_WIRE_HDR_LEN		32
+#define BX_WIRE_RDV_LEN		16
+
+static_assert(sizeof(struct bx_wire_hdr) == BX_WIRE_HDR_LEN);
+static_assert(sizeof(struct bx_wire_rdv) == BX_WIRE_RDV_LEN);
+
+/**
+ * struct bx_msg - a parsed message, host byte order
+ * @payload:	inline payload inside the received buffer, or NULL
+ * @rdv:	valid for PUSH_RDV and PULL_REQ
+ */
+struct bx_msg {
+	u8		type;
+	u8		flags;
+	u16		credits;
+	u32		service;
+	u64		req_id;
+	u64		seq;
+	u32		len;
+	u32		status;
+	u64		rdv_addr;
+	u32		rdv_rkey;
+	u32		rdv_len;
+	const void	*payload;
+};
+
+int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
+		  struct bx_msg *msg);
+size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg);
+
+#endif /* _BX_WIRE_H */

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bx's full test run ("make check"). Tiers:
+#
+#   unit    host unit tests of the module's pure code (ASan + UBSan)
+#   fuzz    libFuzzer targets, FUZZ_SECS seconds each (default 20)
+#   stock   the selftests in qemu guests on Debian's kernel
+#
+# Each tier reports KTAP "# Totals:" lines (guests: "bxrig-totals:");
+# a test binary that dies, a guest that does not report or shows a
+# kernel splat, counts as a failure. The last line is
+# "N passed, N failed, N skipped"; the exit status is non-zero on any
+# failure. Select tiers with TIERS="unit fuzz stock".
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+O=${O:-$top/build}
+TIERS=${TIERS:-unit fuzz stock}
+FUZZ_SECS=${FUZZ_SECS:-20}
+P=0 F=0 S=0
+log=$O/check
+mkdir -p "$log"
+
+add() { P=$((P + $1)) F=$((F + $2)) S=$((S + $3)); }
+
+# Sum the KTAP totals in FILE; a missing totals line is one failure.
+add_totals() {
+	local f=$1 what=$2 tot p fl s
+	tot=$(grep -a '^# Totals:' "$f" | tail -1)
+	if [ -z "$tot" ]; then
+		echo "check: $what: no totals (crashed?)"
+		add 0 1 0
+		return
+	fi
+	p=$(sed -n 's/.* pass:\([0-9]*\).*/\1/p' <<< "$tot")
+	fl=$(sed -n 's/.* fail:\([0-9]*\).*/\1/p' <<< "$tot")
+	s=$(sed -n 's/.* skip:\([0-9]*\).*/\1/p' <<< "$tot")
+	add "$p" "$fl" "$s"
+}
+
+tier_unit() {
+	for t in "$O"/unit/*_test; do
+		local name rc
+		name=$(basename "$t")
+		"$t" > "$log/$name.log" 2>&1
+		rc=$?
+		grep -a -E '^(not ok|# .*failed)' "$log/$name.log"
+		add_totals "$log/$name.log" "$name"
+		if [ $rc -ne 0 ] && ! grep -q 'fail:[1-9]' "$log/$name.log"; then
+			echo "check: $name exited $rc"
+			tail -20 "$log/$name.log"
+			add 0 1 0
+		fi
+		echo "check: unit $name: $(grep -a '^# Totals' "$log/$name.log")"
+	done
+}
+
+tier_fuzz() {
+	for f in "$O"/unit/fuzz_*; do
+		local name corpus
+		name=$(basename "$f")
+		corpus=$O/fuzz-corpus/$name
+		mkdir -p "$corpus"
+		if "$f" -max_total_time="$FUZZ_SECS" -max_len=8300 \
+			-artifact_prefix="$log/$name-" "$corpus" \
+			> "$log/$name.log" 2>&1; then
+			echo "check: fuzz $name: ok ($(grep -a -o 'Done [0-9]* runs' "$log/$name.log"))"
+			add 1 0 0
+		else
+			echo "check: fuzz $name: FAILED (see $log/$name.log)"
+			tail -30 "$log/$name.log"
+			add 0 1 0
+		fi
+	done
+}
+
+# run_guests NAME RUN.SH-ARGS...: boot guests, sum every guest's totals.
+run_guests() {
+	local name=$1 out=$log/$1.log
+	shift
+	echo "check: guests $name: run.sh $*"
+	"$top/tools/testing/vm/run.sh" -o "$O/vm/check-$name" "$@" > "$out" 2>&1
+	grep -a -E 'not ok|bxtest: .* (fail:[1-9]|exited|splat)|run.sh: guest|bxrig-totals' "$out"
+	local reported=0
+	while read -r line; do
+		read -r p fl s <<< "$(sed -n 's/.*pass \([0-9]*\) fail \([0-9]*\) skip \([0-9]*\).*/\1 \2 \3/p' <<< "$line")"
+		add "$p" "$fl" "$s"
+		reported=$((reported + 1))
+	done < <(grep -a 'bxrig-totals:' "$out")
+	# A guest that failed outside its tests (no report, splat, timeout,
+	# non-zero exit with clean totals) still fails the run.
+	local gfail
+	gfail=$(grep -c 'run.sh: guest [0-9]* FAILED' "$out")
+	if [ "$gfail" -gt 0 ]; then
+		local tfail
+		tfail=$(grep -a 'bxrig-totals:' "$out" | sed -n 's/.*fail \([0-9]*\).*/\1/p' | paste -sd+ | bc)
+		[ "${tfail:-0}" -eq 0 ] && add 0 "$gfail" 0
+		echo "check: guests $name: $gfail guest(s) failed; full log $out"
+	fi
+	[ "$reported" -gt 0 ] || { echo "check: guests $name: no guest reported"; add 0 1 0; }
+}
+
+tier_stock() {
+	run_guests stock-2 -n 2 -k stock -t 600 /opt/bx/selftests/bx/run_tests.sh
+	run_guests stock-3 -n 3 -k stock -t 300 \
+		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh
+}
+
+start=$(date +%s)
+for t in $TIERS; do
+	echo "check: tier $t"
+	"tier_$t"
+done
+echo "check: $(($(date +%s) - start))s"
+echo "$P passed, $F failed, $S skipped"
+[ "$F" -eq 0 ]

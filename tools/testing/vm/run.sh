@@ -1,0 +1,202 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot N bx guests under qemu TCG on one virtual L2 segment and run a
+# command in each.
+#
+#   run.sh [-n N] [-k FLAVOR] [-t SECS] [-m MB] [-c CPUS] [-o DIR]
+#          [-g I:SCRIPT]... [-e VAR=VAL]... [--] CMD
+#
+#   -n N        number of guests, 1 to 4 (default 2)
+#   -k FLAVOR   kernel: stock (Debian's) or debug (default stock); the
+#               kernel and base initramfs come from $BX_BUILD/vm/FLAVOR/env
+#   -t SECS     per-guest timeout (default 300)
+#   -m MB       memory per guest (default 512)
+#   -c CPUS     vCPUs per guest (default 2 for up to two guests, else 1)
+#   -o DIR      keep logs here (default: a new dir under $BX_BUILD/vm/runs)
+#   -g I:FILE   guest I runs this script instead of CMD
+#   -e VAR=VAL  exported to the command in every guest
+#
+# Guest i gets address 192.0.2.(i+1)/24 and MAC 52:54:00:b0:00:0(i+1) on
+# eth0, an rxe device rxe0, and bx loaded. Two guests are joined by a qemu
+# stream netdev on a unix socket; three or four by a vde_switch on a unix
+# socket. Nothing touches the host network.
+#
+# The command's output comes back on the guest's second serial port
+# (GUEST/result.log, printed here prefixed with "gI| "); the console goes
+# to GUEST/console.log. The run fails if a guest does not report, exits
+# non-zero, times out, panics, or if any kernel splat (see ./splats)
+# appears on a console. Exit status: 0 all passed, 1 otherwise.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+BX_BUILD=${BX_BUILD:-$top/build}
+
+n=2 flavor=stock tmo=300 mem=512 cpus= outdir= envs=() gcmds=()
+while getopts "n:k:t:m:c:o:g:e:" opt; do
+	case $opt in
+	n) n=$OPTARG ;;
+	k) flavor=$OPTARG ;;
+	t) tmo=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	c) cpus=$OPTARG ;;
+	o) outdir=$OPTARG ;;
+	g) gcmds+=("$OPTARG") ;;
+	e) envs+=("$OPTARG") ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+cmd="$*"
+[[ $n =~ ^[1-4]$ ]] || { echo "run.sh: -n must be 1..4" >&2; exit 2; }
+[ -n "$cpus" ] || { [ "$n" -le 2 ] && cpus=2 || cpus=1; }
+
+envf=$BX_BUILD/vm/$flavor/env
+[ -f "$envf" ] || { echo "run.sh: $envf missing (make vm)" >&2; exit 2; }
+# shellcheck source=/dev/null
+. "$envf"	# KERNEL, INITRD, KVER
+
+if [ -z "$outdir" ]; then
+	mkdir -p "$BX_BUILD/vm/runs"
+	outdir=$(mktemp -d "$BX_BUILD/vm/runs/$(date +%H%M%S)-XXXX")
+fi
+mkdir -p "$outdir"
+sock=$(mktemp -d /tmp/bxrig-sock.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -f "$sock/switch.pid" ] && kill "$(cat "$sock/switch.pid")" 2>/dev/null
+	rm -rf "$sock"
+}
+trap cleanup EXIT
+
+mac() { printf '52:54:00:b0:00:%02x' $(($1 + 1)); }
+
+# Per-guest initramfs: the base image plus a small cpio with /rig/{cmd,env}.
+mkimage() {
+	local i=$1 d=$outdir/g$i rig
+	rig=$(mktemp -d)
+	mkdir -p "$rig/rig"
+	local script=
+	for g in "${gcmds[@]}"; do
+		[ "${g%%:*}" = "$i" ] && script=${g#*:}
+	done
+	if [ -n "$script" ]; then
+		cp "$script" "$rig/rig/cmd"
+	else
+		printf '%s\n' "$cmd" > "$rig/rig/cmd"
+	fi
+	{
+		echo "BXRIG_ID=$i"
+		echo "BXRIG_N=$n"
+		echo "BXRIG_FLAVOR=$flavor"
+		echo "BXRIG_COORD=192.0.2.1"
+		for e in "${envs[@]}"; do
+			printf 'export %q\n' "$e"
+		done
+	} > "$rig/rig/env"
+	cp "$INITRD" "$d/initrd.img"
+	# A cpio appended to a gzipped one must start 4-byte aligned.
+	local sz
+	sz=$(stat -c %s "$d/initrd.img")
+	[ $((sz % 4)) -eq 0 ] ||
+		head -c $((4 - sz % 4)) /dev/zero >> "$d/initrd.img"
+	(cd "$rig" && find rig | cpio -o -H newc --quiet) >> "$d/initrd.img"
+	rm -rf "$rig"
+}
+
+netdev() {
+	local i=$1
+	if [ "$n" -eq 1 ]; then
+		echo "-netdev hubport,id=n0,hubid=0"
+	elif [ "$n" -eq 2 ]; then
+		local srv=off
+		[ "$i" -eq 0 ] && srv=on
+		echo "-netdev stream,id=n0,server=$srv,addr.type=unix,addr.path=$sock/link"
+	else
+		echo "-netdev vde,id=n0,sock=$sock/switch"
+	fi
+}
+
+append="console=ttyS0 panic=-1 panic_on_warn=1 oops=panic"
+append+=" loglevel=7 printk.devkmsg=on rdinit=/init"
+append+=" ${BXRIG_APPEND:-}"
+
+start_guest() {
+	local i=$1 d=$outdir/g$i
+	# shellcheck disable=SC2046
+	timeout -k 5 "$tmo" qemu-system-x86_64 -accel tcg,thread=single -m "$mem" \
+		-smp "$cpus" -nodefaults -display none -no-reboot \
+		-kernel "$KERNEL" -initrd "$d/initrd.img" -append "$append" \
+		-serial "file:$d/console.log" -serial "file:$d/result.log" \
+		-device "virtio-net-pci,netdev=n0,mac=$(mac "$i")" \
+		$(netdev "$i") -device virtio-rng-pci \
+		> "$d/qemu.log" 2>&1 &
+	pids+=($!)
+}
+
+wait_for_socket() {
+	local path=$1 k=0
+	until [ -S "$path" ]; do
+		k=$((k + 1))
+		[ $k -gt 200 ] && { echo "run.sh: $path never appeared" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+
+for ((i = 0; i < n; i++)); do
+	mkdir -p "$outdir/g$i"
+	mkimage "$i"
+done
+
+if [ "$n" -ge 3 ]; then
+	vde_switch --sock "$sock/switch" --daemon --pidfile "$sock/switch.pid" \
+		> "$outdir/switch.log" 2>&1
+	wait_for_socket "$sock/switch/ctl"
+fi
+start=$(date +%s)
+for ((i = 0; i < n; i++)); do
+	start_guest "$i"
+	# The listening end of a stream link must exist before the other.
+	[ "$n" -eq 2 ] && [ "$i" -eq 0 ] && wait_for_socket "$sock/link"
+done
+
+rcs=()
+for ((i = 0; i < n; i++)); do
+	rc=0
+	wait "${pids[$i]}" || rc=$?
+	rcs+=("$rc")
+done
+pids=()
+
+fail=0
+for ((i = 0; i < n; i++)); do
+	d=$outdir/g$i
+	touch "$d/result.log"
+	sed "s/^/g$i| /" "$d/result.log" | tr -d '\r'
+	grc=$(tr -d '\r' < "$d/result.log" | sed -n 's/^bxrig: exit \([0-9]*\)$/\1/p' | tail -1)
+	why=
+	if [ "${rcs[$i]}" -eq 124 ] || [ "${rcs[$i]}" -eq 137 ]; then
+		why="timed out after ${tmo}s"
+	elif [ -z "$grc" ]; then
+		why="did not report (panic or crash?)"
+	elif [ "$grc" -ne 0 ]; then
+		why="command exited $grc"
+	fi
+	if grep -a -E -f "$here/splats" "$d/console.log" > "$d/splats.log"; then
+		why="${why:+$why; }kernel splat on console"
+	fi
+	if [ -n "$why" ]; then
+		fail=1
+		echo "run.sh: guest $i FAILED: $why (logs in $d)"
+		echo "--- guest $i console (last 40 lines) ---"
+		tail -n 40 "$d/console.log" | tr -d '\r'
+		echo "---"
+	else
+		echo "run.sh: guest $i ok"
+		rm -f "$d/initrd.img"
+	fi
+done
+echo "run.sh: $n guest(s), $(($(date +%s) - start))s, logs in $outdir"
+exit $fail
