@@ -41,8 +41,8 @@ SELFTESTS_C  := $(wildcard selftests/bx/*_test.c)
 SELFTESTS_SH := $(wildcard selftests/bx/*.sh)
 SELFTESTS_BIN := $(patsubst selftests/bx/%.c,$(O)/selftests/bx/%,$(SELFTESTS_C))
 
-.PHONY: all module lib tools selftests stage vm check unit guest-check \
-	style sparse demo clean deps
+.PHONY: all module lib tools selftests stage vm check check-run unit \
+	style sparse demo demo-run clean deps
 
 all: module lib tools selftests
 
@@ -58,6 +58,7 @@ bx.ko: $(KMOD_SRCS)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KCFLAGS=-Werror modules
 
 sparse:
+	@mkdir -p $(O)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 KCFLAGS=-Werror modules 2>&1 | tee $(O)/sparse.log
 	@! grep -E "warning:|error:" $(O)/sparse.log || { echo "sparse: not clean"; exit 1; }
@@ -191,10 +192,18 @@ vm: stage
 
 # ---- tests ----------------------------------------------------------------
 
-check: all unit vm
+# The README's two commands. Each first installs what is missing, then
+# re-enters make so that KVER/KDIR see the freshly installed kernel.
+check: deps
+	$(MAKE) check-run
+
+demo: deps
+	$(MAKE) demo-run
+
+check-run: all unit vm
 	tools/testing/check.sh
 
-demo: all vm
+demo-run: all vm
 	tools/demo.sh
 
 clean:
