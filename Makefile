@@ -14,6 +14,8 @@
 # KDIR defaults to the build dir of the newest installed Debian 6.12
 # kernel headers; override with KDIR=... (and KVER=... for the guests).
 
+MAKEFLAGS += --no-print-directory
+
 KVER	?= $(shell ls -d /lib/modules/6.12.*-amd64 2>/dev/null | sort -V | tail -1 | xargs -r basename)
 KDIR	?= /lib/modules/$(KVER)/build
 O	?= $(CURDIR)/build
