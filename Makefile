@@ -39,12 +39,12 @@ KSRC_FILES := scripts/checkpatch.pl scripts/spelling.txt \
 	tools/testing/selftests/kselftest.h
 KSRC_OUT := $(addprefix $(O)/ksrc/,$(KSRC_FILES))
 
-SELFTESTS_C  := $(wildcard selftests/bx/*_test.c)
+SELFTESTS_C  := $(wildcard selftests/bx/*_test.c) selftests/bx/bx_stress.c
 SELFTESTS_SH := $(wildcard selftests/bx/*.sh)
 SELFTESTS_BIN := $(patsubst selftests/bx/%.c,$(O)/selftests/bx/%,$(SELFTESTS_C))
 
-.PHONY: all module lib tools selftests stage vm check check-run unit \
-	style sparse demo demo-run clean deps
+.PHONY: all module lib tools selftests stage vm vm-debug debug-kernel check \
+	check-run unit style sparse demo demo-run clean deps
 
 all: module lib tools selftests
 
@@ -192,6 +192,30 @@ vm: stage
 	printf 'KERNEL=%s\nINITRD=%s\nKVER=%s\n' /boot/vmlinuz-$(KVER) \
 		$(O)/vm/stock/initramfs.cpio.gz $(KVER) > $(O)/vm/stock/env
 
+# The debug lane: a small kernel with KASAN, lockdep, kmemleak and fault
+# injection, built from linux-source-6.12 and cached under $(O)/debug-kernel
+# by a hash of source version, config fragment and compiler. bx.ko is built
+# against it from a copy of the sources, so the stock build is untouched.
+
+DEBUG_OUT := $(O)/debug-kernel
+
+debug-kernel:
+	tools/testing/vm/debug-kernel/build.sh $(DEBUG_OUT)
+
+vm-debug: stage debug-kernel
+	@mkdir -p $(O)/vm/debug
+	rm -rf $(O)/kmod-debug && mkdir -p $(O)/kmod-debug/kmod $(O)/kmod-debug/uapi/linux
+	cp Kbuild $(O)/kmod-debug/
+	cp kmod/*.c kmod/*.h $(O)/kmod-debug/kmod/
+	cp uapi/linux/bx.h $(O)/kmod-debug/uapi/linux/
+	. $(DEBUG_OUT)/current/env && \
+	$(MAKE) -C $$DBG_KDIR M=$(O)/kmod-debug KCFLAGS=-Werror modules && \
+	tools/testing/vm/mkinitramfs.sh -o $(O)/vm/debug/initramfs.cpio.gz \
+		-k $$DBG_KVER -r $${DBG_MODDIR%/lib/modules/*} \
+		-b $(O)/kmod-debug/bx.ko -s $(STAGE) && \
+	printf 'KERNEL=%s\nINITRD=%s\nKVER=%s\n' $$DBG_BZIMAGE \
+		$(O)/vm/debug/initramfs.cpio.gz $$DBG_KVER > $(O)/vm/debug/env
+
 # ---- tests ----------------------------------------------------------------
 
 # The README's two commands. Each first installs what is missing, then
@@ -202,8 +226,11 @@ check: deps
 demo: deps
 	$(MAKE) demo-run
 
-check-run: all unit vm
-	tools/testing/check.sh
+# LANES selects the guest lanes: "stock debug" (default), "stock", "debug".
+LANES ?= stock debug
+
+check-run: all unit vm $(if $(filter debug,$(LANES)),vm-debug)
+	TIERS="unit fuzz $(LANES)" tools/testing/check.sh
 
 demo-run: all vm
 	tools/demo.sh

@@ -7,6 +7,7 @@
  * with -EWOULDBLOCK until the last file is closed.
  */
 
+#include <linux/error-injection.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/slab.h>
@@ -36,6 +37,7 @@ static int bx_open(struct inode *inode, struct file *filp)
 	filp->private_data = bf;
 	return 0;
 }
+ALLOW_ERROR_INJECTION(bx_open, ERRNO);
 
 static int bx_release(struct inode *inode, struct file *filp)
 {

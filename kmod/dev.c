@@ -15,6 +15,7 @@
  * hang connection teardown off remove() for that.
  */
 
+#include <linux/error-injection.h>
 #include <linux/slab.h>
 #include <linux/mutex.h>
 #include <linux/idr.h>
@@ -91,6 +92,7 @@ err_free_bdev:
 	kfree(bdev);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(bx_dev_add, ERRNO);
 
 static void bx_dev_remove(struct ib_device *ibdev, void *client_data)
 {

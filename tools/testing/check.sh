@@ -6,6 +6,8 @@
 #   unit    host unit tests of the module's pure code (ASan + UBSan)
 #   fuzz    libFuzzer targets, FUZZ_SECS seconds each (default 20)
 #   stock   the selftests in qemu guests on Debian's kernel
+#   debug   the same selftests on the debug kernel (KASAN, lockdep,
+#           kmemleak, fault injection), plus fault.sh and trinity.sh
 #
 # Each tier reports KTAP "# Totals:" lines (guests: "bxrig-totals:");
 # a test binary that dies, a guest that does not report or shows a
@@ -17,7 +19,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 O=${O:-$top/build}
-TIERS=${TIERS:-unit fuzz stock}
+TIERS=${TIERS:-unit fuzz stock debug}
 FUZZ_SECS=${FUZZ_SECS:-20}
 P=0 F=0 S=0
 log=$O/check
@@ -108,10 +110,17 @@ tier_stock() {
 		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh
 }
 
+tier_debug() {
+	run_guests debug-2 -n 2 -k debug -m 1024 -t 900 \
+		/opt/bx/selftests/bx/run_tests.sh
+}
+
 start=$(date +%s)
 for t in $TIERS; do
 	echo "check: tier $t"
+	t0=$(date +%s)
 	"tier_$t"
+	echo "check: tier $t took $(($(date +%s) - t0))s"
 done
 echo "check: $(($(date +%s) - start))s"
 echo "$P passed, $F failed, $S skipped"

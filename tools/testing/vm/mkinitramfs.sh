@@ -41,6 +41,7 @@ NOT_APPLETS="ip tc"
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/bx-initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+chmod 755 "$root"
 
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,etc,proc,sys,dev,tmp,run,root,rig,opt}
 cp /bin/busybox "$root/bin/busybox"

@@ -109,7 +109,9 @@ mkimage() {
 netdev() {
 	local i=$1
 	if [ "$n" -eq 1 ]; then
-		echo "-netdev hubport,id=n0,hubid=0"
+		# A lone guest's frames come back to itself: a peerless hub
+		# port never completes TX and trips the netdev watchdog.
+		echo "-netdev dgram,id=n0,local.type=unix,local.path=$sock/self,remote.type=unix,remote.path=$sock/self"
 	elif [ "$n" -eq 2 ]; then
 		local srv=off
 		[ "$i" -eq 0 ] && srv=on
@@ -184,8 +186,13 @@ for ((i = 0; i < n; i++)); do
 	elif [ "$grc" -ne 0 ]; then
 		why="command exited $grc"
 	fi
-	if grep -a -E -f "$here/splats" "$d/console.log" > "$d/splats.log"; then
-		why="${why:+$why; }kernel splat on console"
+	if grep -a -n -E -f "$here/splats" "$d/console.log" > "$d/splats.log"; then
+		# Name the test that was running: the last marker before it.
+		first=$(head -1 "$d/splats.log" | cut -d: -f1)
+		t=$(head -n "$first" "$d/console.log" |
+			grep -a -o 'bxtest-begin:[^:]*' | tail -1 | cut -d: -f2)
+		why="${why:+$why; }kernel splat on console${t:+ during $t}"
+		sed 's/^/  /' "$d/splats.log" | head -5
 	fi
 	if [ -n "$why" ]; then
 		fail=1

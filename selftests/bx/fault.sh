@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fault injection: bx's fallible functions fail on demand (fail_function),
+# and allocations made by bx or by the verbs calls it makes fail at random
+# (failslab, restricted by stack trace to bx's own code) while a
+# multi-process workload runs and devices come and go. Every operation
+# must succeed or fail with ENOMEM, and afterwards bx must work, unload and
+# leave nothing behind (run_tests.sh adds a kmemleak scan).
+# Needs a kernel with FAIL_FUNCTION and FAILSLAB (the debug lane).
+. "$(dirname "$0")/lib.sh"
+
+D=/sys/kernel/debug
+ST=$(dirname "$0")/bx_stress
+IP=/usr/sbin/ip
+ENOMEM=12
+
+if [ ! -d $D/fail_function ] || [ ! -d $D/failslab ]; then
+	echo "1..0 # SKIP kernel without fail_function/failslab"
+	exit $KSFT_SKIP
+fi
+
+ff_reset() {
+	echo > $D/fail_function/inject 2>/dev/null || true
+	echo 0 > $D/fail_function/probability
+}
+
+# fail_function FUNC ERRNO: make FUNC fail every time with -ERRNO.
+ff_set() {
+	ff_reset
+	echo "$1" > $D/fail_function/inject
+	printf '%s\n' "-$2" > "$D/fail_function/$1/retval"
+	echo 100 > $D/fail_function/probability
+	echo 1 > $D/fail_function/interval
+	echo -1 > $D/fail_function/times
+	echo 0 > $D/fail_function/verbose
+}
+
+open_fails() {
+	ff_set bx_open $ENOMEM
+	out=$($ST -p 4 -n 50) || fail "$out"
+	ff_reset
+	echo "# $out"
+	echo "$out" | grep -q "ok 0 failed 200 " || fail "expected 200 ENOMEM: $out"
+	out=$($ST -p 4 -n 50 -a 0) || fail "after injection: $out"
+}
+
+dev_add_fails() {
+	$IP link add bxf0 type veth peer name bxf1
+	$IP link set bxf0 up
+	ff_set bx_dev_add $ENOMEM
+	rdma link add rxe_fi type rxe netdev bxf0
+	ff_reset
+	bx_lacks_dev rxe_fi || fail "bound although add failed"
+	rdma link delete rxe_fi
+	rdma link add rxe_fi type rxe netdev bxf0
+	wait_until 5 bx_has_dev rxe_fi || fail "not bound once injection stopped"
+	rdma link delete rxe_fi
+	$IP link del bxf0
+}
+
+# Lowest and highest text address of bx, from kallsyms.
+bx_text_range() {
+	awk '$4 == "[bx]" && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms |
+		sort | sed -n '1p;$p'
+}
+
+fs_set() {
+	set -- $(bx_text_range)
+	[ -n "$1" ] && [ -n "$2" ] || fail "no bx text symbols"
+	printf '0x%s\n' "$1" > $D/failslab/require-start
+	# The last function's size is unknown; a page past its start covers it.
+	printf '0x%x\n' $((0x$2 + 4096)) > $D/failslab/require-end
+	echo 32 > $D/failslab/stacktrace-depth
+	echo N > $D/failslab/task-filter
+	echo N > $D/failslab/ignore-gfp-wait
+	echo 0 > $D/failslab/verbose
+	echo 1 > $D/failslab/interval
+	echo -1 > $D/failslab/times
+	echo "$3" > $D/failslab/probability
+}
+
+fs_reset() {
+	echo 0 > $D/failslab/probability
+}
+
+failslab_workload() {
+	[ -e $D/failslab/require-start ] || return $KSFT_SKIP
+	$IP link add bxs0 type veth peer name bxs1
+	$IP link set bxs0 up
+	fs_set 50
+	$ST -p 6 -n 200 > /tmp/stress.out 2>&1 &
+	pid=$!
+	for i in 1 2 3 4 5; do
+		rdma link add rxe_fs type rxe netdev bxs0 2>/dev/null || true
+		rdma link delete rxe_fs 2>/dev/null || true
+	done
+	rc=0
+	wait $pid || rc=$?
+	fs_reset
+	echo "# $(cat /tmp/stress.out)"
+	[ $rc -eq 0 ] || fail "workload: $(cat /tmp/stress.out)"
+	grep -q "failed [1-9]" /tmp/stress.out || fail "nothing was injected"
+	$IP link del bxs0
+	# Everything works again, and unloads.
+	$ST -p 2 -n 20 -a 0 > /dev/null || fail "bx broken after injection"
+	bx_has_dev rxe0 || fail "rxe0 lost"
+	rmmod bx
+	modprobe bx
+	wait_until 5 bx_has_dev rxe0
+}
+
+# Loading bx while its allocations fail: either it loads or it fails
+# cleanly; every outcome leaves a module that can load afterwards.
+failslab_load() {
+	[ -e $D/failslab/require-start ] || return $KSFT_SKIP
+	rmmod bx
+	base=$(cat /sys/module/ib_core/refcnt)
+	loaded=0 failed=0
+	for i in $(seq 1 20); do
+		# make-it-fail limits failures to this subshell's modprobe.
+		if sh -c 'echo 1 > /proc/self/make-it-fail
+			  echo Y > '$D'/failslab/task-filter
+			  echo 0 > '$D'/failslab/require-start
+			  echo 18446744073709551615 > '$D'/failslab/require-end
+			  echo 25 > '$D'/failslab/probability
+			  exec modprobe bx' 2>/dev/null; then
+			loaded=$((loaded + 1))
+		else
+			failed=$((failed + 1))
+		fi
+		fs_reset
+		echo N > $D/failslab/task-filter
+		[ -e /sys/module/bx ] && rmmod bx
+		[ "$(cat /sys/module/ib_core/refcnt)" -eq "$base" ] ||
+			fail "ib_core refcnt leak after attempt $i"
+	done
+	echo "# loads: $loaded ok, $failed failed"
+	[ $failed -gt 0 ] || fail "no load failed: injection ineffective"
+	modprobe bx
+	wait_until 5 bx_has_dev rxe0
+}
+
+trap 'ff_reset; fs_reset' EXIT
+ktap_plan 4
+run_test open_fails open_fails
+run_test dev_add_fails dev_add_fails
+run_test failslab_workload failslab_workload
+run_test failslab_load failslab_load
+ktap_finish
