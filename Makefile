@@ -88,11 +88,11 @@ LIBBX_A  := $(O)/lib/libbx.a
 
 lib: $(LIBBX_SO) $(LIBBX_A) $(O)/lib/libbx.pc
 
-$(O)/libbx/%.pic.o: libbx/%.c libbx/libbx.h uapi/linux/bx.h
+$(O)/libbx/%.pic.o: libbx/%.c $(wildcard libbx/*.h) uapi/linux/bx.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -fPIC -c -o $@ $<
 
-$(O)/libbx/%.o: libbx/%.c libbx/libbx.h uapi/linux/bx.h
+$(O)/libbx/%.o: libbx/%.c $(wildcard libbx/*.h) uapi/linux/bx.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -c -o $@ $<
 
@@ -156,7 +156,8 @@ UNIT_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	       -fno-omit-frame-pointer
 UNIT_CFLAGS := -std=gnu11 $(WFLAGS) -O1 -g $(UNIT_SAN) \
 	       -I$(UNIT_DIR)/shim -I$(CURDIR)/uapi
-UNIT_SRCS_wire := kmod/wire.c
+UNIT_SRCS_wire  := kmod/wire.c
+UNIT_SRCS_alloc := libbx/alloc.c
 
 UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c))
 FUZZERS    := $(patsubst $(UNIT_DIR)/fuzz_%.c,$(O)/unit/fuzz_%,$(wildcard $(UNIT_DIR)/fuzz_*.c))
@@ -164,9 +165,10 @@ FUZZERS    := $(patsubst $(UNIT_DIR)/fuzz_%.c,$(O)/unit/fuzz_%,$(wildcard $(UNIT
 unit: $(UNIT_TESTS) $(FUZZERS)
 
 .SECONDEXPANSION:
-$(O)/unit/%_test: $(UNIT_DIR)/%_test.c $$(UNIT_SRCS_$$*) $(UNIT_DIR)/unit.h kmod/wire.h
+$(O)/unit/%_test: $(UNIT_DIR)/%_test.c $$(UNIT_SRCS_$$*) $(UNIT_DIR)/unit.h \
+		$(wildcard kmod/*.h libbx/*.h $(UNIT_DIR)/shim/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*) -lpthread
 
 $(O)/unit/fuzz_%: $(UNIT_DIR)/fuzz_%.c $$(UNIT_SRCS_$$*) kmod/wire.h
 	@mkdir -p $(dir $@)

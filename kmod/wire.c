@@ -10,16 +10,15 @@
  */
 
 #include <linux/errno.h>
+#include <linux/limits.h>
 #include <linux/string.h>
 #include <asm/byteorder.h>
 
 #include "wire.h"
 
-/* Bytes that follow the header for each type, before the inline payload. */
-static size_t ext_len(u8 type)
+static bool has_rdv(u8 type)
 {
-	return (type == BX_MSG_PUSH_RDV || type == BX_MSG_PULL_REQ) ?
-		BX_WIRE_RDV_LEN : 0;
+	return type == BX_MSG_PUSH_RDV || type == BX_MSG_PULL_REQ;
 }
 
 static bool has_inline(u8 type)
@@ -34,11 +33,50 @@ static bool has_status(u8 type)
 	       type == BX_MSG_PULL_WRITTEN || type == BX_MSG_NACK;
 }
 
+/* Whether hdr.len may be non-zero without inline bytes following. */
+static bool has_rdma_len(u8 type)
+{
+	return type == BX_MSG_PUSH_RDV || type == BX_MSG_PULL_WRITTEN;
+}
+
+size_t bx_wire_size(const struct bx_msg *msg)
+{
+	return BX_WIRE_HDR_LEN + (size_t)msg->nrdv * BX_WIRE_RDV_LEN +
+	       (has_inline(msg->type) ? msg->len : 0);
+}
+
+/* Check the descriptor list of a PUSH_RDV or PULL_REQ. */
+static int check_rdv(struct bx_msg *msg)
+{
+	u64 total = 0;
+	u8 i;
+
+	/* A sink without a key: the only descriptor, capacity only. */
+	if (msg->type == BX_MSG_PULL_REQ && !msg->rdv[0].rkey)
+		return (msg->nrdv == 1 && !msg->rdv[0].addr) ? 0 : -EBADMSG;
+
+	for (i = 0; i < msg->nrdv; i++) {
+		/* Every granted segment has a key and at least one byte. */
+		if (!msg->rdv[i].rkey || !msg->rdv[i].len)
+			return -EBADMSG;
+		total += msg->rdv[i].len;
+	}
+	msg->rdv_total = total;
+	/* A push moves exactly the bytes its segments grant. */
+	if (msg->type == BX_MSG_PUSH_RDV && total != msg->len)
+		return -EBADMSG;
+	/* A sink cannot exceed what a response length can express. */
+	if (total > U32_MAX)
+		return -EBADMSG;
+	return 0;
+}
+
 int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		  struct bx_msg *msg)
 {
 	const struct bx_wire_hdr *hdr = buf;
-	size_t need;
+	const struct bx_wire_rdv *rdv;
+	u8 i;
 
 	/* Shorter than a header: nothing in it can be trusted. */
 	if (received < BX_WIRE_HDR_LEN)
@@ -52,12 +90,13 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 	msg->req_id = be64_to_cpu(hdr->req_id);
 	msg->seq = be64_to_cpu(hdr->seq);
 	msg->len = be32_to_cpu(hdr->len);
-	msg->status = be32_to_cpu(hdr->status);
+	msg->status = hdr->status;
+	msg->nrdv = hdr->nrdv;
 
-	/* Unknown type or flag bits: a peer we do not understand. */
+	/* Unknown type, flag bits or reserved bits: not our protocol. */
 	if (msg->type == 0 || msg->type >= __BX_MSG_MAX)
 		return -EBADMSG;
-	if (msg->flags & ~BX_WIRE_F_KNOWN)
+	if ((msg->flags & ~BX_WIRE_F_KNOWN) || hdr->resv)
 		return -EBADMSG;
 	/* Status only where a status is defined, and only known codes. */
 	if (msg->status >= __BX_ST_MAX ||
@@ -66,55 +105,51 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 	/* A NACK without an error is meaningless. */
 	if (msg->type == BX_MSG_NACK && msg->status == BX_ST_OK)
 		return -EBADMSG;
-	/* Inline payload only for types that carry one, within the limit. */
-	if (!has_inline(msg->type) && msg->type != BX_MSG_PUSH_RDV &&
-	    msg->type != BX_MSG_PULL_WRITTEN && msg->len)
+	/* Descriptors exactly where they belong, 1..16 of them. */
+	if (has_rdv(msg->type) ?
+	    (!msg->nrdv || msg->nrdv > BX_WIRE_MAX_RDV) : msg->nrdv)
 		return -EBADMSG;
+	/* A length only where the type gives it a meaning. */
+	if (msg->len && !has_inline(msg->type) && !has_rdma_len(msg->type))
+		return -EBADMSG;
+	/* Inline payload within the receiver's limit. */
 	if (has_inline(msg->type) && msg->len > max_inline)
 		return -EBADMSG;
-
-	/* Exact size: header + extension + inline payload, nothing more. */
-	need = BX_WIRE_HDR_LEN + ext_len(msg->type) +
-	       (has_inline(msg->type) ? msg->len : 0);
-	if (received != need)
+	/* Exact size: header + descriptors + inline payload, nothing more. */
+	if (received != bx_wire_size(msg))
 		return -EBADMSG;
 
-	if (ext_len(msg->type)) {
-		const struct bx_wire_rdv *rdv = (const void *)(hdr + 1);
-
-		msg->rdv_addr = be64_to_cpu(rdv->addr);
-		msg->rdv_rkey = be32_to_cpu(rdv->rkey);
-		msg->rdv_len = be32_to_cpu(rdv->len);
-		/* A push source is exactly the advertised length, and real. */
-		if (msg->type == BX_MSG_PUSH_RDV &&
-		    (!msg->len || msg->rdv_len != msg->len || !msg->rdv_rkey))
-			return -EBADMSG;
-		/* Sink without a key: nothing may be written remotely. */
-		if (msg->type == BX_MSG_PULL_REQ && !msg->rdv_rkey &&
-		    msg->rdv_addr)
-			return -EBADMSG;
+	rdv = (const struct bx_wire_rdv *)(hdr + 1);
+	for (i = 0; i < msg->nrdv; i++) {
+		msg->rdv[i].addr = be64_to_cpu(rdv[i].addr);
+		msg->rdv[i].rkey = be32_to_cpu(rdv[i].rkey);
+		msg->rdv[i].len = be32_to_cpu(rdv[i].len);
 	}
+	if (msg->nrdv && check_rdv(msg))
+		return -EBADMSG;
+
 	if (has_inline(msg->type) && msg->len)
-		msg->payload = (const u8 *)buf + BX_WIRE_HDR_LEN +
-			       ext_len(msg->type);
+		msg->payload = (const u8 *)(rdv + msg->nrdv);
 	return 0;
 }
 
 /*
- * Build the header (and extension) of @msg into @buf. The inline payload,
- * msg->len bytes, is copied from msg->payload when set; a caller that
- * places the payload itself passes NULL. Returns the message length, or
- * 0 if @bufsize is too small or @msg is malformed.
+ * Build @msg into @buf: header, descriptors and, when msg->payload is set,
+ * the inline payload (msg->len bytes). Returns the message length, or 0
+ * if @bufsize is too small or @msg has a type or descriptor count that
+ * cannot be encoded.
  */
 size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg)
 {
 	struct bx_wire_hdr *hdr = buf;
+	struct bx_wire_rdv *rdv;
 	size_t total;
+	u8 i;
 
-	if (msg->type == 0 || msg->type >= __BX_MSG_MAX)
+	if (msg->type == 0 || msg->type >= __BX_MSG_MAX ||
+	    msg->nrdv > BX_WIRE_MAX_RDV)
 		return 0;
-	total = BX_WIRE_HDR_LEN + ext_len(msg->type) +
-		(has_inline(msg->type) ? msg->len : 0);
+	total = bx_wire_size(msg);
 	if (total > bufsize)
 		return 0;
 
@@ -125,16 +160,16 @@ size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg)
 	hdr->req_id = cpu_to_be64(msg->req_id);
 	hdr->seq = cpu_to_be64(msg->seq);
 	hdr->len = cpu_to_be32(msg->len);
-	hdr->status = cpu_to_be32(msg->status);
-	if (ext_len(msg->type)) {
-		struct bx_wire_rdv *rdv = (void *)(hdr + 1);
-
-		rdv->addr = cpu_to_be64(msg->rdv_addr);
-		rdv->rkey = cpu_to_be32(msg->rdv_rkey);
-		rdv->len = cpu_to_be32(msg->rdv_len);
+	hdr->status = msg->status;
+	hdr->nrdv = msg->nrdv;
+	hdr->resv = 0;
+	rdv = (struct bx_wire_rdv *)(hdr + 1);
+	for (i = 0; i < msg->nrdv; i++) {
+		rdv[i].addr = cpu_to_be64(msg->rdv[i].addr);
+		rdv[i].rkey = cpu_to_be32(msg->rdv[i].rkey);
+		rdv[i].len = cpu_to_be32(msg->rdv[i].len);
 	}
 	if (has_inline(msg->type) && msg->len && msg->payload)
-		memcpy((u8 *)buf + BX_WIRE_HDR_LEN + ext_len(msg->type),
-		       msg->payload, msg->len);
+		memcpy(rdv + msg->nrdv, msg->payload, msg->len);
 	return total;
 }

@@ -3,18 +3,23 @@
  * bx: the wire format. Every on-wire structure and constant lives here.
  *
  * Every SEND on a bx connection starts with a struct bx_wire_hdr (32
- * bytes, big-endian). Some types carry a struct bx_wire_rdv (16 bytes)
- * right after the header, then the inline payload, if any:
+ * bytes, big-endian). PUSH_RDV and PULL_REQ carry hdr.nrdv (1..16)
+ * struct bx_wire_rdv (16 bytes each) right after the header; types with
+ * inline data carry it last:
  *
  *   type          after the header        hdr.len means
  *   CREDIT        nothing                 0
  *   PUSH          payload                 payload bytes (inline)
- *   PUSH_RDV      rdv (source buffer)     bytes to RDMA READ (== rdv.len)
+ *   PUSH_RDV      rdv[nrdv] (source)      bytes to RDMA READ (sum of rdv)
  *   PUSH_DONE     nothing                 0; status says how it ended
- *   PULL_REQ      rdv (sink), payload     request payload bytes (inline)
+ *   PULL_REQ      rdv[nrdv] (sink), data  request payload bytes (inline)
  *   PULL_RESP     payload                 response bytes (inline)
  *   PULL_WRITTEN  nothing                 response bytes RDMA-written
  *   NACK          nothing                 0; status != OK
+ *
+ * A PULL_REQ sink whose first descriptor has rkey 0 grants no remote
+ * access: it is the only descriptor, its addr is 0 and its len is the
+ * requester's capacity for an inline response.
  *
  * This file and wire.c are pure: they also compile in user space for the
  * host unit tests and the fuzzer (tools/testing/unit).
@@ -41,16 +46,18 @@ enum bx_wire_type {
 enum bx_wire_status {
 	BX_ST_OK	= 0,
 	BX_ST_NOSVC	= 1,	/* no such service bound: -ECONNREFUSED */
-	BX_ST_NOMEM	= 2,	/* receiver out of buffers: -ENOBUFS */
+	BX_ST_NOBUFS	= 2,	/* no receive buffer fits: -ENOBUFS */
 	BX_ST_TOOBIG	= 3,	/* does not fit the sink: -EMSGSIZE */
 	BX_ST_REMOTE_IO	= 4,	/* RDMA transfer failed: -EREMOTEIO */
-	BX_ST_CANCELED	= 5,	/* requester gave up: -ECANCELED */
+	BX_ST_CANCELED	= 5,	/* server went away: -ECONNABORTED */
 	__BX_ST_MAX,
 };
 
 /* hdr.flags */
 #define BX_WIRE_F_MORE_CREDIT	0x01	/* sender is short of credits */
 #define BX_WIRE_F_KNOWN		BX_WIRE_F_MORE_CREDIT
+
+#define BX_WIRE_MAX_RDV		16
 
 /**
  * struct bx_wire_hdr - header of every bx message
@@ -62,6 +69,8 @@ enum bx_wire_status {
  * @seq:	per-connection sequence number of this message
  * @len:	see the table at the top of this file
  * @status:	enum bx_wire_status (responses, PUSH_DONE, NACK)
+ * @nrdv:	number of struct bx_wire_rdv after the header
+ * @resv:	zero
  */
 struct bx_wire_hdr {
 	__u8	type;
@@ -71,15 +80,17 @@ struct bx_wire_hdr {
 	__be64	req_id;
 	__be64	seq;
 	__be32	len;
-	__be32	status;
+	__u8	status;
+	__u8	nrdv;
+	__be16	resv;
 };
 
 /**
- * struct bx_wire_rdv - a buffer the peer may access by RDMA, for exactly
- *	one operation (see Documentation/bx.rst, "Remote access")
+ * struct bx_wire_rdv - a buffer segment the peer may access by RDMA, for
+ *	exactly one operation (see Documentation/bx.rst, "Remote access")
  * @addr:	remote address as registered
  * @rkey:	remote key; 0 means "no remote access granted"
- * @len:	bytes the peer may access (sink: capacity)
+ * @len:	bytes the peer may access
  */
 struct bx_wire_rdv {
 	__be64	addr;
@@ -93,10 +104,18 @@ struct bx_wire_rdv {
 static_assert(sizeof(struct bx_wire_hdr) == BX_WIRE_HDR_LEN);
 static_assert(sizeof(struct bx_wire_rdv) == BX_WIRE_RDV_LEN);
 
+/* A segment in host byte order. */
+struct bx_rdv {
+	u64	addr;
+	u32	rkey;
+	u32	len;
+};
+
 /**
- * struct bx_msg - a parsed message, host byte order
- * @payload:	inline payload inside the received buffer, or NULL
- * @rdv:	valid for PUSH_RDV and PULL_REQ
+ * struct bx_msg - a message in host byte order
+ * @rdv_total:	sum of rdv[].len (parse output)
+ * @payload:	inline payload inside the received buffer (parse), or the
+ *		bytes to copy (build; NULL: the caller places them)
  */
 struct bx_msg {
 	u8		type;
@@ -106,15 +125,16 @@ struct bx_msg {
 	u64		req_id;
 	u64		seq;
 	u32		len;
-	u32		status;
-	u64		rdv_addr;
-	u32		rdv_rkey;
-	u32		rdv_len;
+	u8		status;
+	u8		nrdv;
+	u64		rdv_total;
+	struct bx_rdv	rdv[BX_WIRE_MAX_RDV];
 	const void	*payload;
 };
 
 int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		  struct bx_msg *msg);
+size_t bx_wire_size(const struct bx_msg *msg);
 size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg);
 
 #endif /* _BX_WIRE_H */

@@ -12,10 +12,10 @@
 
 #define MAXI 4096
 
-static u8 buf[BX_WIRE_HDR_LEN + BX_WIRE_RDV_LEN + MAXI + 64];
+static u8 buf[BX_WIRE_HDR_LEN + BX_WIRE_MAX_RDV * BX_WIRE_RDV_LEN + MAXI + 64];
 static u8 payload[MAXI];
 
-static struct bx_msg valid(u8 type, u32 len)
+static struct bx_msg valid(u8 type, u32 len, u8 nrdv)
 {
 	struct bx_msg m = {
 		.type = type, .credits = 7, .service = 0x10203, .req_id = 42,
@@ -24,14 +24,20 @@ static struct bx_msg valid(u8 type, u32 len)
 
 	switch (type) {
 	case BX_MSG_PUSH_RDV:
-		m.rdv_addr = 0x7f0000001000ull;
-		m.rdv_rkey = 0x1234;
-		m.rdv_len = len;
+		m.nrdv = nrdv;
+		for (u8 i = 0; i < nrdv; i++) {
+			m.rdv[i].addr = 0x7f0000001000ull + i * 0x200000ull;
+			m.rdv[i].rkey = 0x1234 + i;
+			m.rdv[i].len = len / nrdv + (i < len % nrdv);
+		}
 		break;
 	case BX_MSG_PULL_REQ:
-		m.rdv_addr = 0x7f0000002000ull;
-		m.rdv_rkey = 0x5678;
-		m.rdv_len = 1 << 20;
+		m.nrdv = nrdv;
+		for (u8 i = 0; i < nrdv; i++) {
+			m.rdv[i].addr = 0x7f0000002000ull + i * 0x200000ull;
+			m.rdv[i].rkey = 0x5678 + i;
+			m.rdv[i].len = 1 << 21;
+		}
 		break;
 	case BX_MSG_NACK:
 		m.status = BX_ST_NOSVC;
@@ -43,19 +49,29 @@ static struct bx_msg valid(u8 type, u32 len)
 	return m;
 }
 
-static const struct { u8 type; u32 len; size_t size; } shapes[] = {
-	{ BX_MSG_CREDIT, 0, 32 },
-	{ BX_MSG_PUSH, 0, 32 },
-	{ BX_MSG_PUSH, 1, 33 },
-	{ BX_MSG_PUSH, MAXI, 32 + MAXI },
-	{ BX_MSG_PUSH_RDV, 1 << 24, 48 },
-	{ BX_MSG_PUSH_DONE, 0, 32 },
-	{ BX_MSG_PULL_REQ, 0, 48 },
-	{ BX_MSG_PULL_REQ, 100, 148 },
-	{ BX_MSG_PULL_RESP, 63, 95 },
-	{ BX_MSG_PULL_WRITTEN, 1 << 20, 32 },
-	{ BX_MSG_NACK, 0, 32 },
+static const struct { u8 type; u32 len; u8 nrdv; size_t size; } shapes[] = {
+	{ BX_MSG_CREDIT, 0, 0, 32 },
+	{ BX_MSG_PUSH, 0, 0, 32 },
+	{ BX_MSG_PUSH, 1, 0, 33 },
+	{ BX_MSG_PUSH, MAXI, 0, 32 + MAXI },
+	{ BX_MSG_PUSH_RDV, 1 << 20, 1, 48 },
+	{ BX_MSG_PUSH_RDV, 16 << 20, 8, 32 + 8 * 16 },
+	{ BX_MSG_PUSH_RDV, 100, 16, 32 + 16 * 16 },
+	{ BX_MSG_PUSH_DONE, 0, 0, 32 },
+	{ BX_MSG_PULL_REQ, 0, 1, 48 },
+	{ BX_MSG_PULL_REQ, 100, 3, 32 + 48 + 100 },
+	{ BX_MSG_PULL_RESP, 63, 0, 95 },
+	{ BX_MSG_PULL_WRITTEN, 1 << 20, 0, 32 },
+	{ BX_MSG_NACK, 0, 0, 32 },
 };
+#define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+
+static size_t build(u8 type, u32 len, u8 nrdv)
+{
+	struct bx_msg m = valid(type, len, nrdv);
+
+	return bx_wire_build(buf, sizeof(buf), &m);
+}
 
 UNIT_TEST(layout_is_fixed)
 {
@@ -66,11 +82,13 @@ UNIT_TEST(layout_is_fixed)
 	CHECK_EQ(offsetof(struct bx_wire_hdr, seq), 16);
 	CHECK_EQ(offsetof(struct bx_wire_hdr, len), 24);
 	CHECK_EQ(offsetof(struct bx_wire_hdr, status), 28);
+	CHECK_EQ(offsetof(struct bx_wire_hdr, nrdv), 29);
+	CHECK_EQ(offsetof(struct bx_wire_hdr, resv), 30);
 }
 
 UNIT_TEST(big_endian_on_the_wire)
 {
-	struct bx_msg m = valid(BX_MSG_CREDIT, 0);
+	struct bx_msg m = valid(BX_MSG_CREDIT, 0, 0);
 
 	m.credits = 0x0102;
 	m.service = 0x03040506;
@@ -84,11 +102,13 @@ UNIT_TEST(big_endian_on_the_wire)
 
 UNIT_TEST(roundtrip_every_shape)
 {
-	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-		struct bx_msg m = valid(shapes[i].type, shapes[i].len), p;
+	for (size_t i = 0; i < NSHAPES; i++) {
+		struct bx_msg m = valid(shapes[i].type, shapes[i].len,
+					shapes[i].nrdv), p;
 		size_t n = bx_wire_build(buf, sizeof(buf), &m);
 
 		CHECK_EQ(n, shapes[i].size);
+		CHECK_EQ(bx_wire_size(&m), n);
 		CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
 		CHECK_EQ(p.type, m.type);
 		CHECK_EQ(p.credits, m.credits);
@@ -97,9 +117,14 @@ UNIT_TEST(roundtrip_every_shape)
 		CHECK_EQ(p.seq, m.seq);
 		CHECK_EQ(p.len, m.len);
 		CHECK_EQ(p.status, m.status);
-		CHECK_EQ(p.rdv_addr, m.rdv_addr);
-		CHECK_EQ(p.rdv_rkey, m.rdv_rkey);
-		CHECK_EQ(p.rdv_len, m.rdv_len);
+		CHECK_EQ(p.nrdv, m.nrdv);
+		for (u8 k = 0; k < m.nrdv; k++) {
+			CHECK_EQ(p.rdv[k].addr, m.rdv[k].addr);
+			CHECK_EQ(p.rdv[k].rkey, m.rdv[k].rkey);
+			CHECK_EQ(p.rdv[k].len, m.rdv[k].len);
+		}
+		if (m.type == BX_MSG_PUSH_RDV)
+			CHECK_EQ(p.rdv_total, m.len);
 		if (m.payload) {
 			CHECK(p.payload == buf + n - m.len);
 			CHECK(!memcmp(p.payload, payload, m.len));
@@ -112,23 +137,21 @@ UNIT_TEST(roundtrip_every_shape)
 /* Every type is accepted only at its exact size. */
 UNIT_TEST(exact_size_only)
 {
-	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-		struct bx_msg m = valid(shapes[i].type, shapes[i].len), p;
-		size_t n = bx_wire_build(buf, sizeof(buf), &m);
+	struct bx_msg p;
+
+	for (size_t i = 0; i < NSHAPES; i++) {
+		size_t n = build(shapes[i].type, shapes[i].len, shapes[i].nrdv);
 
 		CHECK_EQ(bx_wire_parse(buf, n - 1, MAXI, &p), -EBADMSG);
 		CHECK_EQ(bx_wire_parse(buf, n + 1, MAXI, &p), -EBADMSG);
 	}
-	for (size_t n = 0; n < BX_WIRE_HDR_LEN; n++) {
-		struct bx_msg p;
-
+	for (size_t n = 0; n < BX_WIRE_HDR_LEN; n++)
 		CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
-	}
 }
 
-UNIT_TEST(unknown_type_flags_status)
+UNIT_TEST(unknown_type_flags_status_resv)
 {
-	struct bx_msg m = valid(BX_MSG_CREDIT, 0), p;
+	struct bx_msg m = valid(BX_MSG_CREDIT, 0, 0), p;
 
 	CHECK_EQ(bx_wire_build(buf, sizeof(buf), &m), 32);
 	buf[0] = 0;
@@ -142,12 +165,14 @@ UNIT_TEST(unknown_type_flags_status)
 	CHECK_EQ(bx_wire_parse(buf, 32, MAXI, &p), -EBADMSG);
 	buf[1] = BX_WIRE_F_MORE_CREDIT;
 	CHECK_EQ(bx_wire_parse(buf, 32, MAXI, &p), 0);
+	buf[31] = 1;
+	CHECK_EQ(bx_wire_parse(buf, 32, MAXI, &p), -EBADMSG);
 	/* A status on a type that has none. */
-	m.status = BX_ST_NOMEM;
+	m.status = BX_ST_NOBUFS;
 	bx_wire_build(buf, sizeof(buf), &m);
 	CHECK_EQ(bx_wire_parse(buf, 32, MAXI, &p), -EBADMSG);
 	/* Unknown status code. */
-	m = valid(BX_MSG_NACK, 0);
+	m = valid(BX_MSG_NACK, 0, 0);
 	m.status = __BX_ST_MAX;
 	bx_wire_build(buf, sizeof(buf), &m);
 	CHECK_EQ(bx_wire_parse(buf, 32, MAXI, &p), -EBADMSG);
@@ -159,8 +184,8 @@ UNIT_TEST(unknown_type_flags_status)
 
 UNIT_TEST(lengths_from_the_wire)
 {
-	struct bx_msg m = valid(BX_MSG_PUSH, 100), p;
-	size_t n = bx_wire_build(buf, sizeof(buf), &m);
+	size_t n = build(BX_MSG_PUSH, 100, 0);
+	struct bx_msg m, p;
 
 	/* Inline beyond the receiver's limit, even if "received". */
 	CHECK_EQ(bx_wire_parse(buf, n, 99, &p), -EBADMSG);
@@ -168,41 +193,82 @@ UNIT_TEST(lengths_from_the_wire)
 	buf[24] = buf[25] = buf[26] = buf[27] = 0xff;
 	CHECK_EQ(bx_wire_parse(buf, n, UINT32_MAX, &p), -EBADMSG);
 	/* Length on a type that has none. */
-	m = valid(BX_MSG_CREDIT, 0);
+	m = valid(BX_MSG_CREDIT, 0, 0);
 	m.len = 5;
 	bx_wire_build(buf, sizeof(buf), &m);
 	CHECK_EQ(bx_wire_parse(buf, 32, MAXI, &p), -EBADMSG);
 }
 
+UNIT_TEST(descriptor_counts)
+{
+	struct bx_msg m, p;
+	size_t n;
+
+	/* Descriptors on a type that has none. */
+	n = build(BX_MSG_PUSH, 10, 0);
+	buf[29] = 1;
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	CHECK_EQ(bx_wire_parse(buf, n + 16, MAXI, &p), -EBADMSG);
+	/* None, or too many, where they are required. */
+	m = valid(BX_MSG_PUSH_RDV, 100, 1);
+	m.nrdv = 0;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	m = valid(BX_MSG_PUSH_RDV, 100, 16);
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	buf[29] = 17;
+	CHECK_EQ(bx_wire_parse(buf, n + 16, MAXI, &p), -EBADMSG);
+	/* Build refuses what cannot be encoded. */
+	m.nrdv = BX_WIRE_MAX_RDV + 1;
+	CHECK_EQ(bx_wire_build(buf, sizeof(buf), &m), 0);
+}
+
 UNIT_TEST(rendezvous_descriptors)
 {
-	struct bx_msg m = valid(BX_MSG_PUSH_RDV, 4096), p;
+	struct bx_msg m, p;
+	size_t n;
 
-	m.rdv_len = 4095;
-	bx_wire_build(buf, sizeof(buf), &m);
-	CHECK_EQ(bx_wire_parse(buf, 48, MAXI, &p), -EBADMSG);
-	m = valid(BX_MSG_PUSH_RDV, 0);
-	bx_wire_build(buf, sizeof(buf), &m);
-	CHECK_EQ(bx_wire_parse(buf, 48, MAXI, &p), -EBADMSG);
-	m = valid(BX_MSG_PUSH_RDV, 10);
-	m.rdv_rkey = 0;
-	bx_wire_build(buf, sizeof(buf), &m);
-	CHECK_EQ(bx_wire_parse(buf, 48, MAXI, &p), -EBADMSG);
-	/* A sink without a key but with an address. */
-	m = valid(BX_MSG_PULL_REQ, 0);
-	m.rdv_rkey = 0;
-	bx_wire_build(buf, sizeof(buf), &m);
-	CHECK_EQ(bx_wire_parse(buf, 48, MAXI, &p), -EBADMSG);
+	/* Segments must add up to exactly the push length. */
+	m = valid(BX_MSG_PUSH_RDV, 4096, 2);
+	m.rdv[1].len--;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	/* Every segment has a key and a length. */
+	m = valid(BX_MSG_PUSH_RDV, 10, 2);
+	m.rdv[1].rkey = 0;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	m = valid(BX_MSG_PULL_REQ, 0, 2);
+	m.rdv[1].len = 0;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	/* Sink segments summing past 4 GiB. */
+	m = valid(BX_MSG_PULL_REQ, 0, 3);
+	m.rdv[0].len = m.rdv[1].len = m.rdv[2].len = 0x60000000;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	/* A keyless sink with an address, or with more segments. */
+	m = valid(BX_MSG_PULL_REQ, 0, 1);
+	m.rdv[0].rkey = 0;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	m = valid(BX_MSG_PULL_REQ, 0, 2);
+	m.rdv[0].rkey = 0;
+	m.rdv[0].addr = 0;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
 	/* An eager-only sink: no key, no address, a capacity. */
-	m.rdv_addr = 0;
-	bx_wire_build(buf, sizeof(buf), &m);
-	CHECK_EQ(bx_wire_parse(buf, 48, MAXI, &p), 0);
-	CHECK_EQ(p.rdv_len, 1 << 20);
+	m = valid(BX_MSG_PULL_REQ, 0, 1);
+	m.rdv[0].rkey = 0;
+	m.rdv[0].addr = 0;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
+	CHECK_EQ(p.rdv[0].len, 1 << 21);
 }
 
 UNIT_TEST(build_refuses_small_buffers)
 {
-	struct bx_msg m = valid(BX_MSG_PUSH, 100);
+	struct bx_msg m = valid(BX_MSG_PUSH, 100, 0);
 
 	CHECK_EQ(bx_wire_build(buf, 131, &m), 0);
 	CHECK_EQ(bx_wire_build(buf, 132, &m), 132);
@@ -227,12 +293,10 @@ UNIT_TEST(random_inputs_canonical)
 
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		/* Start from a valid message, then damage it. */
-		i = x % (sizeof(shapes) / sizeof(shapes[0]));
-		{
-			struct bx_msg m = valid(shapes[i].type, shapes[i].len);
-
-			n = bx_wire_build(buf, sizeof(buf), &m);
-		}
+		i = x % NSHAPES;
+		n = build(shapes[i].type, shapes[i].len, shapes[i].nrdv);
+		if (n > 4096 + 64)
+			continue;
 		for (int k = (x >> 8) % 4; k > 0; k--) {
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			buf[x % (n + 1)] = (u8)(x >> 32);
