@@ -39,7 +39,8 @@ KSRC_FILES := scripts/checkpatch.pl scripts/spelling.txt \
 	tools/testing/selftests/kselftest.h
 KSRC_OUT := $(addprefix $(O)/ksrc/,$(KSRC_FILES))
 
-SELFTESTS_C  := $(wildcard selftests/bx/*_test.c) selftests/bx/bx_stress.c
+SELFTESTS_C  := $(wildcard selftests/bx/*_test.c) selftests/bx/bx_stress.c \
+	selftests/bx/bx_pp.c
 SELFTESTS_SH := $(wildcard selftests/bx/*.sh)
 SELFTESTS_BIN := $(patsubst selftests/bx/%.c,$(O)/selftests/bx/%,$(SELFTESTS_C))
 
@@ -100,7 +101,7 @@ LIBBX_SRCS := $(wildcard libbx/*.c)
 
 $(LIBBX_SO): $(patsubst libbx/%.c,$(O)/libbx/%.pic.o,$(LIBBX_SRCS)) libbx/libbx.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,$(LIBBX_SONAME) -Wl,--version-script=libbx/libbx.map \
+	$(CC) -shared -Wl,-soname,$(LIBBX_SONAME) -Wl,--version-script=libbx/libbx.map -pthread \
 		-Wl,--no-undefined -o $@ $(filter %.o,$^)
 	ln -sf libbx.so.$(LIBBX_VERSION) $(O)/lib/$(LIBBX_SONAME)
 	ln -sf $(LIBBX_SONAME) $(O)/lib/libbx.so

@@ -1,86 +1,332 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bx: /dev/bx, the user API.
+ * bx: /dev/bx, the user API (see uapi/linux/bx.h for the contract).
  *
  * Each open file is a struct bx_file. The misc device's fops carry
  * THIS_MODULE as owner, so an open file pins the module and rmmod fails
  * with -EWOULDBLOCK until the last file is closed.
+ *
+ * Lifetime: the file holds the first reference to its bx_file; every
+ * operation in flight holds another, and the region and ring memory have
+ * their own references held by the mappings. Closing the file (even by a
+ * killed process) releases services and pending requests at once; the
+ * memory goes when the last DMA that may touch it has completed.
  */
 
 #include <linux/error-injection.h>
 #include <linux/fs.h>
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <linux/miscdevice.h>
+#include <net/ipv6.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/bx.h>
 
 #include "chrdev.h"
+#include "conn.h"
 #include "dev.h"
+#include "file.h"
+#include "op.h"
 
-/**
- * struct bx_file - one open /dev/bx
- * @tgid: process that opened it (for accounting and debugfs)
- */
-struct bx_file {
-	pid_t	tgid;
-};
+#define BX_MMAP_REGION	0ULL
+#define BX_MMAP_CQ	(1ULL << 32)
+
+static void file_release(struct kref *ref)
+{
+	struct bx_file *f = container_of(ref, struct bx_file, ref);
+
+	bx_cq_uninit(&f->cq);
+	if (f->region)
+		bx_region_put(f->region);
+	xa_destroy(&f->reqs);
+	kfree(f);
+}
+
+void bx_file_get(struct bx_file *f)
+{
+	kref_get(&f->ref);
+}
+
+void bx_file_put(struct bx_file *f)
+{
+	kref_put(&f->ref, file_release);
+}
+
+/* Post a completion (unless the file is closed) and retire its slot. */
+void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe)
+{
+	bool dead;
+
+	spin_lock(&f->lock);
+	dead = f->dead;
+	spin_unlock(&f->lock);
+	/* Post before retiring, so the ring can never be over-committed. */
+	if (!dead)
+		bx_cq_post(&f->cq, cqe);
+	spin_lock(&f->lock);
+	f->inflight--;
+	spin_unlock(&f->lock);
+}
 
 static int bx_open(struct inode *inode, struct file *filp)
 {
-	struct bx_file *bf;
+	struct bx_file *f;
 
-	bf = kzalloc(sizeof(*bf), GFP_KERNEL);
-	if (!bf)
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
 		return -ENOMEM;
-	bf->tgid = task_tgid_nr(current);
-	filp->private_data = bf;
+	kref_init(&f->ref);
+	f->tgid = task_tgid_nr(current);
+	mutex_init(&f->setup_lock);
+	spin_lock_init(&f->lock);
+	INIT_LIST_HEAD(&f->services);
+	xa_init_flags(&f->reqs, XA_FLAGS_ALLOC1);
+	filp->private_data = f;
 	return 0;
 }
 ALLOW_ERROR_INJECTION(bx_open, ERRNO);
 
 static int bx_release(struct inode *inode, struct file *filp)
 {
-	kfree(filp->private_data);
+	struct bx_file *f = filp->private_data;
+
+	bx_op_file_release(f);
+	bx_file_put(f);
+	return 0;
+}
+
+/* The region once BX_IOC_SETUP published it, else NULL. */
+static struct bx_region *file_region(struct bx_file *f)
+{
+	return smp_load_acquire(&f->region);
+}
+
+/*
+ * Copy in a size-versioned structure: the caller's size must be at least
+ * @ver0; a larger one must have zeros past what we know (-E2BIG).
+ */
+static int copy_sized_in(void *kbuf, size_t ksize, size_t ver0,
+			 const void __user *uarg, u32 *usize)
+{
+	if (get_user(*usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (*usize < ver0)
+		return -EINVAL;
+	return copy_struct_from_user(kbuf, ksize, uarg, *usize);
+}
+
+static int copy_sized_out(void __user *uarg, void *kbuf, size_t ksize,
+			  u32 usize)
+{
+	*(u32 *)kbuf = min_t(u32, usize, ksize);
+	if (copy_to_user(uarg, kbuf, min_t(u32, usize, ksize)))
+		return -EFAULT;
+	if (usize > ksize && clear_user(uarg + ksize, usize - ksize))
+		return -EFAULT;
 	return 0;
 }
 
 static long bx_ioc_get_info(void __user *uarg)
 {
 	struct bx_info info = {};
-	u32 usize, ksize = sizeof(info);
+	u32 usize;
+	int ret;
 
-	if (get_user(usize, (u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < BX_INFO_SIZE_VER0)
-		return -EINVAL;
-	if (copy_from_user(&info, uarg, min(usize, ksize)))
-		return -EFAULT;
+	ret = copy_sized_in(&info, sizeof(info), BX_INFO_SIZE_VER0, uarg,
+			    &usize);
+	if (ret)
+		return ret == -E2BIG ? -EINVAL : ret;
 	if (info.resv0 || info.resv1)
 		return -EINVAL;
-
-	info.size = min(usize, ksize);
-	info.features = BX_FEAT_INFO;
+	info.features = BX_FEAT_INFO | BX_FEAT_DATA;
 	info.ndevs = bx_dev_count();
+	return copy_sized_out(uarg, &info, sizeof(info), usize);
+}
 
-	if (copy_to_user(uarg, &info, info.size))
+static long bx_ioc_setup(struct bx_file *f, void __user *uarg)
+{
+	struct bx_region *region;
+	struct bx_setup s = {};
+	u32 usize;
+	int ret;
+
+	ret = copy_sized_in(&s, sizeof(s), BX_SETUP_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (s.flags || s.resv0 || s.resv1)
+		return -EINVAL;
+	if (!s.region_size || s.region_size > BX_REGION_MAX ||
+	    !PAGE_ALIGNED(s.region_size))
+		return -EINVAL;
+	if (s.cq_entries < 8 || s.cq_entries > BX_CQ_ENTRIES_MAX ||
+	    !is_power_of_2(s.cq_entries))
+		return -EINVAL;
+
+	mutex_lock(&f->setup_lock);
+	if (f->region) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ret = bx_region_create(s.region_size, &region);
+	if (ret)
+		goto out;
+	ret = bx_cq_init(&f->cq, s.cq_entries, &s.cq_off, &s.cq_mmap_size);
+	if (ret) {
+		bx_region_put(region);
+		goto out;
+	}
+	s.features = BX_FEAT_INFO | BX_FEAT_DATA;
+	s.region_mmap_off = BX_MMAP_REGION;
+	s.cq_mmap_off = BX_MMAP_CQ;
+	s.eager_max = BX_EAGER_MAX;
+	ret = copy_sized_out(uarg, &s, sizeof(s), usize);
+	if (ret) {
+		bx_cq_uninit(&f->cq);
+		bx_region_put(region);
+		goto out;
+	}
+	/* Publish last: submit and mmap look only at f->region. */
+	smp_store_release(&f->region, region);
+out:
+	mutex_unlock(&f->setup_lock);
+	return ret;
+}
+
+static long bx_ioc_peer(void __user *uarg)
+{
+	struct sockaddr_storage ss = {};
+	struct bx_peer_addr p;
+	struct bx_peer *peer_k;
+
+	if (copy_from_user(&p, uarg, sizeof(p)))
 		return -EFAULT;
-	/* A newer caller's tail that we do not know reads as zero. */
-	if (usize > ksize && clear_user(uarg + ksize, usize - ksize))
+	if (p.resv0)
+		return -EINVAL;
+	if (p.family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		/* The unused tail of an IPv4 address must be zero. */
+		if (memchr_inv(p.addr + 4, 0, sizeof(p.addr) - 4))
+			return -EINVAL;
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, p.addr, 4);
+		if (sin->sin_addr.s_addr == htonl(INADDR_ANY) ||
+		    ipv4_is_multicast(sin->sin_addr.s_addr) ||
+		    sin->sin_addr.s_addr == htonl(INADDR_BROADCAST))
+			return -EINVAL;
+	} else if (p.family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		memcpy(&sin6->sin6_addr, p.addr, 16);
+		if (ipv6_addr_any(&sin6->sin6_addr) ||
+		    ipv6_addr_is_multicast(&sin6->sin6_addr))
+			return -EINVAL;
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	peer_k = bx_peer_get((struct sockaddr *)&ss);
+	if (IS_ERR(peer_k))
+		return PTR_ERR(peer_k);
+	p.id = peer_k->id;
+	return copy_to_user(uarg, &p, sizeof(p)) ? -EFAULT : 0;
+}
+
+static long bx_ioc_service(struct bx_file *f, void __user *uarg, bool bind)
+{
+	struct bx_bind s;
+
+	if (copy_from_user(&s, uarg, sizeof(s)))
 		return -EFAULT;
-	return 0;
+	if (s.resv0 || !s.service)
+		return -EINVAL;
+	if (!file_region(f))
+		return -ENXIO;
+	return bind ? bx_service_bind(f, s.service) :
+		      bx_service_unbind(f, s.service);
+}
+
+#define SQE_BATCH 8
+
+static long bx_ioc_submit(struct bx_file *f, void __user *uarg)
+{
+	struct bx_sqe sqes[SQE_BATCH];
+	struct bx_submit s;
+	struct bx_sqe __user *usqe;
+	u32 done = 0;
+
+	if (copy_from_user(&s, uarg, sizeof(s)))
+		return -EFAULT;
+	if (s.resv0 || !s.nr || s.nr > BX_SUBMIT_MAX)
+		return -EINVAL;
+	if (!file_region(f))
+		return -ENXIO;
+	usqe = u64_to_user_ptr(s.sqes);
+	while (done < s.nr) {
+		u32 n = min_t(u32, s.nr - done, SQE_BATCH), i;
+
+		if (copy_from_user(sqes, usqe + done, n * sizeof(sqes[0])))
+			return done ? done : -EFAULT;
+		for (i = 0; i < n; i++) {
+			int ret = bx_op_submit(f, &sqes[i]);
+
+			if (ret)
+				return done ? done : ret;
+			done++;
+		}
+	}
+	return done;
 }
 
 static long bx_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
+	struct bx_file *f = filp->private_data;
 	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case BX_IOC_GET_INFO:
 		return bx_ioc_get_info(uarg);
+	case BX_IOC_SETUP:
+		return bx_ioc_setup(f, uarg);
+	case BX_IOC_PEER:
+		return bx_ioc_peer(uarg);
+	case BX_IOC_BIND:
+		return bx_ioc_service(f, uarg, true);
+	case BX_IOC_UNBIND:
+		return bx_ioc_service(f, uarg, false);
+	case BX_IOC_SUBMIT:
+		return bx_ioc_submit(f, uarg);
 	default:
 		return -ENOTTY;
 	}
+}
+
+static int bx_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct bx_file *f = filp->private_data;
+	struct bx_region *region = file_region(f);
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+
+	if (!region)
+		return -ENXIO;
+	if (off == BX_MMAP_REGION)
+		return bx_region_mmap(region, vma);
+	if (off == BX_MMAP_CQ)
+		return bx_region_mmap(f->cq.mem, vma);
+	return -EINVAL;
+}
+
+static __poll_t bx_poll(struct file *filp, poll_table *wait)
+{
+	struct bx_file *f = filp->private_data;
+
+	if (!file_region(f))
+		return 0;
+	poll_wait(filp, &f->cq.wait, wait);
+	return bx_cq_readable(&f->cq) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static const struct file_operations bx_fops = {
@@ -89,6 +335,8 @@ static const struct file_operations bx_fops = {
 	.release	= bx_release,
 	.unlocked_ioctl	= bx_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= bx_mmap,
+	.poll		= bx_poll,
 	.llseek		= noop_llseek,
 };
 

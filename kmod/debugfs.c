@@ -4,13 +4,19 @@
  * not a stable interface (the generic netlink family is).
  *
  *   devices	one line per bound RDMA device port
+ *   conns	one line per connection (peer, state, credits, ...)
+ *   stats	module-wide counters; all return to 0 when idle except
+ *		copied_bytes (payload bytes moved by CPU copy, ever)
  */
 
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
 #include "debugfs.h"
+#include "conn.h"
 #include "dev.h"
+#include "op.h"
+#include "region.h"
 
 static struct dentry *bx_debugfs_root;
 
@@ -27,12 +33,39 @@ static const struct file_operations devices_fops = {
 	.release	= single_release,
 };
 
+static int conns_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, bx_conn_show, NULL);
+}
+
+static const struct file_operations conns_fops = {
+	.owner		= THIS_MODULE,
+	.open		= conns_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+static int stats_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "conns %u\n", bx_conn_count());
+	seq_printf(m, "ops_inflight %lld\n", atomic64_read(&bx_ops_inflight));
+	seq_printf(m, "mrs_inuse %lld\n", atomic64_read(&bx_mrs_inuse));
+	seq_printf(m, "region_bytes %lld\n", atomic64_read(&bx_region_bytes));
+	seq_printf(m, "copied_bytes %lld\n", atomic64_read(&bx_copied_bytes));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(stats);
+
 /* debugfs failures are not fatal: the module works without it. */
 void bx_debugfs_init(void)
 {
 	bx_debugfs_root = debugfs_create_dir("bx", NULL);
 	debugfs_create_file("devices", 0444, bx_debugfs_root, NULL,
 			    &devices_fops);
+	debugfs_create_file("conns", 0444, bx_debugfs_root, NULL, &conns_fops);
+	debugfs_create_file("stats", 0444, bx_debugfs_root, NULL,
+			    &stats_fops);
 }
 
 void bx_debugfs_uninit(void)

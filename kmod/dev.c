@@ -20,6 +20,7 @@
 #include <linux/mutex.h>
 #include <linux/idr.h>
 
+#include "conn.h"
 #include "dev.h"
 
 /*
@@ -103,6 +104,8 @@ static void bx_dev_remove(struct ib_device *ibdev, void *client_data)
 	bx_ndevs--;
 	mutex_unlock(&bx_devs_lock);
 
+	/* Every connection on the device goes before ib_core frees it. */
+	bx_conn_remove_dev(bdev);
 	pr_info("released %s\n", dev_name(&ibdev->dev));
 	bx_dev_put(bdev);
 }
@@ -112,6 +115,23 @@ static struct ib_client bx_ib_client = {
 	.add	= bx_dev_add,
 	.remove	= bx_dev_remove,
 };
+
+/* The bound bx_dev of @ibdev with a reference, or NULL if unbound. */
+struct bx_dev *bx_dev_get(struct ib_device *ibdev)
+{
+	struct bx_dev *bdev, *found = NULL;
+
+	mutex_lock(&bx_devs_lock);
+	list_for_each_entry(bdev, &bx_devs, node) {
+		if (bdev->ibdev == ibdev) {
+			kref_get(&bdev->ref);
+			found = bdev;
+			break;
+		}
+	}
+	mutex_unlock(&bx_devs_lock);
+	return found;
+}
 
 unsigned int bx_dev_count(void)
 {

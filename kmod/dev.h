@@ -30,6 +30,7 @@ struct bx_dev {
 int bx_dev_init(void);
 void bx_dev_uninit(void);
 void bx_dev_put(struct bx_dev *bdev);
+struct bx_dev *bx_dev_get(struct ib_device *ibdev);
 unsigned int bx_dev_count(void);
 int bx_dev_show(struct seq_file *m, void *unused);
 

@@ -3,13 +3,16 @@
  * bx: host-wide RDMA transport for parameter servers -- module entry.
  *
  * Bring-up order: debugfs (so devices can appear in it), the ib_client
- * (binds every RDMA device), then /dev/bx (users may arrive only once
- * everything they can reach exists). Teardown runs in reverse.
+ * (binds every RDMA device), the rdma_cm listener, then /dev/bx (users
+ * may arrive only once everything they can reach exists). Teardown runs
+ * in reverse: no file is open at unload, so the connections torn down by
+ * bx_conn_uninit() carry no one's operations but orphans of closed files.
  */
 
 #include <linux/module.h>
 
 #include "chrdev.h"
+#include "conn.h"
 #include "debugfs.h"
 #include "dev.h"
 
@@ -23,13 +26,19 @@ static int __init bx_init(void)
 	if (ret)
 		goto err_debugfs;
 
-	ret = bx_chrdev_init();
+	ret = bx_conn_init();
 	if (ret)
 		goto err_dev;
+
+	ret = bx_chrdev_init();
+	if (ret)
+		goto err_conn;
 
 	pr_info("loaded\n");
 	return 0;
 
+err_conn:
+	bx_conn_uninit();
 err_dev:
 	bx_dev_uninit();
 err_debugfs:
@@ -40,6 +49,7 @@ err_debugfs:
 static void __exit bx_exit(void)
 {
 	bx_chrdev_uninit();
+	bx_conn_uninit();
 	bx_dev_uninit();
 	bx_debugfs_uninit();
 	pr_info("unloaded\n");

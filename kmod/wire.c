@@ -173,3 +173,37 @@ size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg)
 		memcpy(rdv + msg->nrdv, msg->payload, msg->len);
 	return total;
 }
+
+/*
+ * Parse the peer's handshake. Transports pad private data (RoCE: to 56
+ * bytes), so @len may exceed the structure; the padding is not ours to
+ * judge. Everything in the structure is.
+ */
+int bx_wire_conn_parse(const void *buf, size_t len, struct bx_conn_params *p)
+{
+	const struct bx_wire_conn *w = buf;
+
+	/* Too short to be a handshake: an old or foreign client. */
+	if (!buf || len < BX_WIRE_CONN_LEN)
+		return -EPROTO;
+	if (be32_to_cpu(w->magic) != BX_WIRE_MAGIC ||
+	    w->version != BX_WIRE_VERSION || w->resv0 || w->resv1)
+		return -EPROTO;
+	p->credits = be16_to_cpu(w->credits);
+	p->msg_size = be32_to_cpu(w->msg_size);
+	p->epoch = be64_to_cpu(w->epoch);
+	/* A peer must be able to take a credit update and a full header. */
+	if (p->credits < BX_WIRE_MIN_CREDITS || p->msg_size < BX_WIRE_MIN_MSG)
+		return -EPROTO;
+	return 0;
+}
+
+void bx_wire_conn_build(struct bx_wire_conn *w, const struct bx_conn_params *p)
+{
+	memset(w, 0, sizeof(*w));
+	w->magic = cpu_to_be32(BX_WIRE_MAGIC);
+	w->version = BX_WIRE_VERSION;
+	w->credits = cpu_to_be16(p->credits);
+	w->msg_size = cpu_to_be32(p->msg_size);
+	w->epoch = cpu_to_be64(p->epoch);
+}

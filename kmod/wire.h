@@ -132,6 +132,52 @@ struct bx_msg {
 	const void	*payload;
 };
 
+/*
+ * Connection handshake: the rdma_cm private data of the connect request
+ * and of the accept (both directions send one).
+ */
+#define BX_WIRE_MAGIC		0x62780000	/* "bx\0\0" */
+#define BX_WIRE_VERSION		1
+#define BX_WIRE_MIN_CREDITS	2
+#define BX_WIRE_MIN_MSG		(BX_WIRE_HDR_LEN + \
+				 BX_WIRE_MAX_RDV * BX_WIRE_RDV_LEN + 64)
+
+/**
+ * struct bx_wire_conn - handshake
+ * @magic:	BX_WIRE_MAGIC
+ * @version:	BX_WIRE_VERSION
+ * @resv0:	zero
+ * @credits:	receive buffers the sender has posted: initial send
+ *		credits of the other side
+ * @msg_size:	bytes of each of those buffers: the largest message the
+ *		other side may send
+ * @resv1:	zero
+ * @epoch:	the sender's incarnation (changes when its module reloads)
+ */
+struct bx_wire_conn {
+	__be32	magic;
+	__u8	version;
+	__u8	resv0;
+	__be16	credits;
+	__be32	msg_size;
+	__be32	resv1;
+	__be64	epoch;
+};
+
+#define BX_WIRE_CONN_LEN	24
+static_assert(sizeof(struct bx_wire_conn) == BX_WIRE_CONN_LEN);
+
+struct bx_conn_params {
+	u16	credits;
+	u32	msg_size;
+	u64	epoch;
+};
+
+int bx_wire_conn_parse(const void *buf, size_t len,
+		       struct bx_conn_params *p);
+void bx_wire_conn_build(struct bx_wire_conn *w,
+			const struct bx_conn_params *p);
+
 int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		  struct bx_msg *msg);
 size_t bx_wire_size(const struct bx_msg *msg);

@@ -1,16 +1,61 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libbx implementation.
+ *
+ * Completions: the kernel produces entries into the mmap'd ring; this
+ * library is its only consumer. bx->lock serializes consumption. A
+ * completion of a synchronous call (user_data with the top bit set points
+ * to its struct bx_sync) is handed to its waiter; any other goes to the
+ * backlog that bx_reap() returns from. One thread at a time sleeps in
+ * poll(2) (bx->polling); the others wait on bx->cond and are woken by
+ * every drain.
+ */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "libbx.h"
 
+#define SYNC_TAG	(1ULL << 63)
+
+struct bx_sync {
+	bool		done;
+	bool		abandoned;
+	struct bx_cqe	cqe;
+};
+
 struct bx {
-	int	fd;
+	int			fd;
+	void			*region;
+	uint64_t		region_size;
+	uint32_t		eager_max;
+	struct bx_alloc		*alloc;
+	void			*cq_map;
+	size_t			cq_map_size;
+	uint32_t		*khead;
+	const uint32_t		*ktail;
+	uint32_t		mask;
+	const struct bx_cqe	*cqes;
+
+	/* Protects ring consumption, the backlog and @polling. */
+	pthread_mutex_t		lock;
+	pthread_cond_t		cond;
+	bool			polling;
+	struct bx_cqe		*backlog;
+	size_t			nbacklog;
+	size_t			backlog_cap;
 };
 
 int bx_open(struct bx **out, unsigned int flags)
@@ -29,6 +74,8 @@ int bx_open(struct bx **out, unsigned int flags)
 		free(bx);
 		return err;
 	}
+	pthread_mutex_init(&bx->lock, NULL);
+	pthread_cond_init(&bx->cond, NULL);
 	*out = bx;
 	return 0;
 }
@@ -37,7 +84,16 @@ void bx_close(struct bx *bx)
 {
 	if (!bx)
 		return;
+	if (bx->region)
+		munmap(bx->region, bx->region_size);
+	if (bx->cq_map)
+		munmap(bx->cq_map, bx->cq_map_size);
+	if (bx->alloc)
+		bx_alloc_destroy(bx->alloc);
 	close(bx->fd);
+	pthread_mutex_destroy(&bx->lock);
+	pthread_cond_destroy(&bx->cond);
+	free(bx->backlog);
 	free(bx);
 }
 
@@ -51,4 +107,446 @@ int bx_get_info(struct bx *bx, struct bx_info *info)
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
 	return ioctl(bx->fd, BX_IOC_GET_INFO, info) ? -errno : 0;
+}
+
+int bx_setup(struct bx *bx, uint64_t region_size, uint32_t cq_entries)
+{
+	struct bx_setup s = { .size = sizeof(s) };
+	void *region, *cq;
+	int ret;
+
+	s.region_size = region_size;
+	s.cq_entries = cq_entries;
+	if (ioctl(bx->fd, BX_IOC_SETUP, &s))
+		return -errno;
+	region = mmap(NULL, s.region_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      bx->fd, s.region_mmap_off);
+	if (region == MAP_FAILED)
+		return -errno;
+	cq = mmap(NULL, s.cq_mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  bx->fd, s.cq_mmap_off);
+	if (cq == MAP_FAILED) {
+		ret = -errno;
+		munmap(region, s.region_size);
+		return ret;
+	}
+	ret = bx_alloc_create(&bx->alloc, s.region_size, 64, 65536);
+	if (ret) {
+		munmap(region, s.region_size);
+		munmap(cq, s.cq_mmap_size);
+		return ret;
+	}
+	bx->region = region;
+	bx->region_size = s.region_size;
+	bx->eager_max = s.eager_max;
+	bx->cq_map = cq;
+	bx->cq_map_size = s.cq_mmap_size;
+	bx->khead = (uint32_t *)((char *)cq + s.cq_off.head);
+	bx->ktail = (const uint32_t *)((char *)cq + s.cq_off.tail);
+	bx->mask = *(const uint32_t *)((char *)cq + s.cq_off.ring_mask);
+	bx->cqes = (const struct bx_cqe *)((char *)cq + s.cq_off.cqes);
+	return 0;
+}
+
+void *bx_region(const struct bx *bx)
+{
+	return bx->region;
+}
+
+uint64_t bx_region_size(const struct bx *bx)
+{
+	return bx->region_size;
+}
+
+uint32_t bx_eager_max(const struct bx *bx)
+{
+	return bx->eager_max;
+}
+
+int bx_buf_alloc(struct bx *bx, size_t size, void **out)
+{
+	uint64_t off;
+	int ret;
+
+	if (!bx->alloc)
+		return -ENXIO;
+	ret = bx_alloc_get(bx->alloc, size, size >= 4096 ? 4096 : 64, &off);
+	if (ret)
+		return ret;
+	*out = (char *)bx->region + off;
+	return 0;
+}
+
+int bx_buf_free(struct bx *bx, void *buf)
+{
+	uintptr_t p = (uintptr_t)buf, base = (uintptr_t)bx->region;
+
+	if (!bx->alloc || p < base || p >= base + bx->region_size)
+		return -EINVAL;
+	return bx_alloc_put(bx->alloc, p - base);
+}
+
+int bx_peer(struct bx *bx, const char *addr, uint32_t *peer)
+{
+	struct bx_peer_addr p = { 0 };
+
+	if (inet_pton(AF_INET, addr, p.addr) == 1)
+		p.family = AF_INET;
+	else if (inet_pton(AF_INET6, addr, p.addr) == 1)
+		p.family = AF_INET6;
+	else
+		return -EINVAL;
+	if (ioctl(bx->fd, BX_IOC_PEER, &p))
+		return -errno;
+	*peer = p.id;
+	return 0;
+}
+
+static int bind_ioc(struct bx *bx, unsigned long cmd, uint32_t service)
+{
+	struct bx_bind b = { .service = service };
+
+	return ioctl(bx->fd, cmd, &b) ? -errno : 0;
+}
+
+int bx_bind(struct bx *bx, uint32_t service)
+{
+	return bind_ioc(bx, BX_IOC_BIND, service);
+}
+
+int bx_unbind(struct bx *bx, uint32_t service)
+{
+	return bind_ioc(bx, BX_IOC_UNBIND, service);
+}
+
+int bx_submit(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr)
+{
+	struct bx_submit s = { .sqes = (uintptr_t)sqes, .nr = nr };
+	int ret = ioctl(bx->fd, BX_IOC_SUBMIT, &s);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* Region offset of [p, p + len), or -EINVAL if it is not inside. */
+static int region_off(const struct bx *bx, const void *p, uint32_t len,
+		      __u64 *off)
+{
+	uintptr_t a = (uintptr_t)p, base = (uintptr_t)bx->region;
+
+	if (!bx->region)
+		return -ENXIO;
+	if (!len && !p) {
+		*off = 0;
+		return 0;
+	}
+	if (a < base || a - base > bx->region_size ||
+	    len > bx->region_size - (a - base))
+		return -EINVAL;
+	*off = a - base;
+	return 0;
+}
+
+static int submit_one(struct bx *bx, struct bx_sqe *sqe)
+{
+	int ret = bx_submit(bx, sqe, 1);
+
+	return ret < 0 ? ret : 0;
+}
+
+static int push_sqe(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
+		    uint32_t service, const void *buf, uint32_t len)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = BX_OP_PUSH;
+	sqe->peer = peer;
+	sqe->service = service;
+	sqe->len = len;
+	return region_off(bx, buf, len, &sqe->off);
+}
+
+static int pull_sqe(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
+		    uint32_t service, const void *req, uint32_t req_len,
+		    void *resp, uint32_t resp_cap)
+{
+	int ret;
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = BX_OP_PULL;
+	sqe->peer = peer;
+	sqe->service = service;
+	sqe->len = req_len;
+	sqe->resp_len = resp_cap;
+	ret = region_off(bx, req, req_len, &sqe->off);
+	return ret ? ret : region_off(bx, resp, resp_cap, &sqe->resp_off);
+}
+
+static int recv_sqe(struct bx *bx, struct bx_sqe *sqe, uint32_t service,
+		    void *buf, uint32_t cap)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = BX_OP_RECV;
+	sqe->service = service;
+	sqe->len = cap;
+	return region_off(bx, buf, cap, &sqe->off);
+}
+
+static int reply_sqe(struct bx *bx, struct bx_sqe *sqe, uint64_t token,
+		     const void *buf, uint32_t len)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = BX_OP_REPLY;
+	sqe->token = token;
+	sqe->len = len;
+	return region_off(bx, buf, len, &sqe->off);
+}
+
+static int submit_async(struct bx *bx, struct bx_sqe *sqe, int prep,
+			uint64_t user_data)
+{
+	if (prep)
+		return prep;
+	if (user_data & SYNC_TAG)
+		return -EINVAL;
+	sqe->user_data = user_data;
+	return submit_one(bx, sqe);
+}
+
+int bx_push_async(struct bx *bx, uint32_t peer, uint32_t service,
+		  const void *buf, uint32_t len, uint64_t user_data)
+{
+	struct bx_sqe sqe;
+
+	return submit_async(bx, &sqe, push_sqe(bx, &sqe, peer, service, buf,
+					       len), user_data);
+}
+
+int bx_pull_async(struct bx *bx, uint32_t peer, uint32_t service,
+		  const void *req, uint32_t req_len, void *resp,
+		  uint32_t resp_cap, uint64_t user_data)
+{
+	struct bx_sqe sqe;
+
+	return submit_async(bx, &sqe, pull_sqe(bx, &sqe, peer, service, req,
+					       req_len, resp, resp_cap),
+			    user_data);
+}
+
+int bx_recv_async(struct bx *bx, uint32_t service, void *buf, uint32_t cap,
+		  uint64_t user_data)
+{
+	struct bx_sqe sqe;
+
+	return submit_async(bx, &sqe, recv_sqe(bx, &sqe, service, buf, cap),
+			    user_data);
+}
+
+int bx_reply_async(struct bx *bx, uint64_t token, const void *buf,
+		   uint32_t len, uint64_t user_data)
+{
+	struct bx_sqe sqe;
+
+	return submit_async(bx, &sqe, reply_sqe(bx, &sqe, token, buf, len),
+			    user_data);
+}
+
+/* Move every available completion to its waiter or the backlog. */
+static void drain_locked(struct bx *bx)
+{
+	uint32_t head = *bx->khead;
+	uint32_t tail = __atomic_load_n(bx->ktail, __ATOMIC_ACQUIRE);
+	bool wake = false;
+
+	while (head != tail) {
+		const struct bx_cqe *c = &bx->cqes[head & bx->mask];
+
+		if (c->user_data & SYNC_TAG) {
+			struct bx_sync *s = (void *)(uintptr_t)
+					    (c->user_data & ~SYNC_TAG);
+
+			if (s->abandoned) {
+				free(s);
+			} else {
+				s->cqe = *c;
+				s->done = true;
+			}
+		} else {
+			if (bx->nbacklog == bx->backlog_cap) {
+				size_t cap = bx->backlog_cap ?
+					     bx->backlog_cap * 2 : 64;
+				struct bx_cqe *nb = realloc(bx->backlog,
+							    cap * sizeof(*nb));
+
+				/* Leave it in the ring for the next try. */
+				if (!nb)
+					break;
+				bx->backlog = nb;
+				bx->backlog_cap = cap;
+			}
+			bx->backlog[bx->nbacklog++] = *c;
+		}
+		head++;
+		wake = true;
+	}
+	/* Return the entries to the kernel only after reading them. */
+	__atomic_store_n(bx->khead, head, __ATOMIC_RELEASE);
+	if (wake)
+		pthread_cond_broadcast(&bx->cond);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait, with bx->lock held, until @ready(bx, arg) or the deadline. One
+ * thread polls the file; the others sleep on the condition variable.
+ * Returns false on timeout.
+ */
+static bool wait_locked(struct bx *bx, bool (*ready)(struct bx *, void *),
+			void *arg, int timeout_ms)
+{
+	int64_t end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+
+	for (;;) {
+		int left;
+
+		drain_locked(bx);
+		if (ready(bx, arg))
+			return true;
+		left = end < 0 ? -1 : (int)(end - now_ms());
+		if (end >= 0 && left <= 0)
+			return false;
+		if (bx->polling) {
+			struct timespec ts;
+
+			if (end < 0) {
+				pthread_cond_wait(&bx->cond, &bx->lock);
+				continue;
+			}
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += left / 1000;
+			ts.tv_nsec += (left % 1000) * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&bx->cond, &bx->lock, &ts);
+			continue;
+		}
+		bx->polling = true;
+		pthread_mutex_unlock(&bx->lock);
+		{
+			struct pollfd p = { .fd = bx->fd, .events = POLLIN };
+
+			poll(&p, 1, left);
+		}
+		pthread_mutex_lock(&bx->lock);
+		bx->polling = false;
+		pthread_cond_broadcast(&bx->cond);
+	}
+}
+
+static bool backlog_ready(struct bx *bx, void *arg)
+{
+	(void)arg;
+	return bx->nbacklog > 0;
+}
+
+int bx_reap(struct bx *bx, struct bx_cqe *cqes, unsigned int max,
+	    int timeout_ms)
+{
+	unsigned int n;
+
+	if (!bx->region)
+		return -ENXIO;
+	pthread_mutex_lock(&bx->lock);
+	if (max)
+		wait_locked(bx, backlog_ready, NULL, timeout_ms);
+	n = bx->nbacklog < max ? bx->nbacklog : max;
+	memcpy(cqes, bx->backlog, n * sizeof(*cqes));
+	memmove(bx->backlog, bx->backlog + n,
+		(bx->nbacklog - n) * sizeof(*cqes));
+	bx->nbacklog -= n;
+	pthread_mutex_unlock(&bx->lock);
+	return n;
+}
+
+static bool sync_ready(struct bx *bx, void *arg)
+{
+	(void)bx;
+	return ((struct bx_sync *)arg)->done;
+}
+
+/* Submit @sqe and wait for its completion; fills @cqe if non-NULL. */
+static int run_sync(struct bx *bx, struct bx_sqe *sqe, int prep,
+		    struct bx_cqe *cqe, int timeout_ms)
+{
+	struct bx_sync *s;
+	int ret;
+
+	if (prep)
+		return prep;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	sqe->user_data = (uintptr_t)s | SYNC_TAG;
+	ret = submit_one(bx, sqe);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	pthread_mutex_lock(&bx->lock);
+	if (!wait_locked(bx, sync_ready, s, timeout_ms)) {
+		/* The completion will come; whoever drains it frees @s. */
+		s->abandoned = true;
+		pthread_mutex_unlock(&bx->lock);
+		return -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&bx->lock);
+	ret = s->cqe.res;
+	if (cqe)
+		*cqe = s->cqe;
+	free(s);
+	return ret;
+}
+
+int bx_push(struct bx *bx, uint32_t peer, uint32_t service, const void *buf,
+	    uint32_t len, int timeout_ms)
+{
+	struct bx_sqe sqe;
+
+	return run_sync(bx, &sqe, push_sqe(bx, &sqe, peer, service, buf, len),
+			NULL, timeout_ms);
+}
+
+int bx_pull(struct bx *bx, uint32_t peer, uint32_t service, const void *req,
+	    uint32_t req_len, void *resp, uint32_t resp_cap, int timeout_ms)
+{
+	struct bx_sqe sqe;
+
+	return run_sync(bx, &sqe, pull_sqe(bx, &sqe, peer, service, req,
+					   req_len, resp, resp_cap),
+			NULL, timeout_ms);
+}
+
+int bx_recv(struct bx *bx, uint32_t service, void *buf, uint32_t cap,
+	    struct bx_cqe *cqe, int timeout_ms)
+{
+	struct bx_sqe sqe;
+
+	return run_sync(bx, &sqe, recv_sqe(bx, &sqe, service, buf, cap), cqe,
+			timeout_ms);
+}
+
+int bx_reply(struct bx *bx, uint64_t token, const void *buf, uint32_t len,
+	     int timeout_ms)
+{
+	struct bx_sqe sqe;
+
+	return run_sync(bx, &sqe, reply_sqe(bx, &sqe, token, buf, len), NULL,
+			timeout_ms);
 }

@@ -2,13 +2,30 @@
 /*
  * libbx: user-space library for bx, the host-wide RDMA transport.
  *
- * All functions are thread-safe unless noted and return 0 (or a
- * non-negative count) on success and a negative errno on failure; they
- * never set errno for the caller.
+ * A struct bx is one open /dev/bx. After bx_setup() it owns a region of
+ * registered memory mapped into the process; buffers for every operation
+ * must lie inside it (bx_buf_alloc()). Payloads move between regions of
+ * different hosts without copies above bx_eager_max() bytes.
+ *
+ *   struct bx *bx;
+ *   bx_open(&bx, 0);
+ *   bx_setup(bx, 64 << 20, 256);
+ *   bx_peer(bx, "192.0.2.1", &peer);
+ *   bx_buf_alloc(bx, 1 << 20, &buf);
+ *   n = bx_pull(bx, peer, 7, req, req_len, buf, 1 << 20, 5000);
+ *
+ * Every function is thread-safe and returns 0 (or a non-negative count)
+ * on success and a negative errno on failure; none sets errno.
+ *
+ * Asynchronous operations end with exactly one struct bx_cqe, returned by
+ * bx_reap() with the caller's user_data, which must be below 2^63 (the
+ * top bit is the library's). Synchronous calls may be mixed with them
+ * freely, from any thread.
  */
 #ifndef LIBBX_H
 #define LIBBX_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/bx.h>
 
@@ -16,33 +33,97 @@
 extern "C" {
 #endif
 
-/* One open /dev/bx. Opaque; create with bx_open(), free with bx_close(). */
 struct bx;
 
-/**
- * bx_open() - open /dev/bx
- * @out:   receives the new handle
- * @flags: must be 0
- *
- * Return: 0; -EINVAL for unknown flags; -ENOENT if bx is not loaded;
- * -ENOMEM; or the errno of open(2).
- */
+/** bx_open() - open /dev/bx. @flags must be 0. -ENOENT: bx not loaded. */
 int bx_open(struct bx **out, unsigned int flags);
 
-/** bx_close() - close a handle; NULL is ignored. */
+/** bx_close() - close a handle (NULL is ignored); frees its region. */
 void bx_close(struct bx *bx);
 
-/** bx_fd() - the file descriptor of a handle, for poll(2)/epoll(7). */
+/** bx_fd() - the file descriptor, readable when completions wait. */
 int bx_fd(const struct bx *bx);
 
-/**
- * bx_get_info() - describe the module (BX_IOC_GET_INFO)
- * @bx:   handle
- * @info: filled in; any previous content is ignored
- *
- * Return: 0, or -EFAULT/-EINVAL from the kernel.
- */
+/** bx_get_info() - describe the module (BX_IOC_GET_INFO). */
 int bx_get_info(struct bx *bx, struct bx_info *info);
+
+/**
+ * bx_setup() - create and map the region and the completion ring
+ * @region_size: bytes, a multiple of 4096
+ * @cq_entries:  power of two, 8..32768: bound on operations in flight
+ *
+ * Return: 0; -EBUSY if already set up; -EINVAL; -ENOMEM (cap/memlock).
+ */
+int bx_setup(struct bx *bx, uint64_t region_size, uint32_t cq_entries);
+
+/** bx_region() - start of the region (NULL before bx_setup()). */
+void *bx_region(const struct bx *bx);
+/** bx_region_size() - bytes in the region. */
+uint64_t bx_region_size(const struct bx *bx);
+/** bx_eager_max() - payloads up to this size are copied, larger not. */
+uint32_t bx_eager_max(const struct bx *bx);
+
+/**
+ * bx_buf_alloc() - a buffer of @size bytes in the region, 64-byte aligned
+ * (page-aligned from 4 KiB). Return: 0, -ENOMEM, -EINVAL, -ENXIO (no
+ * region).
+ */
+int bx_buf_alloc(struct bx *bx, size_t size, void **out);
+/** bx_buf_free() - free a buffer; -EINVAL if it is not one. */
+int bx_buf_free(struct bx *bx, void *buf);
+
+/**
+ * bx_peer() - peer id of an IPv4 or IPv6 address (text form)
+ * Return: 0; -EINVAL (unparsable or unusable address); -ENOSPC.
+ */
+int bx_peer(struct bx *bx, const char *addr, uint32_t *peer);
+
+/** bx_bind() - receive pushes and pulls sent to @service on this host. */
+int bx_bind(struct bx *bx, uint32_t service);
+/** bx_unbind() - stop; posted receive buffers complete -ECANCELED. */
+int bx_unbind(struct bx *bx, uint32_t service);
+
+/**
+ * bx_submit() - submit raw operations in one system call
+ * Return: number accepted (>= 1) or the error of the first one.
+ */
+int bx_submit(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr);
+
+/* Asynchronous operations; each ends with one completion. */
+int bx_push_async(struct bx *bx, uint32_t peer, uint32_t service,
+		  const void *buf, uint32_t len, uint64_t user_data);
+int bx_pull_async(struct bx *bx, uint32_t peer, uint32_t service,
+		  const void *req, uint32_t req_len, void *resp,
+		  uint32_t resp_cap, uint64_t user_data);
+int bx_recv_async(struct bx *bx, uint32_t service, void *buf, uint32_t cap,
+		  uint64_t user_data);
+int bx_reply_async(struct bx *bx, uint64_t token, const void *buf,
+		   uint32_t len, uint64_t user_data);
+
+/**
+ * bx_reap() - harvest completions of asynchronous operations
+ * @timeout_ms: 0 never blocks, -1 waits forever
+ *
+ * Return: number of entries written to @cqes (0 on timeout).
+ */
+int bx_reap(struct bx *bx, struct bx_cqe *cqes, unsigned int max,
+	    int timeout_ms);
+
+/*
+ * Synchronous operations. They return the bytes transferred (pull: the
+ * response's size) or a negative errno: the operation's own error, or
+ * -ETIMEDOUT when @timeout_ms (-1: none) passed first; the operation then
+ * still completes in the background and its buffers must stay allocated.
+ */
+int bx_push(struct bx *bx, uint32_t peer, uint32_t service, const void *buf,
+	    uint32_t len, int timeout_ms);
+int bx_pull(struct bx *bx, uint32_t peer, uint32_t service, const void *req,
+	    uint32_t req_len, void *resp, uint32_t resp_cap, int timeout_ms);
+/** bx_recv() - wait for one message on @service into @buf; see @cqe. */
+int bx_recv(struct bx *bx, uint32_t service, void *buf, uint32_t cap,
+	    struct bx_cqe *cqe, int timeout_ms);
+int bx_reply(struct bx *bx, uint64_t token, const void *buf, uint32_t len,
+	     int timeout_ms);
 
 #ifdef __cplusplus
 }

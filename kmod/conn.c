@@ -1,0 +1,1029 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: peers and connections.
+ *
+ * Every process on the host reaches a peer host through one RC connection
+ * that this file owns: the first operation towards a peer creates it
+ * (rdma_cm: resolve address, resolve route, connect), later operations of
+ * any process share it, and a peer connecting to us gets one on its
+ * connect request. Messages of all processes are multiplexed on it with
+ * the header of wire.h.
+ *
+ * Each connection has BX_RX_BUFS receive buffers and BX_TX_SLOTS send
+ * buffers of BX_MSG_SIZE bytes. Receive credits (as in net/rds/ib_send.c):
+ * the handshake tells each side how many buffers the other posted; every
+ * message consumes one credit and carries back the credits for buffers
+ * its sender reposted since its last message; an explicit CREDIT message
+ * goes out when BX_CREDIT_BATCH credits are owed and nothing else is
+ * queued. The last credit is reserved for CREDIT messages, so two peers
+ * can never both wait for credits. QPs use rnr_retry_count 0: a credit bug
+ * shows up as an error, never as a silent retry.
+ *
+ * Simultaneous connects: when a connect request arrives while our own
+ * attempt to the same peer is in progress, the side with the lower address
+ * keeps its own attempt and rejects the request; the other side accepts
+ * it and abandons its attempt. Both apply the same rule, so one survives.
+ *
+ * Teardown (bx_conn_fail() -> conn_teardown(), in order): the state
+ * becomes DOWN, so nothing new is queued; the peer forgets the connection
+ * and its waiting operations fail; the QP is disconnected and drained, so
+ * every posted work request has run its completion handler; operations
+ * still awaiting a response and those still queued fail; the MR pool, QP,
+ * CQ and buffers are freed and the cm_id destroyed. A connection is torn
+ * down when its peer disconnects or errors, when its device goes away
+ * (bx_conn_remove_dev(), before ib_core frees the device) and at unload.
+ */
+
+#include <linux/error-injection.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/random.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <net/ipv6.h>
+#include <rdma/mr_pool.h>
+
+#include "conn.h"
+#include "op.h"
+#include "wire.h"
+
+u64 bx_epoch;
+
+/* Peer table. Peers are never freed before unload, so ids stay valid. */
+static DEFINE_XARRAY_ALLOC1(bx_peers);
+/* Serializes lookups-or-creates of peers by address. */
+static DEFINE_MUTEX(bx_peers_lock);
+
+/* All connections not yet torn down; for debugfs and device removal. */
+static LIST_HEAD(bx_conns);
+static DEFINE_MUTEX(bx_conns_lock);
+
+/* Teardown and QP error work. */
+static struct workqueue_struct *bx_wq;
+
+static struct rdma_cm_id *bx_listener;
+
+#define BX_CONN_F_QP_ERR	0
+
+static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr);
+}
+
+/* Compare the addresses of two sockaddrs of one family (memcmp order). */
+static int addr_cmp(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family == AF_INET)
+		return memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+			      &((const struct sockaddr_in *)b)->sin_addr, 4);
+	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+struct bx_peer *bx_peer_get(const struct sockaddr *addr)
+{
+	struct bx_peer *peer;
+	unsigned long id;
+	u32 new_id;
+
+	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
+		return ERR_PTR(-EAFNOSUPPORT);
+
+	mutex_lock(&bx_peers_lock);
+	xa_for_each(&bx_peers, id, peer) {
+		if (addr_equal((struct sockaddr *)&peer->addr, addr))
+			goto out;
+	}
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer) {
+		peer = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	mutex_init(&peer->lock);
+	INIT_LIST_HEAD(&peer->pending);
+	if (addr->sa_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&peer->addr;
+
+		*sin = *(const struct sockaddr_in *)addr;
+		sin->sin_port = htons(BX_PORT);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&peer->addr;
+
+		*sin6 = *(const struct sockaddr_in6 *)addr;
+		sin6->sin6_port = htons(BX_PORT);
+	}
+	if (xa_alloc(&bx_peers, &new_id, peer, XA_LIMIT(1, BX_PEERS_MAX),
+		     GFP_KERNEL)) {
+		kfree(peer);
+		peer = ERR_PTR(-ENOSPC);
+		goto out;
+	}
+	peer->id = new_id;
+out:
+	mutex_unlock(&bx_peers_lock);
+	return peer;
+}
+
+struct bx_peer *bx_peer_find(u32 id)
+{
+	return xa_load(&bx_peers, id);
+}
+
+void bx_conn_get(struct bx_conn *conn)
+{
+	kref_get(&conn->ref);
+}
+
+static void conn_release(struct kref *ref)
+{
+	struct bx_conn *conn = container_of(ref, struct bx_conn, ref);
+
+	if (conn->bdev)
+		bx_dev_put(conn->bdev);
+	xa_destroy(&conn->ops);
+	kfree(conn);
+}
+
+void bx_conn_put(struct bx_conn *conn)
+{
+	kref_put(&conn->ref, conn_release);
+}
+
+static void conn_teardown(struct work_struct *work);
+static void conn_qp_err_work(struct work_struct *work);
+
+static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
+{
+	struct bx_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+
+	if (!conn)
+		return NULL;
+	kref_init(&conn->ref);
+	conn->peer = peer;
+	conn->active = active;
+	conn->state = BX_CONN_CONNECTING;
+	spin_lock_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->sendq);
+	INIT_LIST_HEAD(&conn->mrs);
+	xa_init_flags(&conn->ops, XA_FLAGS_ALLOC1);
+	INIT_WORK(&conn->teardown, conn_teardown);
+	INIT_WORK(&conn->qp_err, conn_qp_err_work);
+	init_completion(&conn->torn_down);
+
+	mutex_lock(&bx_conns_lock);
+	list_add_tail(&conn->node, &bx_conns);
+	mutex_unlock(&bx_conns_lock);
+	return conn;
+}
+
+void bx_conn_fail(struct bx_conn *conn, int err)
+{
+	spin_lock(&conn->lock);
+	if (conn->state == BX_CONN_DOWN) {
+		spin_unlock(&conn->lock);
+		return;
+	}
+	conn->state = BX_CONN_DOWN;
+	conn->err = err;
+	spin_unlock(&conn->lock);
+
+	bx_conn_get(conn);
+	queue_work(bx_wq, &conn->teardown);
+}
+
+static void conn_qp_err_work(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(work, struct bx_conn, qp_err);
+
+	bx_conn_fail(conn, -EIO);
+	bx_conn_put(conn);
+}
+
+/* May run in atomic context: defer everything. */
+static void conn_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct bx_conn *conn = ctx;
+
+	switch (ev->event) {
+	case IB_EVENT_COMM_EST:
+	case IB_EVENT_SQ_DRAINED:
+	case IB_EVENT_QP_LAST_WQE_REACHED:
+		return;
+	default:
+		break;
+	}
+	if (!test_and_set_bit(BX_CONN_F_QP_ERR, &conn->flags)) {
+		bx_conn_get(conn);
+		queue_work(bx_wq, &conn->qp_err);
+	}
+}
+
+static struct ib_device *conn_ibdev(struct bx_conn *conn)
+{
+	return conn->bdev->ibdev;
+}
+
+static int post_rx(struct bx_conn *conn, struct bx_buf *b)
+{
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &b->cqe,
+		.sg_list	= &b->sge,
+		.num_sge	= 1,
+	};
+
+	b->sge.addr = b->dma;
+	b->sge.length = BX_MSG_SIZE;
+	b->sge.lkey = conn->bdev->pd->local_dma_lkey;
+	ib_dma_sync_single_for_device(conn_ibdev(conn), b->dma, BX_MSG_SIZE,
+				      DMA_BIDIRECTIONAL);
+	return ib_post_recv(conn->qp, &wr, NULL);
+}
+
+/* Queue a credit update if enough credits are owed and nothing would
+ * carry them. Called with conn->lock held; returns whether to queue one.
+ */
+static bool credit_due(struct bx_conn *conn)
+{
+	lockdep_assert_held(&conn->lock);
+	if (conn->credit_queued || conn->grant < BX_CREDIT_BATCH ||
+	    !list_empty(&conn->sendq) || conn->state != BX_CONN_UP)
+		return false;
+	conn->credit_queued = true;
+	return true;
+}
+
+static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_buf *b = container_of(wc->wr_cqe, struct bx_buf, cqe);
+	struct bx_conn *conn = b->conn;
+	struct bx_msg msg;
+	bool credit;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("receive error %s on qp %u\n",
+					    ib_wc_status_msg(wc->status),
+					    conn->qp->qp_num);
+		bx_conn_fail(conn, -EIO);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(conn_ibdev(conn), b->dma, BX_MSG_SIZE,
+				   DMA_BIDIRECTIONAL);
+	if (bx_wire_parse(b->data, wc->byte_len, BX_EAGER_MAX, &msg)) {
+		pr_warn_ratelimited("malformed message (%u bytes) on qp %u\n",
+				    wc->byte_len, conn->qp->qp_num);
+		bx_conn_fail(conn, -EPROTO);
+		return;
+	}
+
+	spin_lock(&conn->lock);
+	conn->rx_msgs++;
+	conn->credits += msg.credits;
+	/* A peer cannot grant more buffers than it said it posted. */
+	if (conn->credits > conn->credits_max) {
+		spin_unlock(&conn->lock);
+		pr_warn_ratelimited("peer granted too many credits\n");
+		bx_conn_fail(conn, -EPROTO);
+		return;
+	}
+	spin_unlock(&conn->lock);
+
+	if (msg.type != BX_MSG_CREDIT)
+		bx_op_recv(conn, &msg);
+
+	if (post_rx(conn, b)) {
+		bx_conn_fail(conn, -EIO);
+		return;
+	}
+	spin_lock(&conn->lock);
+	conn->grant++;
+	credit = credit_due(conn);
+	spin_unlock(&conn->lock);
+	if (credit) {
+		struct bx_op *op = bx_op_ctl(BX_MSG_CREDIT);
+
+		if (op) {
+			bx_conn_get(conn);
+			op->conn = conn;
+			bx_conn_queue(conn, op);
+		} else {
+			spin_lock(&conn->lock);
+			conn->credit_queued = false;
+			spin_unlock(&conn->lock);
+		}
+	}
+	bx_conn_kick(conn);
+}
+
+static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_buf *b = container_of(wc->wr_cqe, struct bx_buf, cqe);
+	struct bx_conn *conn = b->conn;
+	struct bx_op *op = b->op;
+	int err = 0;
+
+	b->op = NULL;
+	spin_lock(&conn->lock);
+	conn->tx_free[conn->ntx_free++] = b;
+	spin_unlock(&conn->lock);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		err = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("send error %s on qp %u\n",
+					    ib_wc_status_msg(wc->status),
+					    conn->qp->qp_num);
+		bx_conn_fail(conn, err);
+	}
+	if (op)
+		bx_op_sent(op, err);
+	if (!err)
+		bx_conn_kick(conn);
+}
+
+/* Prepare the SEND of @slot, @len bytes already built in it. */
+struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
+				     u32 len)
+{
+	slot->sge.addr = slot->dma;
+	slot->sge.length = len;
+	slot->sge.lkey = conn->bdev->pd->local_dma_lkey;
+	slot->wr = (struct ib_send_wr){
+		.wr_cqe		= &slot->cqe,
+		.sg_list	= &slot->sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	ib_dma_sync_single_for_device(conn_ibdev(conn), slot->dma, len,
+				      DMA_BIDIRECTIONAL);
+	return &slot->wr;
+}
+
+/*
+ * Post a chain of work requests, unless the connection is going down:
+ * once teardown set DOWN under the lock, nothing reaches the QP it drains.
+ */
+int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first)
+{
+	int ret;
+
+	spin_lock(&conn->lock);
+	if (conn->state != BX_CONN_UP)
+		ret = -ECONNRESET;
+	else
+		ret = ib_post_send(conn->qp, first, NULL);
+	spin_unlock(&conn->lock);
+	return ret;
+}
+
+/* Queue @op (whose reference passes to the queue) for sending. */
+void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
+{
+	int err;
+
+	spin_lock(&conn->lock);
+	if (conn->state == BX_CONN_DOWN) {
+		err = conn->err;
+		spin_unlock(&conn->lock);
+		bx_op_fail(op, err);
+		bx_op_put(op);
+		return;
+	}
+	list_add_tail(&op->node, &conn->sendq);
+	spin_unlock(&conn->lock);
+}
+
+/* Send queued messages while send buffers and credits last. */
+void bx_conn_kick(struct bx_conn *conn)
+{
+	for (;;) {
+		struct bx_buf *slot;
+		struct bx_op *op;
+		bool credit_msg;
+		u16 grant;
+		int ret;
+
+		spin_lock(&conn->lock);
+		if (conn->state != BX_CONN_UP || list_empty(&conn->sendq)) {
+			spin_unlock(&conn->lock);
+			return;
+		}
+		op = list_first_entry(&conn->sendq, struct bx_op, node);
+		credit_msg = op->kind == BX_K_CTL &&
+			     op->msg.type == BX_MSG_CREDIT;
+		/* The last credit is reserved for credit updates. */
+		if (!conn->ntx_free || conn->credits < (credit_msg ? 1 : 2)) {
+			if (conn->ntx_free)
+				conn->credit_waits++;
+			spin_unlock(&conn->lock);
+			return;
+		}
+		list_del_init(&op->node);
+		slot = conn->tx_free[--conn->ntx_free];
+		conn->credits--;
+		grant = min_t(int, conn->grant, U16_MAX);
+		conn->grant -= grant;
+		if (credit_msg)
+			conn->credit_queued = false;
+		op->msg.seq = ++conn->seq;
+		conn->tx_msgs++;
+		spin_unlock(&conn->lock);
+
+		/* The queue's reference on @op passes to the send. */
+		slot->op = op;
+		ret = bx_op_transmit(op, slot, grant);
+		if (ret) {
+			slot->op = NULL;
+			spin_lock(&conn->lock);
+			conn->tx_free[conn->ntx_free++] = slot;
+			conn->credits++;
+			conn->grant += grant;
+			spin_unlock(&conn->lock);
+			bx_op_sent(op, ret);
+			if (ret != -EINVAL && ret != -ENOMEM)
+				bx_conn_fail(conn, ret);
+		}
+	}
+}
+
+static void bufs_free(struct bx_conn *conn, struct bx_buf *bufs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!bufs[i].data)
+			continue;
+		if (bufs[i].dma)
+			ib_dma_unmap_single(conn_ibdev(conn), bufs[i].dma,
+					    BX_MSG_SIZE, DMA_BIDIRECTIONAL);
+		kfree(bufs[i].data);
+		bufs[i].data = NULL;
+	}
+}
+
+static int bufs_alloc(struct bx_conn *conn, struct bx_buf *bufs, int n,
+		      void (*done)(struct ib_cq *, struct ib_wc *))
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct bx_buf *b = &bufs[i];
+
+		b->conn = conn;
+		b->cqe.done = done;
+		b->data = kmalloc(BX_MSG_SIZE, GFP_KERNEL);
+		if (!b->data)
+			return -ENOMEM;
+		b->dma = ib_dma_map_single(conn_ibdev(conn), b->data,
+					   BX_MSG_SIZE, DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(conn_ibdev(conn), b->dma)) {
+			b->dma = 0;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Free what conn_setup_qp() created; tolerates partial setup. */
+static void conn_free_qp(struct bx_conn *conn)
+{
+	if (conn->qp) {
+		ib_mr_pool_destroy(conn->qp, &conn->mrs);
+		if (conn->cm_id && conn->cm_id->qp)
+			rdma_destroy_qp(conn->cm_id);
+		else
+			ib_destroy_qp(conn->qp);
+		conn->qp = NULL;
+	}
+	if (conn->cq) {
+		ib_free_cq(conn->cq);
+		conn->cq = NULL;
+	}
+	if (conn->bdev) {
+		bufs_free(conn, conn->rx, BX_RX_BUFS);
+		bufs_free(conn, conn->tx, BX_TX_SLOTS);
+	}
+}
+
+/* Create CQ, QP, MR pool and buffers on conn->bdev; post the receives. */
+static int conn_setup_qp(struct bx_conn *conn)
+{
+	struct ib_device *dev = conn_ibdev(conn);
+	struct ib_qp_init_attr attr = {};
+	int ret, i, nsge;
+
+	conn->cq = ib_alloc_cq(dev, conn, 4096 + BX_RX_BUFS, 0,
+			       IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		conn->cq = NULL;
+		return ret;
+	}
+	nsge = min_t(int, 16, dev->attrs.max_send_sge);
+	attr.event_handler = conn_qp_event;
+	attr.qp_context = conn;
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.port_num = conn->cm_id->port_num;
+	attr.cap.max_send_wr = 2048;
+	attr.cap.max_recv_wr = BX_RX_BUFS;
+	attr.cap.max_send_sge = nsge;
+	attr.cap.max_recv_sge = 1;
+	attr.cap.max_rdma_ctxs = 128;
+	ret = rdma_create_qp(conn->cm_id, conn->bdev->pd, &attr);
+	if (ret)
+		return ret;
+	conn->qp = conn->cm_id->qp;
+
+	ret = ib_mr_pool_init(conn->qp, &conn->mrs, BX_CONN_MRS,
+			      IB_MR_TYPE_MEM_REG, BX_SEG_PAGES, 0);
+	if (ret)
+		return ret;
+	ret = bufs_alloc(conn, conn->rx, BX_RX_BUFS, rx_done);
+	if (ret)
+		return ret;
+	ret = bufs_alloc(conn, conn->tx, BX_TX_SLOTS, tx_done);
+	if (ret)
+		return ret;
+	for (i = 0; i < BX_TX_SLOTS; i++)
+		conn->tx_free[i] = &conn->tx[i];
+	conn->ntx_free = BX_TX_SLOTS;
+	for (i = 0; i < BX_RX_BUFS; i++) {
+		ret = post_rx(conn, &conn->rx[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+ALLOW_ERROR_INJECTION(conn_setup_qp, ERRNO);
+
+static void conn_params(struct bx_conn *conn, struct bx_wire_conn *w,
+			struct rdma_conn_param *param)
+{
+	struct bx_conn_params p = {
+		.credits	= BX_RX_BUFS,
+		.msg_size	= BX_MSG_SIZE,
+		.epoch		= bx_epoch,
+	};
+	struct ib_device_attr *a = &conn_ibdev(conn)->attrs;
+
+	bx_wire_conn_build(w, &p);
+	memset(param, 0, sizeof(*param));
+	param->private_data = w;
+	param->private_data_len = sizeof(*w);
+	param->responder_resources = min(a->max_qp_rd_atom, 16);
+	param->initiator_depth = min(a->max_qp_init_rd_atom, 16);
+	param->retry_count = 6;
+	param->rnr_retry_count = 0;
+}
+
+static void conn_set_peer(struct bx_conn *conn, const struct bx_conn_params *p)
+{
+	spin_lock(&conn->lock);
+	conn->credits = p->credits;
+	conn->credits_max = p->credits;
+	spin_unlock(&conn->lock);
+	conn->peer_msg_size = p->msg_size;
+	conn->peer_epoch = p->epoch;
+}
+
+/* Find the bx_dev of @ibdev and take a reference, unless it is going. */
+static struct bx_dev *conn_dev(struct ib_device *ibdev)
+{
+	return ibdev ? bx_dev_get(ibdev) : NULL;
+}
+
+static void conn_established(struct bx_conn *conn)
+{
+	struct bx_peer *peer = conn->peer;
+	struct bx_op *op, *tmp;
+
+	mutex_lock(&peer->lock);
+	spin_lock(&conn->lock);
+	if (conn->state != BX_CONN_CONNECTING) {
+		spin_unlock(&conn->lock);
+		mutex_unlock(&peer->lock);
+		return;
+	}
+	conn->state = BX_CONN_UP;
+	conn->established = true;
+	if (peer->conn == conn) {
+		list_for_each_entry_safe(op, tmp, &peer->pending, node) {
+			bx_conn_get(conn);
+			op->conn = conn;
+			list_move_tail(&op->node, &conn->sendq);
+		}
+	}
+	spin_unlock(&conn->lock);
+	mutex_unlock(&peer->lock);
+	bx_conn_kick(conn);
+}
+
+/* A connect request on the listener; non-zero return destroys @id. */
+static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
+{
+	struct sockaddr *remote = (struct sockaddr *)&id->route.addr.dst_addr;
+	struct sockaddr *local = (struct sockaddr *)&id->route.addr.src_addr;
+	struct rdma_conn_param param;
+	struct bx_conn_params p;
+	struct bx_wire_conn w;
+	struct bx_conn *conn, *old;
+	struct bx_peer *peer;
+	struct bx_dev *bdev;
+	int ret;
+
+	ret = bx_wire_conn_parse(ev->param.conn.private_data,
+				 ev->param.conn.private_data_len, &p);
+	if (ret)
+		return ret;
+	bdev = conn_dev(id->device);
+	if (!bdev)
+		return -ENODEV;
+	peer = bx_peer_get(remote);
+	if (IS_ERR(peer)) {
+		bx_dev_put(bdev);
+		return PTR_ERR(peer);
+	}
+	conn = conn_alloc(peer, false);
+	if (!conn) {
+		bx_dev_put(bdev);
+		return -ENOMEM;
+	}
+	conn->bdev = bdev;
+	conn->cm_id = id;
+	id->context = conn;
+	conn_set_peer(conn, &p);
+
+	mutex_lock(&peer->lock);
+	old = peer->conn;
+	if (old && old->state == BX_CONN_CONNECTING && old->active &&
+	    addr_cmp(local, remote) < 0) {
+		/* Our own attempt wins; the peer accepts it instead. */
+		mutex_unlock(&peer->lock);
+		ret = -EALREADY;
+		goto err_fail;
+	}
+	if (old) {
+		/* Superseded attempt, or the peer restarted. */
+		peer->conn = NULL;
+		bx_conn_fail(old, -ECONNRESET);
+		bx_conn_put(old);
+	}
+	bx_conn_get(conn);
+	peer->conn = conn;
+	mutex_unlock(&peer->lock);
+
+	rdma_set_ack_timeout(id, 17);
+	ret = conn_setup_qp(conn);
+	if (ret)
+		goto err_fail;
+	conn_params(conn, &w, &param);
+	param.responder_resources = min_t(u8, param.responder_resources,
+					  ev->param.conn.initiator_depth);
+	param.initiator_depth = min_t(u8, param.initiator_depth,
+				      ev->param.conn.responder_resources);
+	ret = rdma_accept(id, &param);
+	if (ret)
+		goto err_fail;
+	return 0;
+
+err_fail:
+	/* rdma_cm destroys @id when we return an error. */
+	if (conn->qp && id->qp)
+		rdma_destroy_qp(id);
+	conn->qp = NULL;
+	conn->cm_id = NULL;
+	bx_conn_fail(conn, ret);
+	bx_conn_put(conn);
+	return ret;
+}
+
+static int conn_route_resolved(struct bx_conn *conn)
+{
+	struct rdma_conn_param param;
+	struct bx_wire_conn w;
+	int ret;
+
+	ret = conn_setup_qp(conn);
+	if (ret)
+		return ret;
+	conn_params(conn, &w, &param);
+	return rdma_connect_locked(conn->cm_id, &param);
+}
+
+static int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct bx_conn *conn = id->context;
+	struct bx_conn_params p;
+	int ret = 0;
+
+	if (!conn) {
+		/* The listener: only connect requests concern us. */
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			return conn_request(id, ev);
+		return 0;
+	}
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		conn->bdev = conn_dev(id->device);
+		ret = conn->bdev ? rdma_resolve_route(id, 2000) : -ENODEV;
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = conn_route_resolved(conn);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (conn->active) {
+			ret = bx_wire_conn_parse(ev->param.conn.private_data,
+						 ev->param.conn.private_data_len,
+						 &p);
+			if (ret)
+				break;
+			conn_set_peer(conn, &p);
+		}
+		conn_established(conn);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		ret = -EHOSTUNREACH;
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		ret = ev->status ? ev->status : -ECONNREFUSED;
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		ret = -ECONNREFUSED;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		ret = -ECONNRESET;
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* Handled through the ib_client (bx_conn_remove_dev()). */
+	default:
+		break;
+	}
+	if (ret)
+		bx_conn_fail(conn, ret < 0 ? ret : -EIO);
+	/* We own every id but the ones conn_request() refuses. */
+	return 0;
+}
+
+/* Connect to @peer; called with peer->lock held. */
+static struct bx_conn *conn_connect(struct bx_peer *peer)
+{
+	struct rdma_cm_id *id;
+	struct bx_conn *conn;
+	int ret;
+
+	lockdep_assert_held(&peer->lock);
+	conn = conn_alloc(peer, true);
+	if (!conn)
+		return ERR_PTR(-ENOMEM);
+	id = rdma_create_id(&init_net, bx_cm_handler, conn, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto err_fail;
+	}
+	conn->cm_id = id;
+	rdma_set_ack_timeout(id, 17);
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
+				2000);
+	if (ret)
+		goto err_fail;
+	return conn;
+
+err_fail:
+	bx_conn_fail(conn, ret);
+	bx_conn_put(conn);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Send @op (whose reference passes here) to @peer: on the connection if it
+ * is up, else once a connection comes up, creating one if there is none.
+ */
+void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
+{
+	struct bx_conn *conn;
+
+	mutex_lock(&peer->lock);
+	conn = peer->conn;
+	if (conn && READ_ONCE(conn->state) == BX_CONN_DOWN) {
+		/* Dead and not yet torn down: start afresh. */
+		peer->conn = NULL;
+		bx_conn_put(conn);
+		conn = NULL;
+	}
+	if (!conn) {
+		conn = conn_connect(peer);
+		if (IS_ERR(conn)) {
+			mutex_unlock(&peer->lock);
+			bx_op_fail(op, PTR_ERR(conn));
+			bx_op_put(op);
+			return;
+		}
+		peer->conn = conn;
+	}
+	if (READ_ONCE(conn->state) == BX_CONN_UP) {
+		bx_conn_get(conn);
+		op->conn = conn;
+		mutex_unlock(&peer->lock);
+		bx_conn_queue(conn, op);
+		bx_conn_kick(conn);
+		return;
+	}
+	list_add_tail(&op->node, &peer->pending);
+	mutex_unlock(&peer->lock);
+}
+
+static void fail_list(struct list_head *list, int err)
+{
+	struct bx_op *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, list, node) {
+		list_del_init(&op->node);
+		bx_op_fail(op, err);
+		bx_op_put(op);
+	}
+}
+
+static void conn_teardown(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(work, struct bx_conn, teardown);
+	struct bx_peer *peer = conn->peer;
+	bool peer_ref = false;
+	struct bx_op *op;
+	unsigned long id;
+	LIST_HEAD(list);
+	int err = conn->err;
+
+	/* 1. The peer forgets us; operations waiting for us fail. */
+	mutex_lock(&peer->lock);
+	if (peer->conn == conn) {
+		peer->conn = NULL;
+		peer_ref = true;
+		list_splice_init(&peer->pending, &list);
+	}
+	mutex_unlock(&peer->lock);
+	fail_list(&list, err);
+
+	/* 2. Flush the QP: every posted WR runs its completion handler. */
+	if (conn->established && conn->cm_id)
+		rdma_disconnect(conn->cm_id);
+	if (conn->qp)
+		ib_drain_qp(conn->qp);
+
+	/* 3. Nothing more can arrive: fail what waits for a response. */
+	xa_for_each(&conn->ops, id, op) {
+		xa_erase(&conn->ops, id);
+		bx_op_fail(op, err);
+		bx_op_put(op);
+	}
+	spin_lock(&conn->lock);
+	list_splice_init(&conn->sendq, &list);
+	spin_unlock(&conn->lock);
+	fail_list(&list, err);
+
+	/* 4. Free the verbs objects, then the id. */
+	conn_free_qp(conn);
+	if (conn->cm_id)
+		rdma_destroy_id(conn->cm_id);
+	conn->cm_id = NULL;
+
+	mutex_lock(&bx_conns_lock);
+	list_del_init(&conn->node);
+	mutex_unlock(&bx_conns_lock);
+	complete_all(&conn->torn_down);
+
+	if (peer_ref)
+		bx_conn_put(conn);
+	bx_conn_put(conn);
+}
+
+/* Tear down, and wait for, every connection on @bdev (device removal). */
+void bx_conn_remove_dev(struct bx_dev *bdev)
+{
+	for (;;) {
+		struct bx_conn *conn = NULL, *c;
+
+		mutex_lock(&bx_conns_lock);
+		list_for_each_entry(c, &bx_conns, node) {
+			if (c->bdev == bdev || !bdev) {
+				conn = c;
+				bx_conn_get(conn);
+				break;
+			}
+		}
+		mutex_unlock(&bx_conns_lock);
+		if (!conn)
+			return;
+		bx_conn_fail(conn, bdev ? -ENODEV : -ESHUTDOWN);
+		wait_for_completion(&conn->torn_down);
+		bx_conn_put(conn);
+	}
+}
+
+unsigned int bx_conn_count(void)
+{
+	struct bx_conn *c;
+	unsigned int n = 0;
+
+	mutex_lock(&bx_conns_lock);
+	list_for_each_entry(c, &bx_conns, node)
+		n++;
+	mutex_unlock(&bx_conns_lock);
+	return n;
+}
+
+static const char *state_name(enum bx_conn_state s)
+{
+	return s == BX_CONN_UP ? "up" :
+	       s == BX_CONN_CONNECTING ? "connecting" : "down";
+}
+
+/* debugfs "conns": one line per connection. */
+int bx_conn_show(struct seq_file *m, void *unused)
+{
+	struct bx_conn *c;
+
+	mutex_lock(&bx_conns_lock);
+	list_for_each_entry(c, &bx_conns, node) {
+		unsigned long id, nops = 0;
+		struct bx_op *op;
+
+		xa_for_each(&c->ops, id, op)
+			nops++;
+		spin_lock(&c->lock);
+		seq_printf(m, "peer %pISc id %u %s %s dev %s qp %u credits %d grant %d tx_free %d awaiting %lu tx %llu rx %llu credit_waits %llu\n",
+			   &c->peer->addr, c->peer->id, state_name(c->state),
+			   c->active ? "active" : "passive",
+			   c->bdev ? dev_name(&c->bdev->ibdev->dev) : "-",
+			   c->qp ? c->qp->qp_num : 0, c->credits, c->grant,
+			   c->ntx_free, nops, c->tx_msgs, c->rx_msgs,
+			   c->credit_waits);
+		spin_unlock(&c->lock);
+	}
+	mutex_unlock(&bx_conns_lock);
+	return 0;
+}
+
+int bx_conn_init(void)
+{
+	struct sockaddr_in any = {
+		.sin_family	= AF_INET,
+		.sin_port	= htons(BX_PORT),
+	};
+	int ret;
+
+	bx_epoch = get_random_u64();
+	bx_wq = alloc_workqueue("bx", WQ_MEM_RECLAIM, 0);
+	if (!bx_wq)
+		return -ENOMEM;
+
+	bx_listener = rdma_create_id(&init_net, bx_cm_handler, NULL,
+				     RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(bx_listener)) {
+		ret = PTR_ERR(bx_listener);
+		goto err_wq;
+	}
+	ret = rdma_bind_addr(bx_listener, (struct sockaddr *)&any);
+	if (ret)
+		goto err_id;
+	ret = rdma_listen(bx_listener, 128);
+	if (ret)
+		goto err_id;
+	return 0;
+
+err_id:
+	rdma_destroy_id(bx_listener);
+err_wq:
+	destroy_workqueue(bx_wq);
+	return ret;
+}
+
+void bx_conn_uninit(void)
+{
+	struct bx_peer *peer;
+	unsigned long id;
+
+	/* No new connections, then none at all. */
+	rdma_destroy_id(bx_listener);
+	bx_conn_remove_dev(NULL);
+	destroy_workqueue(bx_wq);
+	xa_for_each(&bx_peers, id, peer) {
+		WARN_ON(!list_empty(&peer->pending));
+		kfree(peer);
+	}
+	xa_destroy(&bx_peers);
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bx: peers and their shared RC connections.
+ */
+#ifndef _BX_CONN_H
+#define _BX_CONN_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "dev.h"
+
+#define BX_PORT		7471	/* rdma_cm port bx listens on */
+#define BX_RX_BUFS	128	/* receive buffers = initial peer credits */
+#define BX_TX_SLOTS	64	/* send buffers per connection */
+#define BX_MSG_SIZE	8192	/* bytes of each send/receive buffer */
+#define BX_EAGER_MAX	4096	/* largest payload sent inline (copied) */
+#define BX_SEG_MAX	(1U << 20)	/* bytes per registered segment */
+#define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
+#define BX_CONN_MRS	256	/* FRWR MRs per connection */
+#define BX_PEERS_MAX	1024
+#define BX_CREDIT_BATCH	(BX_RX_BUFS / 4)
+
+struct bx_op;
+
+/**
+ * struct bx_peer - a remote host, by the address of its RDMA interface
+ * @id:		id for BX_IOC_PEER users; peers live until module unload
+ * @addr:	address, port BX_PORT
+ * @lock:	protects @conn and @pending; process context only
+ * @conn:	the connection or connection attempt (ref), or NULL
+ * @pending:	operations waiting for @conn to come up
+ */
+struct bx_peer {
+	u32			id;
+	struct sockaddr_storage	addr;
+	struct mutex		lock;
+	struct bx_conn		*conn;
+	struct list_head	pending;
+};
+
+/**
+ * struct bx_buf - a send or receive buffer of a connection
+ * @cqe:	completion callback
+ * @conn:	owner
+ * @data:	BX_MSG_SIZE bytes, DMA-mapped at @dma
+ * @op:		send: the operation whose message this is (ref), or NULL
+ */
+struct bx_buf {
+	struct ib_cqe		cqe;
+	struct bx_conn		*conn;
+	void			*data;
+	u64			dma;
+	struct bx_op		*op;
+	struct ib_sge		sge;
+	struct ib_send_wr	wr;
+};
+
+enum bx_conn_state {
+	BX_CONN_CONNECTING,
+	BX_CONN_UP,
+	BX_CONN_DOWN,
+};
+
+/**
+ * struct bx_conn - one RC connection to a peer, shared by every process
+ * @ref:	held by the peer while it points here, by bx_conns, by every
+ *		operation assigned to it and by the teardown work
+ * @node:	in bx_conns, under bx_conns_lock
+ * @peer:	the remote host
+ * @bdev:	local device (ref) from address resolution on
+ * @cm_id:	rdma_cm id; owned by us (destroyed by teardown)
+ * @qp, @cq:	created on route resolution / connect request
+ * @mrs:	FRWR MR pool for rendezvous registration (ib_mr_pool)
+ * @lock:	protects the fields below it; process context only (ioctls,
+ *		CQ workqueue, rdma_cm handlers)
+ * @state:	enum bx_conn_state; DOWN is final
+ * @active:	we initiated the connection
+ * @err:	why it went down
+ * @credits:	messages we may still send (peer's free receive buffers)
+ * @grant:	receive buffers reposted and not yet granted to the peer
+ * @sendq:	operations waiting for a send buffer or a credit
+ * @tx_free:	stack of free send buffers, @ntx_free entries
+ * @ops:	req_id -> operation awaiting a response (own lock)
+ * @teardown:	work that drains and frees the connection
+ * @torn_down:	completed when @teardown finished
+ */
+struct bx_conn {
+	struct kref		ref;
+	struct list_head	node;
+	struct bx_peer		*peer;
+	struct bx_dev		*bdev;
+	struct rdma_cm_id	*cm_id;
+	struct ib_qp		*qp;
+	struct ib_cq		*cq;
+	struct list_head	mrs;
+	u32			peer_msg_size;
+	u64			peer_epoch;
+
+	spinlock_t		lock;
+	enum bx_conn_state	state;
+	bool			active;
+	bool			established;
+	bool			credit_queued;
+	int			credits_max;
+	unsigned long		flags;
+	struct work_struct	qp_err;
+	int			err;
+	int			credits;
+	int			grant;
+	struct list_head	sendq;
+	struct bx_buf		*tx_free[BX_TX_SLOTS];
+	int			ntx_free;
+	u64			seq;
+	u32			seq_alloc;
+
+	struct xarray		ops;
+	struct work_struct	teardown;
+	struct completion	torn_down;
+
+	u64			tx_msgs;
+	u64			rx_msgs;
+	u64			credit_waits;
+
+	struct bx_buf		rx[BX_RX_BUFS];
+	struct bx_buf		tx[BX_TX_SLOTS];
+};
+
+int bx_conn_init(void);
+void bx_conn_uninit(void);
+
+struct bx_peer *bx_peer_get(const struct sockaddr *addr);
+struct bx_peer *bx_peer_find(u32 id);
+
+void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
+void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_kick(struct bx_conn *conn);
+struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
+				     u32 len);
+int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first);
+void bx_conn_fail(struct bx_conn *conn, int err);
+void bx_conn_get(struct bx_conn *conn);
+void bx_conn_put(struct bx_conn *conn);
+void bx_conn_remove_dev(struct bx_dev *bdev);
+int bx_conn_show(struct seq_file *m, void *unused);
+unsigned int bx_conn_count(void);
+
+extern u64 bx_epoch;
+
+#endif /* _BX_CONN_H */

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bx: the state of one open /dev/bx.
+ */
+#ifndef _BX_FILE_H
+#define _BX_FILE_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+
+#include "cq.h"
+#include "region.h"
+
+/**
+ * struct bx_file - one open /dev/bx
+ * @ref:	held by the open file and by every operation, pending
+ *		request and service lookup in progress; see bx_file_put()
+ * @tgid:	process that opened it
+ * @setup_lock:	serializes BX_IOC_SETUP against mmap
+ * @region:	registered memory, NULL before BX_IOC_SETUP
+ * @cq:		completion ring, valid once @region is set
+ * @lock:	protects @inflight, @dead, @services and the RECV lists of
+ *		those services; process context only
+ * @inflight:	operations submitted whose completion is not posted yet
+ * @dead:	the file was released; completions are dropped
+ * @services:	struct bx_service bound by this file
+ * @reqs:	pull requests awaiting BX_OP_REPLY, by token (own lock)
+ * @bytes_tx:	payload bytes sent by this file's operations
+ * @bytes_rx:	payload bytes received by this file's services
+ */
+struct bx_file {
+	struct kref		ref;
+	pid_t			tgid;
+	struct mutex		setup_lock;
+	struct bx_region	*region;
+	struct bx_cq		cq;
+	spinlock_t		lock;
+	u32			inflight;
+	bool			dead;
+	struct list_head	services;
+	struct xarray		reqs;
+	atomic64_t		bytes_tx;
+	atomic64_t		bytes_rx;
+};
+
+void bx_file_get(struct bx_file *f);
+void bx_file_put(struct bx_file *f);
+void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe);
+
+#endif /* _BX_FILE_H */

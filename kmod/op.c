@@ -1,0 +1,1079 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: operations.
+ *
+ * Requester side (BX_OP_PUSH, BX_OP_PULL):
+ *
+ *   bx_op_submit() -> bx_conn_submit() -> [connection up] bx_conn_kick()
+ *     -> bx_op_transmit(): id in conn->ops, payload up to BX_EAGER_MAX
+ *        copied into the send buffer; a larger push source or pull sink
+ *        is registered per operation (FRWR, one MR per BX_SEG_MAX bytes),
+ *        REG_MR WRs chained before the SEND that carries the descriptors
+ *     -> response (PUSH_DONE, PULL_RESP, PULL_WRITTEN, NACK) in
+ *        bx_op_recv(): inline response copied into the sink; MRs
+ *        invalidated (LOCAL_INV) before the completion is posted, so the
+ *        peer can touch the buffer only while the operation is in flight.
+ *
+ * Server side (messages for a service bound with BX_IOC_BIND):
+ *
+ *   PUSH      -> copied into a posted RECV buffer, completion, PUSH_DONE
+ *   PUSH_RDV  -> RDMA READ (rdma_rw) from the sender's segments straight
+ *                into a posted RECV buffer, completion, PUSH_DONE
+ *   PULL_REQ  -> request copied into a RECV buffer; completion with a token
+ *   BX_OP_REPLY(token) -> inline PULL_RESP, or RDMA WRITE (rdma_rw) into
+ *                the requester's segments chained before PULL_WRITTEN.
+ *
+ * No posted RECV big enough, or no such service: the sender's operation
+ * fails with -ENOBUFS / -ECONNREFUSED (flow control will make senders wait
+ * instead). Every operation ends with exactly one completion.
+ */
+
+#include <linux/slab.h>
+#include <rdma/mr_pool.h>
+#include <rdma/rw.h>
+
+#include "conn.h"
+#include "file.h"
+#include "op.h"
+
+atomic64_t bx_copied_bytes = ATOMIC64_INIT(0);
+atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
+atomic64_t bx_mrs_inuse = ATOMIC64_INIT(0);
+
+/* Bound services: number -> struct bx_service. */
+static DEFINE_XARRAY(bx_services);
+/*
+ * Serializes bind, unbind and the receive path's service lookup with the
+ * RECV buffer it takes; process context only.
+ */
+static DEFINE_MUTEX(bx_services_lock);
+
+/**
+ * struct bx_service - a service number bound by a file
+ * @file:	owner; services are unbound before their file is freed
+ * @node:	in file->services
+ * @recvs:	posted RECV buffers (struct bx_recv), under file->lock
+ */
+struct bx_service {
+	u32			id;
+	struct bx_file		*file;
+	struct list_head	node;
+	struct list_head	recvs;
+};
+
+struct bx_recv {
+	struct list_head	node;
+	u64			user_data;
+	u64			off;
+	u32			len;
+};
+
+/* A pull request awaiting BX_OP_REPLY, in file->reqs. */
+struct bx_req {
+	struct bx_conn		*conn;
+	u64			req_id;
+	u32			peer_id;
+	u32			capacity;
+	u8			nrdv;
+	struct bx_rdv		rdv[BX_WIRE_MAX_RDV];
+};
+
+static const int status_errno[__BX_ST_MAX] = {
+	[BX_ST_OK]		= 0,
+	[BX_ST_NOSVC]		= -ECONNREFUSED,
+	[BX_ST_NOBUFS]		= -ENOBUFS,
+	[BX_ST_TOOBIG]		= -EMSGSIZE,
+	[BX_ST_REMOTE_IO]	= -EREMOTEIO,
+	[BX_ST_CANCELED]	= -ECONNABORTED,
+};
+
+static struct bx_op *op_alloc(u8 kind)
+{
+	struct bx_op *op = kzalloc(sizeof(*op), GFP_KERNEL);
+
+	if (!op)
+		return NULL;
+	kref_init(&op->ref);
+	INIT_LIST_HEAD(&op->node);
+	op->kind = kind;
+	atomic64_inc(&bx_ops_inflight);
+	return op;
+}
+
+static void op_release(struct kref *ref)
+{
+	struct bx_op *op = container_of(ref, struct bx_op, ref);
+
+	kfree(op->rdma);
+	if (op->conn)
+		bx_conn_put(op->conn);
+	if (op->file)
+		bx_file_put(op->file);
+	atomic64_dec(&bx_ops_inflight);
+	kfree(op);
+}
+
+void bx_op_put(struct bx_op *op)
+{
+	kref_put(&op->ref, op_release);
+}
+
+struct bx_op *bx_op_ctl(u8 type)
+{
+	struct bx_op *op = op_alloc(BX_K_CTL);
+
+	if (op)
+		op->msg.type = type;
+	return op;
+}
+
+/* Post the operation's completion, exactly once. */
+static void op_complete(struct bx_op *op, int res)
+{
+	struct bx_cqe cqe = {};
+
+	if (op->completed || !op->file)
+		return;
+	op->completed = true;
+	cqe.user_data = op->user_data;
+	cqe.res = res;
+	if (op->kind == BX_K_SRV_READ) {
+		cqe.flags = BX_CQE_F_PUSH;
+		cqe.off = op->off;
+		cqe.service = op->service;
+		cqe.peer = op->peer_id;
+	}
+	if (res > 0)
+		atomic64_add(res, op->kind == BX_K_SRV_READ ?
+			     &op->file->bytes_rx : &op->file->bytes_tx);
+	bx_file_complete(op->file, &cqe);
+}
+
+/* Queue a bare control message on @conn. */
+static void send_ctl(struct bx_conn *conn, u8 type, u64 req_id, u8 status)
+{
+	struct bx_op *op = bx_op_ctl(type);
+
+	if (!op) {
+		/* The peer's operation would hang: give up the connection. */
+		bx_conn_fail(conn, -ENOMEM);
+		return;
+	}
+	op->msg.req_id = req_id;
+	op->msg.status = status;
+	bx_conn_get(conn);
+	op->conn = conn;
+	bx_conn_queue(conn, op);
+	bx_conn_kick(conn);
+}
+
+/* ---- registration of a requester's segments -------------------------- */
+
+static void seg_release(struct bx_op *op, struct bx_seg *seg,
+			enum dma_data_direction dir)
+{
+	struct ib_device *dev = op->conn->bdev->ibdev;
+
+	if (seg->nents)
+		ib_dma_unmap_sg(dev, seg->sgt.sgl, seg->sgt.orig_nents, dir);
+	seg->nents = 0;
+	if (seg->mr) {
+		ib_mr_pool_put(op->conn->qp, &op->conn->mrs, seg->mr);
+		atomic64_dec(&bx_mrs_inuse);
+		seg->mr = NULL;
+	}
+	sg_free_table(&seg->sgt);
+}
+
+static enum dma_data_direction op_dir(struct bx_op *op)
+{
+	return op->kind == BX_K_PUSH ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+}
+
+static void segs_release(struct bx_op *op)
+{
+	u8 i;
+
+	if (!op->rdma)
+		return;
+	for (i = 0; i < op->rdma->nseg; i++)
+		seg_release(op, &op->rdma->seg[i], op_dir(op));
+	op->rdma->nseg = 0;
+}
+
+/*
+ * Register [off, off + len) of the region in segments of at most
+ * BX_SEG_MAX bytes; fill msg->rdv and chain the REG_MR WRs. Returns the
+ * last WR of the chain (its first is &rdma->reg[0].wr), or an ERR_PTR.
+ */
+static struct ib_send_wr *segs_register(struct bx_op *op, u64 off, u32 len,
+					int access)
+{
+	struct bx_conn *conn = op->conn;
+	struct bx_region *r = op->file->region;
+	struct bx_rdma *rd = op->rdma;
+	u32 done = 0;
+	int ret;
+
+	rd->nseg = 0;
+	while (done < len) {
+		struct bx_seg *seg = &rd->seg[rd->nseg];
+		struct ib_reg_wr *reg = &rd->reg[rd->nseg];
+		u32 n = min(len - done, BX_SEG_MAX);
+
+		seg->off = off + done;
+		seg->len = n;
+		ret = bx_region_sg(r, seg->off, n, &seg->sgt);
+		if (ret)
+			goto err;
+		rd->nseg++;
+		seg->nents = ib_dma_map_sg(conn->bdev->ibdev, seg->sgt.sgl,
+					   seg->sgt.orig_nents, op_dir(op));
+		if (!seg->nents) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		seg->mr = ib_mr_pool_get(conn->qp, &conn->mrs);
+		if (!seg->mr) {
+			ret = -EAGAIN;
+			goto err;
+		}
+		atomic64_inc(&bx_mrs_inuse);
+		ib_update_fast_reg_key(seg->mr, ib_inc_rkey(seg->mr->rkey));
+		ret = ib_map_mr_sg(seg->mr, seg->sgt.sgl, seg->nents, NULL,
+				   PAGE_SIZE);
+		if (ret != seg->nents) {
+			ret = ret < 0 ? ret : -EINVAL;
+			goto err;
+		}
+		*reg = (struct ib_reg_wr){
+			.wr.opcode	= IB_WR_REG_MR,
+			.mr		= seg->mr,
+			.key		= seg->mr->rkey,
+			.access		= access,
+		};
+		if (rd->nseg > 1)
+			rd->reg[rd->nseg - 2].wr.next = &reg->wr;
+		op->msg.rdv[rd->nseg - 1] = (struct bx_rdv){
+			.addr	= seg->mr->iova,
+			.rkey	= seg->mr->rkey,
+			.len	= n,
+		};
+		done += n;
+	}
+	op->msg.nrdv = rd->nseg;
+	return &rd->reg[rd->nseg - 1].wr;
+
+err:
+	segs_release(op);
+	return ERR_PTR(ret);
+}
+
+static void inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+
+	segs_release(op);
+	op_complete(op, wc->status == IB_WC_SUCCESS ? op->result : -EIO);
+	bx_op_put(op);
+}
+
+/*
+ * The response arrived: revoke the peer's access to every segment, then
+ * complete. Takes over the caller's reference on @op.
+ */
+static void op_finish(struct bx_op *op)
+{
+	struct bx_rdma *rd = op->rdma;
+	u8 i;
+
+	if (!rd || !rd->nseg) {
+		op_complete(op, op->result);
+		bx_op_put(op);
+		return;
+	}
+	for (i = 0; i < rd->nseg; i++) {
+		rd->inv[i] = (struct ib_send_wr){
+			.opcode			= IB_WR_LOCAL_INV,
+			.ex.invalidate_rkey	= rd->seg[i].mr->rkey,
+			.next			= i + 1 < rd->nseg ?
+						  &rd->inv[i + 1] : NULL,
+		};
+	}
+	op->cqe.done = inv_done;
+	rd->inv[rd->nseg - 1].wr_cqe = &op->cqe;
+	rd->inv[rd->nseg - 1].send_flags = IB_SEND_SIGNALED;
+	if (bx_conn_post(op->conn, &rd->inv[0])) {
+		/* The connection is going: its MRs die with it. */
+		segs_release(op);
+		op_complete(op, op->result);
+		bx_op_put(op);
+	}
+}
+
+void bx_op_fail(struct bx_op *op, int err)
+{
+	if (op->conn)
+		segs_release(op);
+	op_complete(op, err);
+}
+
+/* ---- sending ------------------------------------------------------------ */
+
+static int build_send(struct bx_op *op, struct bx_buf *slot,
+		      struct ib_send_wr *first, struct ib_send_wr *last)
+{
+	struct bx_conn *conn = op->conn;
+	struct ib_send_wr *send;
+	size_t n;
+
+	n = bx_wire_build(slot->data, BX_MSG_SIZE, &op->msg);
+	if (!n || n > conn->peer_msg_size)
+		return -EMSGSIZE;
+	send = bx_conn_prep_send(conn, slot, n);
+	if (first) {
+		last->next = send;
+		return bx_conn_post(conn, first);
+	}
+	return bx_conn_post(conn, send);
+}
+
+/* Give the op an id in conn->ops; that entry holds a reference. */
+static int op_track(struct bx_op *op)
+{
+	u32 id;
+	int ret;
+
+	kref_get(&op->ref);
+	ret = xa_alloc_cyclic(&op->conn->ops, &id, op, xa_limit_32b,
+			      &op->conn->seq_alloc, GFP_KERNEL);
+	if (ret < 0) {
+		bx_op_put(op);
+		return ret;
+	}
+	op->req_id = id;
+	op->msg.req_id = id;
+	return 0;
+}
+
+static void op_untrack(struct bx_op *op)
+{
+	if (op->req_id && xa_cmpxchg(&op->conn->ops, op->req_id, op, NULL,
+				     GFP_KERNEL) == op)
+		bx_op_put(op);
+}
+
+static int transmit_request(struct bx_op *op, struct bx_buf *slot)
+{
+	struct bx_region *r = op->file->region;
+	struct ib_send_wr *last = NULL;
+	int ret, access;
+	u32 rlen = op->kind == BX_K_PUSH ? op->len : op->resp_len;
+	u64 roff = op->kind == BX_K_PUSH ? op->off : op->resp_off;
+	bool rdv = rlen > BX_EAGER_MAX;
+
+	op->msg.service = op->service;
+	if (op->kind == BX_K_PUSH) {
+		op->msg.type = rdv ? BX_MSG_PUSH_RDV : BX_MSG_PUSH;
+		op->msg.len = op->len;
+	} else {
+		op->msg.type = BX_MSG_PULL_REQ;
+		op->msg.len = op->len;
+		/* An eager sink grants nothing: capacity only. */
+		op->msg.nrdv = 1;
+		op->msg.rdv[0] = (struct bx_rdv){ .len = op->resp_len };
+	}
+	if (!rdv || op->kind == BX_K_PULL)
+		op->msg.payload = op->len ? bx_region_ptr(r, op->off) : NULL;
+
+	if (rdv) {
+		if (!op->rdma)
+			op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
+		if (!op->rdma)
+			return -ENOMEM;
+		access = IB_ACCESS_LOCAL_WRITE | (op->kind == BX_K_PUSH ?
+			 IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE);
+		last = segs_register(op, roff, rlen, access);
+		if (IS_ERR(last))
+			return PTR_ERR(last);
+	}
+	ret = op_track(op);
+	if (ret)
+		goto err_segs;
+	if (op->msg.payload)
+		atomic64_add(op->len, &bx_copied_bytes);
+	ret = build_send(op, slot, last ? &op->rdma->reg[0].wr : NULL, last);
+	if (ret)
+		goto err_untrack;
+	return 0;
+
+err_untrack:
+	op_untrack(op);
+err_segs:
+	segs_release(op);
+	return ret;
+}
+
+static void rw_release(struct bx_op *op, enum dma_data_direction dir)
+{
+	struct bx_rdma *rd = op->rdma;
+	u8 i;
+
+	if (!rd)
+		return;
+	for (i = 0; i < rd->nseg; i++) {
+		struct bx_seg *seg = &rd->seg[i];
+
+		if (seg->nents)
+			rdma_rw_ctx_destroy(&rd->rw[i], op->conn->qp,
+					    op->conn->cm_id->port_num,
+					    seg->sgt.sgl, seg->sgt.orig_nents,
+					    dir);
+		seg->nents = 0;
+		sg_free_table(&seg->sgt);
+	}
+	rd->nseg = 0;
+}
+
+/*
+ * Set up RDMA READs or WRITEs between [off, off + len) of the file's
+ * region and the peer's segments rd->rdv; returns the first WR of the
+ * chain, whose last WR is linked to @next (or signals op->cqe if NULL).
+ */
+static struct ib_send_wr *rw_setup(struct bx_op *op, u64 off, u32 len,
+				   u8 nrdv, enum dma_data_direction dir,
+				   struct ib_send_wr *next)
+{
+	struct bx_conn *conn = op->conn;
+	struct bx_rdma *rd = op->rdma;
+	struct ib_send_wr *chain = next;
+	u32 done = 0;
+	int ret, i;
+
+	for (i = 0; i < nrdv && done < len; i++) {
+		struct bx_seg *seg = &rd->seg[i];
+		u32 n = min(len - done, rd->rdv[i].len);
+
+		ret = bx_region_sg(op->file->region, off + done, n, &seg->sgt);
+		if (ret)
+			goto err;
+		rd->nseg = i + 1;
+		ret = rdma_rw_ctx_init(&rd->rw[i], conn->qp,
+				       conn->cm_id->port_num, seg->sgt.sgl,
+				       seg->sgt.orig_nents, 0,
+				       rd->rdv[i].addr, rd->rdv[i].rkey, dir);
+		if (ret < 0) {
+			sg_free_table(&seg->sgt);
+			rd->nseg = i;
+			goto err;
+		}
+		seg->nents = ret;
+		done += n;
+	}
+	for (i = rd->nseg - 1; i >= 0; i--)
+		chain = rdma_rw_ctx_wrs(&rd->rw[i], conn->qp,
+					conn->cm_id->port_num,
+					chain ? NULL : &op->cqe, chain);
+	return chain;
+
+err:
+	rw_release(op, dir);
+	return ERR_PTR(ret);
+}
+
+static int transmit_reply(struct bx_op *op, struct bx_buf *slot)
+{
+	struct bx_region *r = op->file->region;
+	struct bx_rdma *rd = op->rdma;
+	struct ib_send_wr *first, *last;
+
+	/* Small, or a sink without keys: inline. */
+	if (op->len <= BX_EAGER_MAX || !rd->rdv[0].rkey) {
+		op->msg.type = BX_MSG_PULL_RESP;
+		op->msg.len = op->len;
+		op->msg.payload = op->len ? bx_region_ptr(r, op->off) : NULL;
+		atomic64_add(op->len, &bx_copied_bytes);
+		return build_send(op, slot, NULL, NULL);
+	}
+	op->msg.type = BX_MSG_PULL_WRITTEN;
+	op->msg.len = op->len;
+	/* RDMA WRITEs then the SEND: RC delivers them in this order. */
+	first = rw_setup(op, op->off, op->len, rd->nrdv, DMA_TO_DEVICE, NULL);
+	if (IS_ERR(first))
+		return PTR_ERR(first);
+	for (last = first; last->next; last = last->next)
+		;
+	/* rw_setup() signalled the last WRITE; the SEND completes the op. */
+	last->send_flags &= ~IB_SEND_SIGNALED;
+	last->wr_cqe = NULL;
+	return build_send(op, slot, first, last);
+}
+
+int bx_op_transmit(struct bx_op *op, struct bx_buf *slot, u16 grant)
+{
+	op->msg.credits = grant;
+	switch (op->kind) {
+	case BX_K_PUSH:
+	case BX_K_PULL:
+		return transmit_request(op, slot);
+	case BX_K_REPLY:
+		return transmit_reply(op, slot);
+	default:
+		return build_send(op, slot, NULL, NULL);
+	}
+}
+
+/* The SEND of @op completed (or was never posted): drop its reference. */
+void bx_op_sent(struct bx_op *op, int err)
+{
+	switch (op->kind) {
+	case BX_K_PUSH:
+	case BX_K_PULL:
+		if (err) {
+			op_untrack(op);
+			bx_op_fail(op, err);
+		}
+		break;
+	case BX_K_REPLY:
+		rw_release(op, DMA_TO_DEVICE);
+		op_complete(op, err ? err : op->len);
+		break;
+	default:
+		break;
+	}
+	bx_op_put(op);
+}
+
+/* ---- services and receiving --------------------------------------------- */
+
+int bx_service_bind(struct bx_file *f, u32 service)
+{
+	struct bx_service *svc;
+	int ret;
+
+	if (!service)
+		return -EINVAL;
+	svc = kzalloc(sizeof(*svc), GFP_KERNEL);
+	if (!svc)
+		return -ENOMEM;
+	svc->id = service;
+	svc->file = f;
+	INIT_LIST_HEAD(&svc->recvs);
+
+	mutex_lock(&bx_services_lock);
+	ret = xa_insert(&bx_services, service, svc, GFP_KERNEL);
+	if (!ret) {
+		spin_lock(&f->lock);
+		list_add(&svc->node, &f->services);
+		spin_unlock(&f->lock);
+	}
+	mutex_unlock(&bx_services_lock);
+	if (ret) {
+		kfree(svc);
+		return ret == -EBUSY ? -EADDRINUSE : ret;
+	}
+	return 0;
+}
+
+/* Called with bx_services_lock held. */
+static void service_free(struct bx_service *svc)
+{
+	struct bx_file *f = svc->file;
+	struct bx_recv *rv, *tmp;
+	LIST_HEAD(recvs);
+
+	lockdep_assert_held(&bx_services_lock);
+	xa_erase(&bx_services, svc->id);
+	spin_lock(&f->lock);
+	list_del(&svc->node);
+	list_splice_init(&svc->recvs, &recvs);
+	spin_unlock(&f->lock);
+	/* RECVs offered to a service that is gone end as canceled. */
+	list_for_each_entry_safe(rv, tmp, &recvs, node) {
+		struct bx_cqe cqe = {
+			.user_data	= rv->user_data,
+			.res		= -ECANCELED,
+			.service	= svc->id,
+		};
+
+		bx_file_complete(f, &cqe);
+		kfree(rv);
+	}
+	kfree(svc);
+}
+
+int bx_service_unbind(struct bx_file *f, u32 service)
+{
+	struct bx_service *svc;
+	int ret = -ENOENT;
+
+	mutex_lock(&bx_services_lock);
+	svc = xa_load(&bx_services, service);
+	if (svc && svc->file == f) {
+		service_free(svc);
+		ret = 0;
+	}
+	mutex_unlock(&bx_services_lock);
+	return ret;
+}
+
+/*
+ * Take a posted RECV buffer of at least @need bytes from @service. Returns
+ * its file with a reference, or NULL with the wire status in @st.
+ */
+static struct bx_file *take_recv(u32 service, u32 need, struct bx_recv **out,
+				 u8 *st)
+{
+	struct bx_service *svc;
+	struct bx_file *f = NULL;
+	struct bx_recv *rv;
+
+	mutex_lock(&bx_services_lock);
+	svc = xa_load(&bx_services, service);
+	if (!svc) {
+		*st = BX_ST_NOSVC;
+		goto out;
+	}
+	*st = BX_ST_NOBUFS;
+	spin_lock(&svc->file->lock);
+	list_for_each_entry(rv, &svc->recvs, node) {
+		if (rv->len >= need) {
+			list_del(&rv->node);
+			f = svc->file;
+			bx_file_get(f);
+			*out = rv;
+			break;
+		}
+	}
+	spin_unlock(&svc->file->lock);
+out:
+	mutex_unlock(&bx_services_lock);
+	return f;
+}
+
+static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
+{
+	struct bx_recv *rv;
+	struct bx_file *f;
+	u8 st;
+
+	f = take_recv(msg->service, msg->len, &rv, &st);
+	if (f) {
+		struct bx_cqe cqe = {
+			.user_data	= rv->user_data,
+			.res		= msg->len,
+			.flags		= BX_CQE_F_PUSH | BX_CQE_F_COPIED,
+			.off		= rv->off,
+			.service	= msg->service,
+			.peer		= conn->peer->id,
+		};
+
+		memcpy(bx_region_ptr(f->region, rv->off), msg->payload,
+		       msg->len);
+		atomic64_add(msg->len, &bx_copied_bytes);
+		atomic64_add(msg->len, &f->bytes_rx);
+		bx_file_complete(f, &cqe);
+		bx_file_put(f);
+		kfree(rv);
+		st = BX_ST_OK;
+	}
+	send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
+}
+
+static void read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+	bool ok = wc->status == IB_WC_SUCCESS;
+
+	rw_release(op, DMA_FROM_DEVICE);
+	op_complete(op, ok ? op->len : -EREMOTEIO);
+	/* Now tell the sender; the op becomes that message. */
+	op->kind = BX_K_CTL;
+	memset(&op->msg, 0, sizeof(op->msg));
+	op->msg.type = BX_MSG_PUSH_DONE;
+	op->msg.req_id = op->req_id;
+	op->msg.status = ok ? BX_ST_OK : BX_ST_REMOTE_IO;
+	bx_conn_queue(op->conn, op);
+	bx_conn_kick(op->conn);
+}
+
+static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
+{
+	struct ib_send_wr *first;
+	struct bx_recv *rv;
+	struct bx_file *f;
+	struct bx_op *op;
+	u8 st;
+
+	f = take_recv(msg->service, msg->len, &rv, &st);
+	if (!f) {
+		send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
+		return;
+	}
+	op = op_alloc(BX_K_SRV_READ);
+	if (op)
+		op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
+	if (!op || !op->rdma) {
+		struct bx_cqe cqe = { .user_data = rv->user_data,
+				      .res = -ENOMEM };
+
+		bx_file_complete(f, &cqe);
+		bx_file_put(f);
+		kfree(rv);
+		if (op)
+			bx_op_put(op);
+		send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, BX_ST_NOBUFS);
+		return;
+	}
+	op->file = f;
+	bx_conn_get(conn);
+	op->conn = conn;
+	op->user_data = rv->user_data;
+	op->off = rv->off;
+	op->len = msg->len;
+	op->service = msg->service;
+	op->peer_id = conn->peer->id;
+	op->req_id = msg->req_id;
+	op->cqe.done = read_done;
+	kfree(rv);
+	memcpy(op->rdma->rdv, msg->rdv, sizeof(msg->rdv[0]) * msg->nrdv);
+	op->rdma->nrdv = msg->nrdv;
+
+	first = rw_setup(op, op->off, op->len, msg->nrdv, DMA_FROM_DEVICE,
+			 NULL);
+	if (IS_ERR(first) || bx_conn_post(conn, first)) {
+		if (!IS_ERR(first))
+			rw_release(op, DMA_FROM_DEVICE);
+		op_complete(op, -EREMOTEIO);
+		op->kind = BX_K_CTL;
+		memset(&op->msg, 0, sizeof(op->msg));
+		op->msg.type = BX_MSG_PUSH_DONE;
+		op->msg.req_id = op->req_id;
+		op->msg.status = BX_ST_REMOTE_IO;
+		bx_conn_queue(conn, op);
+		bx_conn_kick(conn);
+	}
+}
+
+static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
+{
+	struct bx_cqe cqe = {};
+	struct bx_recv *rv;
+	struct bx_req *req;
+	struct bx_file *f;
+	u32 token;
+	u8 st;
+	int ret;
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req) {
+		send_ctl(conn, BX_MSG_NACK, msg->req_id, BX_ST_NOBUFS);
+		return;
+	}
+	f = take_recv(msg->service, msg->len, &rv, &st);
+	if (!f) {
+		kfree(req);
+		send_ctl(conn, BX_MSG_NACK, msg->req_id, st);
+		return;
+	}
+	bx_conn_get(conn);
+	req->conn = conn;
+	req->req_id = msg->req_id;
+	req->peer_id = conn->peer->id;
+	req->nrdv = msg->nrdv;
+	req->capacity = msg->rdv[0].rkey ? msg->rdv_total : msg->rdv[0].len;
+	memcpy(req->rdv, msg->rdv, sizeof(msg->rdv[0]) * msg->nrdv);
+	if (msg->len) {
+		memcpy(bx_region_ptr(f->region, rv->off), msg->payload,
+		       msg->len);
+		atomic64_add(msg->len, &bx_copied_bytes);
+	}
+
+	/* A released file must not gain requests nobody will answer. */
+	spin_lock(&f->lock);
+	ret = f->dead ? -ESHUTDOWN :
+	      xa_alloc(&f->reqs, &token, req, xa_limit_31b, GFP_ATOMIC);
+	spin_unlock(&f->lock);
+	if (ret) {
+		bx_conn_put(conn);
+		kfree(req);
+		cqe.user_data = rv->user_data;
+		cqe.res = -ENOMEM;
+		bx_file_complete(f, &cqe);
+		send_ctl(conn, BX_MSG_NACK, msg->req_id, BX_ST_CANCELED);
+	} else {
+		cqe.user_data = rv->user_data;
+		cqe.res = msg->len;
+		cqe.flags = BX_CQE_F_REQUEST | BX_CQE_F_COPIED;
+		cqe.off = rv->off;
+		cqe.token = token;
+		cqe.service = msg->service;
+		cqe.peer = conn->peer->id;
+		cqe.resp_max = req->capacity;
+		atomic64_add(msg->len, &f->bytes_rx);
+		bx_file_complete(f, &cqe);
+	}
+	bx_file_put(f);
+	kfree(rv);
+}
+
+/* A response to one of our operations. */
+static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
+{
+	struct bx_op *op = NULL;
+	int res;
+
+	if (msg->req_id && msg->req_id <= U32_MAX)
+		op = xa_erase(&conn->ops, msg->req_id);
+	/* Unknown id, or a response that does not fit the request. */
+	if (!op ||
+	    (msg->type == BX_MSG_PUSH_DONE && op->kind != BX_K_PUSH) ||
+	    ((msg->type == BX_MSG_PULL_RESP ||
+	      msg->type == BX_MSG_PULL_WRITTEN) && op->kind != BX_K_PULL) ||
+	    (msg->type == BX_MSG_PULL_WRITTEN &&
+	     (msg->len > op->resp_len || !op->rdma || !op->rdma->nseg))) {
+		pr_warn_ratelimited("unexpected response type %u id %llu\n",
+				    msg->type, msg->req_id);
+		bx_conn_fail(conn, -EPROTO);
+		if (op) {
+			bx_op_fail(op, -EPROTO);
+			bx_op_put(op);
+		}
+		return;
+	}
+	res = status_errno[msg->status];
+	if (!res) {
+		switch (msg->type) {
+		case BX_MSG_PUSH_DONE:
+			res = op->len;
+			break;
+		case BX_MSG_PULL_RESP:
+			if (msg->len > op->resp_len) {
+				res = -EMSGSIZE;
+				break;
+			}
+			if (msg->len)
+				memcpy(bx_region_ptr(op->file->region,
+						     op->resp_off),
+				       msg->payload, msg->len);
+			atomic64_add(msg->len, &bx_copied_bytes);
+			res = msg->len;
+			break;
+		case BX_MSG_PULL_WRITTEN:
+			res = msg->len;
+			break;
+		}
+	}
+	op->result = res;
+	op_finish(op);
+}
+
+/* A message arrived on @conn; @msg is valid until this returns. */
+void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg)
+{
+	switch (msg->type) {
+	case BX_MSG_PUSH:
+		recv_push(conn, msg);
+		break;
+	case BX_MSG_PUSH_RDV:
+		recv_push_rdv(conn, msg);
+		break;
+	case BX_MSG_PULL_REQ:
+		recv_pull_req(conn, msg);
+		break;
+	default:
+		recv_response(conn, msg);
+		break;
+	}
+}
+
+/* ---- submission ------------------------------------------------------------ */
+
+static int submit_recv(struct bx_file *f, const struct bx_sqe *sqe)
+{
+	struct bx_service *svc;
+	struct bx_recv *rv;
+	int ret = 0;
+
+	rv = kzalloc(sizeof(*rv), GFP_KERNEL);
+	if (!rv)
+		return -ENOMEM;
+	rv->user_data = sqe->user_data;
+	rv->off = sqe->off;
+	rv->len = sqe->len;
+
+	mutex_lock(&bx_services_lock);
+	svc = xa_load(&bx_services, sqe->service);
+	if (!svc || svc->file != f) {
+		ret = -ENOTCONN;
+	} else {
+		spin_lock(&f->lock);
+		list_add_tail(&rv->node, &svc->recvs);
+		spin_unlock(&f->lock);
+	}
+	mutex_unlock(&bx_services_lock);
+	if (ret)
+		kfree(rv);
+	return ret;
+}
+
+static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
+{
+	struct bx_req *req;
+	struct bx_op *op;
+
+	if (sqe->token > U32_MAX)
+		return -ENOENT;
+	req = xa_load(&f->reqs, sqe->token);
+	if (!req)
+		return -ENOENT;
+	if (sqe->len > req->capacity)
+		return -EMSGSIZE;
+	op = op_alloc(BX_K_REPLY);
+	if (!op)
+		return -ENOMEM;
+	op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
+	if (!op->rdma) {
+		bx_op_put(op);
+		return -ENOMEM;
+	}
+	/* Only now is the token consumed; a racing REPLY loses here. */
+	if (xa_erase(&f->reqs, sqe->token) != req) {
+		bx_op_put(op);
+		return -ENOENT;
+	}
+	bx_file_get(f);
+	op->file = f;
+	op->user_data = sqe->user_data;
+	op->off = sqe->off;
+	op->len = sqe->len;
+	op->conn = req->conn;
+	op->msg.req_id = req->req_id;
+	op->rdma->nrdv = req->nrdv;
+	memcpy(op->rdma->rdv, req->rdv, sizeof(req->rdv[0]) * req->nrdv);
+	kfree(req);
+	op->cqe.done = NULL;
+	bx_conn_queue(op->conn, op);
+	bx_conn_kick(op->conn);
+	return 0;
+}
+
+static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe)
+{
+	struct bx_region *r = f->region;
+
+	if (sqe->flags || sqe->resv0 || sqe->resv1 || sqe->resv2)
+		return -EINVAL;
+	switch (sqe->opcode) {
+	case BX_OP_PUSH:
+	case BX_OP_PULL:
+		if (!sqe->service || sqe->token || !bx_peer_find(sqe->peer))
+			return -EINVAL;
+		if (sqe->len > BX_MSG_MAX)
+			return -EMSGSIZE;
+		if (!bx_region_valid(r, sqe->off, sqe->len))
+			return -EINVAL;
+		if (sqe->opcode == BX_OP_PUSH)
+			return (sqe->resp_off || sqe->resp_len) ? -EINVAL : 0;
+		/* A request travels inline; its response may be large. */
+		if (sqe->len > BX_EAGER_MAX || sqe->resp_len > BX_MSG_MAX)
+			return -EMSGSIZE;
+		return bx_region_valid(r, sqe->resp_off, sqe->resp_len) ?
+		       0 : -EINVAL;
+	case BX_OP_RECV:
+		if (sqe->peer || sqe->token || sqe->resp_off || sqe->resp_len)
+			return -EINVAL;
+		if (sqe->len > BX_MSG_MAX)
+			return -EMSGSIZE;
+		return bx_region_valid(r, sqe->off, sqe->len) ? 0 : -EINVAL;
+	case BX_OP_REPLY:
+		if (sqe->peer || sqe->service || sqe->resp_off || sqe->resp_len)
+			return -EINVAL;
+		return bx_region_valid(r, sqe->off, sqe->len) ? 0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
+}
+
+int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
+{
+	struct bx_peer *peer;
+	struct bx_op *op;
+	int ret;
+
+	ret = check_sqe(f, sqe);
+	if (ret)
+		return ret;
+
+	/* Room for this operation's completion, whatever happens. */
+	spin_lock(&f->lock);
+	if (f->inflight + bx_cq_pending(&f->cq) > f->cq.mask) {
+		spin_unlock(&f->lock);
+		return -EBUSY;
+	}
+	f->inflight++;
+	spin_unlock(&f->lock);
+
+	switch (sqe->opcode) {
+	case BX_OP_RECV:
+		ret = submit_recv(f, sqe);
+		break;
+	case BX_OP_REPLY:
+		ret = submit_reply(f, sqe);
+		break;
+	default:
+		peer = bx_peer_find(sqe->peer);
+		op = op_alloc(sqe->opcode);
+		if (!op) {
+			ret = -ENOMEM;
+			break;
+		}
+		bx_file_get(f);
+		op->file = f;
+		op->user_data = sqe->user_data;
+		op->off = sqe->off;
+		op->len = sqe->len;
+		op->service = sqe->service;
+		op->resp_off = sqe->resp_off;
+		op->resp_len = sqe->resp_len;
+		bx_conn_submit(peer, op);
+		break;
+	}
+	if (ret) {
+		spin_lock(&f->lock);
+		f->inflight--;
+		spin_unlock(&f->lock);
+	}
+	return ret;
+}
+
+/*
+ * The file is going away: its services stop receiving, posted RECVs are
+ * dropped, and requesters still waiting for a reply learn it will not
+ * come. Operations in flight finish on their own and drop their
+ * references to the file and its region.
+ */
+void bx_op_file_release(struct bx_file *f)
+{
+	struct bx_service *svc;
+	struct bx_req *req;
+	unsigned long token;
+
+	spin_lock(&f->lock);
+	f->dead = true;
+	spin_unlock(&f->lock);
+
+	mutex_lock(&bx_services_lock);
+	while (!list_empty(&f->services)) {
+		svc = list_first_entry(&f->services, struct bx_service, node);
+		service_free(svc);
+	}
+	mutex_unlock(&bx_services_lock);
+
+	xa_for_each(&f->reqs, token, req) {
+		xa_erase(&f->reqs, token);
+		send_ctl(req->conn, BX_MSG_NACK, req->req_id, BX_ST_CANCELED);
+		bx_conn_put(req->conn);
+		kfree(req);
+	}
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bx: operations (push, pull, receive, reply) and the messages they send.
+ */
+#ifndef _BX_OP_H
+#define _BX_OP_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/scatterlist.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rw.h>
+#include <linux/bx.h>
+
+#include "wire.h"
+
+struct bx_conn;
+struct bx_file;
+struct bx_buf;
+
+/* Kinds of operation; the uapi ones first. */
+enum bx_op_kind {
+	BX_K_PUSH	= BX_OP_PUSH,
+	BX_K_PULL	= BX_OP_PULL,
+	BX_K_REPLY	= BX_OP_REPLY,
+	BX_K_CTL	= 16,	/* a bare control message (credit, ack, nack) */
+	BX_K_SRV_READ,		/* server side of a rendezvous push */
+};
+
+/**
+ * struct bx_seg - one registered segment of an operation's buffer
+ * @mr:		FRWR MR from the connection's pool, or NULL
+ * @sgt:	the pages of the segment
+ * @nents:	DMA-mapped entries of @sgt (0: not mapped)
+ * @off:	region offset of the segment
+ * @len:	bytes
+ */
+struct bx_seg {
+	struct ib_mr		*mr;
+	struct sg_table		sgt;
+	int			nents;
+	u64			off;
+	u32			len;
+};
+
+/**
+ * struct bx_rdma - the RDMA state of a rendezvous operation
+ * @seg:	requester: registered segments; server: local segments of
+ *		the RDMA READ/WRITE, one per remote descriptor
+ * @rw:		server: one rdma_rw context per segment
+ * @reg:	requester: registration WRs, chained before the SEND
+ * @inv:	requester: invalidation WRs after the response
+ * @rdv:	server: the remote descriptors, @nrdv of them
+ */
+struct bx_rdma {
+	u8			nseg;
+	u8			nrdv;
+	struct bx_seg		seg[BX_WIRE_MAX_RDV];
+	struct rdma_rw_ctx	rw[BX_WIRE_MAX_RDV];
+	struct ib_reg_wr	reg[BX_WIRE_MAX_RDV];
+	struct ib_send_wr	inv[BX_WIRE_MAX_RDV];
+	struct bx_rdv		rdv[BX_WIRE_MAX_RDV];
+};
+
+/**
+ * struct bx_op - one operation in flight
+ * @ref:	held by the submitter until the op is queued, by the send in
+ *		flight, by the wait for a response (conn->ops) and by RDMA
+ *		work in flight; the op is freed with the last
+ * @node:	in peer->pending or conn->sendq
+ * @file:	owner (ref), NULL for control messages
+ * @conn:	connection (ref) once assigned
+ * @kind:	enum bx_op_kind
+ * @msg:	the message to send (type, service, status, ...)
+ * @completed:	the completion was posted (exactly once)
+ * @result:	bytes or -errno for the completion
+ * @user_data, @off, @len, @service, @resp_off, @resp_len: from the sqe;
+ *		for SRV_READ the RECV's buffer and user_data
+ * @req_id:	requester: id in conn->ops
+ * @rdma:	rendezvous state, NULL for eager operations
+ * @cqe:	completion of RDMA work (READ/WRITE chain or invalidation)
+ * @peer_id:	SRV_READ: sender, for the RECV completion
+ */
+struct bx_op {
+	struct kref		ref;
+	struct list_head	node;
+	struct bx_file		*file;
+	struct bx_conn		*conn;
+	u8			kind;
+	bool			completed;
+	struct bx_msg		msg;
+	int			result;
+	u64			user_data;
+	u64			off;
+	u32			len;
+	u32			service;
+	u64			resp_off;
+	u32			resp_len;
+	u32			req_id;
+	u32			peer_id;
+	struct bx_rdma		*rdma;
+	struct ib_cqe		cqe;
+};
+
+/* Called by the connection layer (conn.c). */
+int bx_op_transmit(struct bx_op *op, struct bx_buf *slot, u16 grant);
+void bx_op_sent(struct bx_op *op, int err);
+void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
+void bx_op_fail(struct bx_op *op, int err);
+void bx_op_put(struct bx_op *op);
+struct bx_op *bx_op_ctl(u8 type);
+
+/* Called by the file layer (chrdev.c). */
+int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe);
+void bx_op_file_release(struct bx_file *f);
+int bx_service_bind(struct bx_file *f, u32 service);
+int bx_service_unbind(struct bx_file *f, u32 service);
+
+extern atomic64_t bx_copied_bytes;
+extern atomic64_t bx_ops_inflight;
+extern atomic64_t bx_mrs_inuse;
+
+#endif /* _BX_OP_H */

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx_pp: push/pull workload with verified data, for bx's selftests.
+ *
+ *   bx_pp serve  -s SERVICE [-r REGION_MB] [-n SMALL_RECVS] [-b BIG_RECVS]
+ *                [-t SECS]
+ *   bx_pp client -a ADDR -s SERVICE [-z SIZE,...] [-i ITERS] [-q INFLIGHT]
+ *                [-P PROCS] [-r REGION_MB] [-m push|pull|both] [-t SECS]
+ *
+ * Payloads are a pseudo-random stream: a payload of 8 bytes or more starts
+ * with its 64-bit seed, shorter ones use their length as seed. The server
+ * verifies every push; a pull request names a size and a seed, the server
+ * answers with that payload and the client verifies it. The server runs
+ * until SIGTERM or -t and prints "bx_pp serve: pushes N pulls N bad N";
+ * the client prints "bx_pp client: ok N failed N bad N" (errors by errno
+ * on stderr) and exits non-zero on any failure or bad data.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libbx.h"
+
+#define PP_MAGIC	0x50505842u	/* "BXPP" */
+#define SMALL		65536
+#define BIG		(16u << 20)
+
+struct pp_req {
+	uint32_t	magic;
+	uint32_t	size;
+	uint64_t	seed;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static uint64_t next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void fill(uint8_t *p, uint32_t len, uint64_t seed)
+{
+	uint64_t x = (len < 8 ? len : seed) | 1;
+	uint32_t i = 0;
+
+	if (len >= 8) {
+		memcpy(p, &seed, 8);
+		i = 8;
+	}
+	for (; i < len; i++)
+		p[i] = (uint8_t)(next(&x) >> 24);
+}
+
+static bool check(const uint8_t *p, uint32_t len)
+{
+	uint64_t seed = 0, x;
+	uint32_t i = 0;
+
+	if (len >= 8) {
+		memcpy(&seed, p, 8);
+		i = 8;
+	}
+	x = (len < 8 ? len : seed) | 1;
+	for (; i < len; i++)
+		if (p[i] != (uint8_t)(next(&x) >> 24))
+			return false;
+	return true;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bx_pp: %s: %s\n", what, strerror(-err));
+	exit(2);
+}
+
+/* ---- server ----------------------------------------------------------- */
+
+static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
+		 int secs)
+{
+	long pushes = 0, pulls = 0, bad = 0, errs = 0;
+	struct bx_cqe cqes[64];
+	time_t end = secs ? time(NULL) + secs : 0;
+	struct bx *bx;
+	int ret;
+
+	ret = bx_open(&bx, 0);
+	if (ret)
+		die("open", ret);
+	ret = bx_setup(bx, (uint64_t)region_mb << 20, 4096);
+	if (ret)
+		die("setup", ret);
+	ret = bx_bind(bx, service);
+	if (ret)
+		die("bind", ret);
+	for (int i = 0; i < nsmall + nbig; i++) {
+		uint32_t cap = i < nsmall ? SMALL : BIG;
+		void *buf;
+
+		ret = bx_buf_alloc(bx, cap, &buf);
+		if (ret)
+			die("alloc recv", ret);
+		ret = bx_recv_async(bx, service, buf, cap,
+				    (uintptr_t)buf - (uintptr_t)bx_region(bx));
+		if (ret)
+			die("recv", ret);
+	}
+	printf("bx_pp serve: ready service %u\n", service);
+	fflush(stdout);
+
+	while (!stop && (!end || time(NULL) < end)) {
+		int n = bx_reap(bx, cqes, 64, 200);
+
+		for (int i = 0; i < n; i++) {
+			struct bx_cqe *c = &cqes[i];
+			uint8_t *region = bx_region(bx);
+
+			if (c->user_data & (1ULL << 62)) {
+				/* A reply finished: free its buffer. */
+				bx_buf_free(bx, region + (c->user_data &
+						~(1ULL << 62)));
+				if (c->res < 0)
+					errs++;
+				continue;
+			}
+			/* A RECV completed: handle, then offer it again. */
+			if (c->res >= 0 && (c->flags & BX_CQE_F_PUSH)) {
+				pushes++;
+				if (!check(region + c->off, c->res))
+					bad++;
+			} else if (c->res >= 0 &&
+				   (c->flags & BX_CQE_F_REQUEST)) {
+				struct pp_req rq;
+				void *out = NULL;
+				uint32_t size = 0;
+
+				pulls++;
+				memcpy(&rq, region + c->off, sizeof(rq));
+				if (c->res == sizeof(rq) &&
+				    rq.magic == PP_MAGIC &&
+				    rq.size <= c->resp_max)
+					size = rq.size;
+				else
+					bad++;
+				if (bx_buf_alloc(bx, size ? size : 1, &out)) {
+					errs++;
+					size = 0;
+					out = region;
+				} else {
+					fill(out, size, rq.seed);
+				}
+				ret = bx_reply_async(bx, c->token, out, size,
+					(1ULL << 62) |
+					((uint8_t *)out - region));
+				if (ret) {
+					errs++;
+					bx_buf_free(bx, out);
+				}
+			} else if (c->res < 0) {
+				errs++;
+			}
+			ret = bx_recv_async(bx, service, region + c->user_data,
+					    c->user_data < (uint64_t)nsmall *
+					    SMALL ? SMALL : BIG, c->user_data);
+			if (ret && ret != -ENOTCONN)
+				errs++;
+		}
+	}
+	printf("bx_pp serve: pushes %ld pulls %ld bad %ld errors %ld\n",
+	       pushes, pulls, bad, errs);
+	bx_close(bx);
+	return bad ? 1 : 0;
+}
+
+/* ---- client ----------------------------------------------------------- */
+
+struct slot {
+	bool		busy;
+	bool		pull;
+	uint32_t	size;
+	void		*buf;
+	void		*req;
+};
+
+struct stats {
+	long	ok, failed, bad;
+	long	err[8];
+};
+
+static const int errs_seen[8] = { ENOBUFS, ECONNREFUSED, ECONNRESET,
+				  ETIMEDOUT, EHOSTUNREACH, EMSGSIZE, EIO, 0 };
+
+static void count_err(struct stats *st, int res)
+{
+	int i;
+
+	for (i = 0; i < 7 && errs_seen[i] != -res; i++)
+		;
+	st->err[i]++;
+	st->failed++;
+}
+
+static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
+		       int nsizes, int iters, int q, int region_mb, int mode,
+		       int secs, struct stats *st)
+{
+	struct slot *slots = calloc(q, sizeof(*slots));
+	struct bx_cqe cqes[64];
+	uint64_t seed = (uint64_t)getpid() << 32 | 12345;
+	time_t end = secs ? time(NULL) + secs : 0;
+	uint32_t peer;
+	struct bx *bx;
+	int ret;
+
+	ret = bx_open(&bx, 0);
+	if (ret)
+		die("open", ret);
+	ret = bx_setup(bx, (uint64_t)region_mb << 20, 1024);
+	if (ret)
+		die("setup", ret);
+	ret = bx_peer(bx, addr, &peer);
+	if (ret)
+		die("peer", ret);
+
+	for (int si = 0; si < nsizes; si++) {
+		uint32_t size = sizes[si];
+		int issued = 0, done = 0, total = iters * (mode == 3 ? 2 : 1);
+
+		while (done < total) {
+			/* Issue while there is room. */
+			for (int k = 0; k < q && issued < total &&
+			     !(end && time(NULL) >= end); k++) {
+				struct slot *s = &slots[k];
+				bool pull;
+
+				if (s->busy)
+					continue;
+				pull = mode == 2 || (mode == 3 && (issued & 1));
+				if (bx_buf_alloc(bx, size ? size : 1, &s->buf))
+					break;
+				s->req = NULL;
+				if (pull && bx_buf_alloc(bx, sizeof(struct pp_req),
+							 &s->req)) {
+					bx_buf_free(bx, s->buf);
+					break;
+				}
+				s->size = size;
+				s->pull = pull;
+				if (pull) {
+					struct pp_req rq = { PP_MAGIC, size,
+							     next(&seed) };
+
+					memcpy(s->req, &rq, sizeof(rq));
+					memset(s->buf, 0, size);
+					ret = bx_pull_async(bx, peer, service,
+							    s->req, sizeof(rq),
+							    s->buf, size, k);
+				} else {
+					fill(s->buf, size, next(&seed));
+					ret = bx_push_async(bx, peer, service,
+							    s->buf, size, k);
+				}
+				if (ret) {
+					count_err(st, ret);
+					done++;
+					bx_buf_free(bx, s->buf);
+					if (s->req)
+						bx_buf_free(bx, s->req);
+				} else {
+					s->busy = true;
+				}
+				issued++;
+			}
+			if (end && time(NULL) >= end && issued == done)
+				break;
+			ret = bx_reap(bx, cqes, 64, 10000);
+			if (ret == 0) {
+				fprintf(stderr, "bx_pp: no completion in 10 s\n");
+				st->failed += issued - done;
+				goto out;
+			}
+			for (int i = 0; i < ret; i++) {
+				struct slot *s = &slots[cqes[i].user_data];
+
+				if (cqes[i].res < 0) {
+					count_err(st, cqes[i].res);
+				} else if (s->pull ?
+					   ((uint32_t)cqes[i].res != s->size ||
+					    !check(s->buf, s->size)) :
+					   (uint32_t)cqes[i].res != s->size) {
+					st->bad++;
+				} else {
+					st->ok++;
+				}
+				bx_buf_free(bx, s->buf);
+				if (s->req)
+					bx_buf_free(bx, s->req);
+				s->busy = false;
+				done++;
+			}
+		}
+	}
+out:
+	bx_close(bx);
+	free(slots);
+	return 0;
+}
+
+static int client(const char *addr, uint32_t service, uint32_t *sizes,
+		  int nsizes, int iters, int q, int procs, int region_mb,
+		  int mode, int secs)
+{
+	struct stats *st = mmap(NULL, sizeof(*st) * procs,
+				PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct stats tot = { 0 };
+	int crashed = 0;
+
+	if (st == MAP_FAILED)
+		return 2;
+	memset(st, 0, sizeof(*st) * procs);
+	for (int p = 0; p < procs; p++) {
+		if (!fork()) {
+			client_proc(addr, service, sizes, nsizes, iters, q,
+				    region_mb, mode, secs, &st[p]);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < procs; p++) {
+		int ws;
+
+		if (wait(&ws) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws))
+			crashed++;
+	}
+	for (int p = 0; p < procs; p++) {
+		tot.ok += st[p].ok;
+		tot.failed += st[p].failed;
+		tot.bad += st[p].bad;
+		for (int i = 0; i < 8; i++)
+			tot.err[i] += st[p].err[i];
+	}
+	printf("bx_pp client: ok %ld failed %ld bad %ld crashed %d\n",
+	       tot.ok, tot.failed, tot.bad, crashed);
+	for (int i = 0; i < 8; i++)
+		if (tot.err[i])
+			fprintf(stderr, "bx_pp client: %ld x %s\n", tot.err[i],
+				i < 7 ? strerror(errs_seen[i]) : "other");
+	return tot.failed || tot.bad || crashed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t sizes[32] = { 4096 }, service = 7;
+	int nsizes = 1, iters = 10, q = 8, procs = 1, region_mb = 0;
+	int nsmall = 256, nbig = 0, secs = 0, mode = 3, opt;
+	const char *addr = NULL;
+
+	if (argc < 2)
+		goto usage;
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	optind = 2;
+	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:")) != -1) {
+		switch (opt) {
+		case 'a': addr = optarg; break;
+		case 's': service = strtoul(optarg, NULL, 0); break;
+		case 'z':
+			nsizes = 0;
+			for (char *t = strtok(optarg, ","); t && nsizes < 32;
+			     t = strtok(NULL, ","))
+				sizes[nsizes++] = strtoul(t, NULL, 0);
+			break;
+		case 'i': iters = atoi(optarg); break;
+		case 'q': q = atoi(optarg); break;
+		case 'P': procs = atoi(optarg); break;
+		case 'r': region_mb = atoi(optarg); break;
+		case 'm':
+			mode = !strcmp(optarg, "push") ? 1 :
+			       !strcmp(optarg, "pull") ? 2 : 3;
+			break;
+		case 'n': nsmall = atoi(optarg); break;
+		case 'b': nbig = atoi(optarg); break;
+		case 't': secs = atoi(optarg); break;
+		default: goto usage;
+		}
+	}
+	if (!strcmp(argv[1], "serve"))
+		return serve(service, region_mb ? region_mb : 32 + nbig * 32,
+			     nsmall, nbig, secs);
+	if (!strcmp(argv[1], "client") && addr && q > 0 && q <= 512 &&
+	    procs > 0 && procs <= 64) {
+		uint32_t max = 1;
+
+		for (int i = 0; i < nsizes; i++)
+			max = sizes[i] > max ? sizes[i] : max;
+		if (!region_mb)
+			region_mb = (int)(((uint64_t)max * 2 * q) >> 20) + 4;
+		return client(addr, service, sizes, nsizes, iters, q, procs,
+			      region_mb, mode, secs);
+	}
+usage:
+	fprintf(stderr, "usage: see the comment at the top of bx_pp.c\n");
+	return 2;
+}
