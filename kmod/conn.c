@@ -28,8 +28,9 @@
  * becomes DOWN, so nothing new is queued; the peer forgets the connection
  * and its waiting operations fail; the QP is disconnected and drained, so
  * every posted work request has run its completion handler; operations
- * still awaiting a response and those still queued fail; the MR pool, QP,
- * CQ and buffers are freed and the cm_id destroyed. A connection is torn
+ * still awaiting a response and those still queued fail (their MRs are
+ * invalidated on the device's registration QP, see reg.c); the QP, CQ
+ * and buffers are freed and the cm_id destroyed. A connection is torn
  * down when its peer disconnects or errors, when its device goes away
  * (bx_conn_remove_dev(), before ib_core frees the device) and at unload.
  */
@@ -170,7 +171,6 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	conn->state = BX_CONN_CONNECTING;
 	spin_lock_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->sendq);
-	INIT_LIST_HEAD(&conn->mrs);
 	xa_init_flags(&conn->ops, XA_FLAGS_ALLOC1);
 	INIT_WORK(&conn->teardown, conn_teardown);
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);
@@ -192,6 +192,9 @@ void bx_conn_fail(struct bx_conn *conn, int err)
 	conn->state = BX_CONN_DOWN;
 	conn->err = err;
 	spin_unlock(&conn->lock);
+	pr_info("connection %s %pISc down: %d (%pS)\n",
+		conn->active ? "to" : "from", &conn->peer->addr, err,
+		__builtin_return_address(0));
 
 	bx_conn_get(conn);
 	queue_work(bx_wq, &conn->teardown);
@@ -416,6 +419,13 @@ void bx_conn_kick(struct bx_conn *conn)
 			return;
 		}
 		op = list_first_entry(&conn->sendq, struct bx_op, node);
+		if (op->needs_reg && !op->registered) {
+			/* Registration first; it queues the op again. */
+			list_del_init(&op->node);
+			spin_unlock(&conn->lock);
+			bx_op_register(op);
+			continue;
+		}
 		credit_msg = op->kind == BX_K_CTL &&
 			     op->msg.type == BX_MSG_CREDIT;
 		/* The last credit is reserved for credit updates. */
@@ -495,7 +505,6 @@ static int bufs_alloc(struct bx_conn *conn, struct bx_buf *bufs, int n,
 static void conn_free_qp(struct bx_conn *conn)
 {
 	if (conn->qp) {
-		ib_mr_pool_destroy(conn->qp, &conn->mrs);
 		if (conn->cm_id && conn->cm_id->qp)
 			rdma_destroy_qp(conn->cm_id);
 		else
@@ -544,10 +553,6 @@ static int conn_setup_qp(struct bx_conn *conn)
 		return ret;
 	conn->qp = conn->cm_id->qp;
 
-	ret = ib_mr_pool_init(conn->qp, &conn->mrs, BX_CONN_MRS,
-			      IB_MR_TYPE_MEM_REG, BX_SEG_PAGES, 0);
-	if (ret)
-		return ret;
 	ret = bufs_alloc(conn, conn->rx, BX_RX_BUFS, rx_done);
 	if (ret)
 		return ret;
@@ -616,6 +621,8 @@ static void conn_established(struct bx_conn *conn)
 	}
 	conn->state = BX_CONN_UP;
 	conn->established = true;
+	pr_info("connection %s %pISc up\n", conn->active ? "to" : "from",
+		&conn->peer->addr);
 	if (peer->conn == conn) {
 		list_for_each_entry_safe(op, tmp, &peer->pending, node) {
 			bx_conn_get(conn);
@@ -694,6 +701,11 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	ret = rdma_accept(id, &param);
 	if (ret)
 		goto err_fail;
+	/*
+	 * The QP is ready to send once accepted, and the peer may start
+	 * before our ESTABLISHED event arrives: we are up now.
+	 */
+	conn_established(conn);
 	return 0;
 
 err_fail:
@@ -772,8 +784,12 @@ static int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	default:
 		break;
 	}
-	if (ret)
+	if (ret) {
+		pr_info("cm event %s (status %d) on connection %s %pISc\n",
+			rdma_event_msg(ev->event), ev->status,
+			conn->active ? "to" : "from", &conn->peer->addr);
 		bx_conn_fail(conn, ret < 0 ? ret : -EIO);
+	}
 	/* We own every id but the ones conn_request() refuses. */
 	return 0;
 }

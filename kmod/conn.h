@@ -24,7 +24,6 @@
 #define BX_EAGER_MAX	4096	/* largest payload sent inline (copied) */
 #define BX_SEG_MAX	(1U << 20)	/* bytes per registered segment */
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
-#define BX_CONN_MRS	256	/* FRWR MRs per connection */
 #define BX_PEERS_MAX	1024
 #define BX_CREDIT_BATCH	(BX_RX_BUFS / 4)
 
@@ -78,7 +77,6 @@ enum bx_conn_state {
  * @bdev:	local device (ref) from address resolution on
  * @cm_id:	rdma_cm id; owned by us (destroyed by teardown)
  * @qp, @cq:	created on route resolution / connect request
- * @mrs:	FRWR MR pool for rendezvous registration (ib_mr_pool)
  * @lock:	protects the fields below it; process context only (ioctls,
  *		CQ workqueue, rdma_cm handlers)
  * @state:	enum bx_conn_state; DOWN is final
@@ -100,7 +98,6 @@ struct bx_conn {
 	struct rdma_cm_id	*cm_id;
 	struct ib_qp		*qp;
 	struct ib_cq		*cq;
-	struct list_head	mrs;
 	u32			peer_msg_size;
 	u64			peer_epoch;
 

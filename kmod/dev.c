@@ -9,10 +9,11 @@
  *
  * Lifetime: add() creates the bx_dev with one reference owned by the
  * binding and links it into bx_devs. remove() unlinks it, which stops new
- * users from finding it, and drops the binding's reference. Users that
- * found the device earlier hold their own reference and must release
- * every verbs object on it before ib_core's remove() returns; later issues
- * hang connection teardown off remove() for that.
+ * users from finding it, tears down every connection on it, the
+ * registration QP and the PD -- all verbs objects must be gone before
+ * ib_core's remove() returns -- and drops the binding's reference.
+ * Connections and operations may keep the bx_dev's memory alive a little
+ * longer through their references; they no longer touch the device.
  */
 
 #include <linux/error-injection.h>
@@ -22,6 +23,7 @@
 
 #include "conn.h"
 #include "dev.h"
+#include "reg.h"
 
 /*
  * bx_devs_lock protects bx_devs and bx_ndevs. Taken in process context
@@ -41,7 +43,7 @@ static void bx_dev_release(struct kref *ref)
 {
 	struct bx_dev *bdev = container_of(ref, struct bx_dev, ref);
 
-	ib_dealloc_pd(bdev->pd);
+	/* The verbs objects went in bx_dev_remove(): only memory is left. */
 	ida_free(&bx_dev_ida, bdev->index);
 	kfree(bdev);
 }
@@ -76,6 +78,9 @@ static int bx_dev_add(struct ib_device *ibdev)
 	}
 
 	bdev->ibdev = ibdev;
+	ret = bx_reg_init(bdev);
+	if (ret)
+		goto err_dealloc_pd;
 	kref_init(&bdev->ref);
 	ib_set_client_data(ibdev, &bx_ib_client, bdev);
 
@@ -87,6 +92,8 @@ static int bx_dev_add(struct ib_device *ibdev)
 	pr_info("bound %s\n", dev_name(&ibdev->dev));
 	return 0;
 
+err_dealloc_pd:
+	ib_dealloc_pd(bdev->pd);
 err_free_index:
 	ida_free(&bx_dev_ida, bdev->index);
 err_free_bdev:
@@ -104,8 +111,14 @@ static void bx_dev_remove(struct ib_device *ibdev, void *client_data)
 	bx_ndevs--;
 	mutex_unlock(&bx_devs_lock);
 
-	/* Every connection on the device goes before ib_core frees it. */
+	/*
+	 * Every connection on the device goes before ib_core frees it, then
+	 * the registration QP (whose MRs the connections' operations held).
+	 */
 	bx_conn_remove_dev(bdev);
+	bx_reg_uninit(bdev);
+	ib_dealloc_pd(bdev->pd);
+	bdev->pd = NULL;
 	pr_info("released %s\n", dev_name(&ibdev->dev));
 	bx_dev_put(bdev);
 }

@@ -8,6 +8,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/seq_file.h>
+#include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
 /**
@@ -18,6 +19,10 @@
  *		remove(), every user (connection, file) holds its own
  * @pd:		protection domain shared by everything bx does on @ibdev
  * @index:	stable small number for names and debugfs
+ * @reg_qp:	registration QP (reg.c) and its CQ @reg_cq
+ * @mrs:	FRWR MR pool of the device (ib_mr_pool on @reg_qp)
+ * @reg_lock:	protects @reg_live against posts; any context
+ * @reg_live:	registrations may be posted
  */
 struct bx_dev {
 	struct ib_device	*ibdev;
@@ -25,6 +30,11 @@ struct bx_dev {
 	struct kref		ref;
 	struct ib_pd		*pd;
 	u32			index;
+	struct ib_qp		*reg_qp;
+	struct ib_cq		*reg_cq;
+	struct list_head	mrs;
+	spinlock_t		reg_lock;
+	bool			reg_live;
 };
 
 int bx_dev_init(void);

@@ -35,6 +35,7 @@
 #include "conn.h"
 #include "file.h"
 #include "op.h"
+#include "reg.h"
 
 atomic64_t bx_copied_bytes = ATOMIC64_INIT(0);
 atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
@@ -169,6 +170,19 @@ static void send_ctl(struct bx_conn *conn, u8 type, u64 req_id, u8 status)
 
 /* ---- registration of a requester's segments -------------------------- */
 
+/*
+ * Registration WRs are unsignaled; a completion comes only if one fails,
+ * and then the QP is in error: say why, the teardown does the rest.
+ */
+static void reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("memory registration failed: %s\n",
+				    ib_wc_status_msg(wc->status));
+}
+
+static struct ib_cqe reg_cqe = { .done = reg_done };
+
 static void seg_release(struct bx_op *op, struct bx_seg *seg,
 			enum dma_data_direction dir)
 {
@@ -178,7 +192,9 @@ static void seg_release(struct bx_op *op, struct bx_seg *seg,
 		ib_dma_unmap_sg(dev, seg->sgt.sgl, seg->sgt.orig_nents, dir);
 	seg->nents = 0;
 	if (seg->mr) {
-		ib_mr_pool_put(op->conn->qp, &op->conn->mrs, seg->mr);
+		/* Only a device on its way out takes back a valid MR. */
+		seg->valid = false;
+		bx_reg_mr_put(op->conn->bdev, seg->mr);
 		atomic64_dec(&bx_mrs_inuse);
 		seg->mr = NULL;
 	}
@@ -202,9 +218,9 @@ static void segs_release(struct bx_op *op)
 }
 
 /*
- * Register [off, off + len) of the region in segments of at most
- * BX_SEG_MAX bytes; fill msg->rdv and chain the REG_MR WRs. Returns the
- * last WR of the chain (its first is &rdma->reg[0].wr), or an ERR_PTR.
+ * Map [off, off + len) of the region in segments of at most BX_SEG_MAX
+ * bytes, each with an MR; fill msg->rdv and chain the REG_MR WRs. Returns
+ * the last WR of the chain (its first is &rdma->reg[0].wr), or an ERR_PTR.
  */
 static struct ib_send_wr *segs_register(struct bx_op *op, u64 off, u32 len,
 					int access)
@@ -233,7 +249,7 @@ static struct ib_send_wr *segs_register(struct bx_op *op, u64 off, u32 len,
 			ret = -ENOMEM;
 			goto err;
 		}
-		seg->mr = ib_mr_pool_get(conn->qp, &conn->mrs);
+		seg->mr = bx_reg_mr_get(conn->bdev);
 		if (!seg->mr) {
 			ret = -EAGAIN;
 			goto err;
@@ -248,6 +264,7 @@ static struct ib_send_wr *segs_register(struct bx_op *op, u64 off, u32 len,
 		}
 		*reg = (struct ib_reg_wr){
 			.wr.opcode	= IB_WR_REG_MR,
+			.wr.wr_cqe	= &reg_cqe,
 			.mr		= seg->mr,
 			.key		= seg->mr->rkey,
 			.access		= access,
@@ -273,49 +290,131 @@ static void inv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
 
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("invalidation failed: %s\n",
+				    ib_wc_status_msg(wc->status));
+	if (wc->status == IB_WC_SUCCESS) {
+		u8 i;
+
+		for (i = 0; i < op->rdma->nseg; i++)
+			op->rdma->seg[i].valid = false;
+	}
 	segs_release(op);
 	op_complete(op, wc->status == IB_WC_SUCCESS ? op->result : -EIO);
 	bx_op_put(op);
 }
 
 /*
- * The response arrived: revoke the peer's access to every segment, then
- * complete. Takes over the caller's reference on @op.
+ * End an operation with @res: revoke the peer's access to every
+ * registered segment first (LOCAL_INV on the registration QP), then
+ * complete. The caller keeps its reference.
  */
-static void op_finish(struct bx_op *op)
+static void op_end(struct bx_op *op, int res)
 {
 	struct bx_rdma *rd = op->rdma;
-	u8 i;
+	u8 i, n = 0;
 
-	if (!rd || !rd->nseg) {
-		op_complete(op, op->result);
-		bx_op_put(op);
+	op->result = res;
+	if (rd)
+		for (i = 0; i < rd->nseg; i++)
+			if (rd->seg[i].valid)
+				rd->inv[n++] = (struct ib_send_wr){
+					.opcode = IB_WR_LOCAL_INV,
+					.wr_cqe = &reg_cqe,
+					.ex.invalidate_rkey = rd->seg[i].mr->rkey,
+				};
+	if (!n) {
+		if (op->conn)
+			segs_release(op);
+		op_complete(op, res);
 		return;
 	}
-	for (i = 0; i < rd->nseg; i++) {
-		rd->inv[i] = (struct ib_send_wr){
-			.opcode			= IB_WR_LOCAL_INV,
-			.ex.invalidate_rkey	= rd->seg[i].mr->rkey,
-			.next			= i + 1 < rd->nseg ?
-						  &rd->inv[i + 1] : NULL,
-		};
-	}
+	for (i = 0; i + 1 < n; i++)
+		rd->inv[i].next = &rd->inv[i + 1];
 	op->cqe.done = inv_done;
-	rd->inv[rd->nseg - 1].wr_cqe = &op->cqe;
-	rd->inv[rd->nseg - 1].send_flags = IB_SEND_SIGNALED;
-	if (bx_conn_post(op->conn, &rd->inv[0])) {
-		/* The connection is going: its MRs die with it. */
+	rd->inv[n - 1].wr_cqe = &op->cqe;
+	rd->inv[n - 1].send_flags = IB_SEND_SIGNALED;
+	kref_get(&op->ref);
+	if (bx_reg_post(op->conn->bdev, &rd->inv[0])) {
+		/* The device is going: its MRs die with it. */
 		segs_release(op);
-		op_complete(op, op->result);
+		op_complete(op, res);
 		bx_op_put(op);
 	}
 }
 
+/* The response arrived; takes over the caller's reference on @op. */
+static void op_finish(struct bx_op *op)
+{
+	op_end(op, op->result);
+	bx_op_put(op);
+}
+
 void bx_op_fail(struct bx_op *op, int err)
 {
-	if (op->conn)
+	op_end(op, err);
+}
+
+static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+	u8 i;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("memory registration failed: %s\n",
+					    ib_wc_status_msg(wc->status));
 		segs_release(op);
-	op_complete(op, err);
+		op_complete(op, -EIO);
+		bx_op_put(op);
+		return;
+	}
+	for (i = 0; i < op->rdma->nseg; i++)
+		op->rdma->seg[i].valid = true;
+	op->registered = true;
+	/* Back in line for a send buffer; the queue takes our reference. */
+	bx_conn_queue(op->conn, op);
+	bx_conn_kick(op->conn);
+}
+
+/*
+ * Register the buffer of a rendezvous push or pull on the device's
+ * registration QP; the operation re-enters the send queue once that
+ * completed. Takes over the caller's (queue) reference.
+ */
+void bx_op_register(struct bx_op *op)
+{
+	u32 rlen = op->kind == BX_K_PUSH ? op->len : op->resp_len;
+	u64 roff = op->kind == BX_K_PUSH ? op->off : op->resp_off;
+	struct ib_send_wr *last;
+	int access, ret;
+
+	if (!op->rdma)
+		op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
+	if (!op->rdma) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	access = IB_ACCESS_LOCAL_WRITE | (op->kind == BX_K_PUSH ?
+		 IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE);
+	last = segs_register(op, roff, rlen, access);
+	if (IS_ERR(last)) {
+		ret = PTR_ERR(last);
+		goto err;
+	}
+	op->cqe.done = reg_op_done;
+	last->wr_cqe = &op->cqe;
+	last->send_flags = IB_SEND_SIGNALED;
+	ret = bx_reg_post(op->conn->bdev, &op->rdma->reg[0].wr);
+	if (ret) {
+		segs_release(op);
+		goto err;
+	}
+	return;
+
+err:
+	op_complete(op, ret);
+	bx_op_put(op);
 }
 
 /* ---- sending ------------------------------------------------------------ */
@@ -366,11 +465,8 @@ static void op_untrack(struct bx_op *op)
 static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 {
 	struct bx_region *r = op->file->region;
-	struct ib_send_wr *last = NULL;
-	int ret, access;
-	u32 rlen = op->kind == BX_K_PUSH ? op->len : op->resp_len;
-	u64 roff = op->kind == BX_K_PUSH ? op->off : op->resp_off;
-	bool rdv = rlen > BX_EAGER_MAX;
+	bool rdv = op->needs_reg;
+	int ret;
 
 	op->msg.service = op->service;
 	if (op->kind == BX_K_PUSH) {
@@ -379,38 +475,26 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	} else {
 		op->msg.type = BX_MSG_PULL_REQ;
 		op->msg.len = op->len;
-		/* An eager sink grants nothing: capacity only. */
-		op->msg.nrdv = 1;
-		op->msg.rdv[0] = (struct bx_rdv){ .len = op->resp_len };
+		if (!rdv) {
+			/* An eager sink grants nothing: capacity only. */
+			op->msg.nrdv = 1;
+			op->msg.rdv[0] = (struct bx_rdv){ .len = op->resp_len };
+		}
 	}
 	if (!rdv || op->kind == BX_K_PULL)
 		op->msg.payload = op->len ? bx_region_ptr(r, op->off) : NULL;
 
-	if (rdv) {
-		if (!op->rdma)
-			op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
-		if (!op->rdma)
-			return -ENOMEM;
-		access = IB_ACCESS_LOCAL_WRITE | (op->kind == BX_K_PUSH ?
-			 IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE);
-		last = segs_register(op, roff, rlen, access);
-		if (IS_ERR(last))
-			return PTR_ERR(last);
-	}
+	/* The registration (bx_op_register()) filled msg.rdv already. */
+	if (rdv && !op->registered)
+		return -EINVAL;
 	ret = op_track(op);
 	if (ret)
-		goto err_segs;
+		return ret;
 	if (op->msg.payload)
 		atomic64_add(op->len, &bx_copied_bytes);
-	ret = build_send(op, slot, last ? &op->rdma->reg[0].wr : NULL, last);
+	ret = build_send(op, slot, NULL, NULL);
 	if (ret)
-		goto err_untrack;
-	return 0;
-
-err_untrack:
-	op_untrack(op);
-err_segs:
-	segs_release(op);
+		op_untrack(op);
 	return ret;
 }
 
@@ -685,6 +769,10 @@ static void read_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
 	bool ok = wc->status == IB_WC_SUCCESS;
 
+	if (!ok && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("RDMA READ from %pISc failed: %s\n",
+				    &op->conn->peer->addr,
+				    ib_wc_status_msg(wc->status));
 	rw_release(op, DMA_FROM_DEVICE);
 	op_complete(op, ok ? op->len : -EREMOTEIO);
 	/* Now tell the sender; the op becomes that message. */
@@ -1036,6 +1124,8 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 		op->service = sqe->service;
 		op->resp_off = sqe->resp_off;
 		op->resp_len = sqe->resp_len;
+		op->needs_reg = (op->kind == BX_K_PUSH ? op->len :
+				 op->resp_len) > BX_EAGER_MAX;
 		bx_conn_submit(peer, op);
 		break;
 	}

@@ -30,6 +30,7 @@ enum bx_op_kind {
 /**
  * struct bx_seg - one registered segment of an operation's buffer
  * @mr:		FRWR MR from the connection's pool, or NULL
+ * @valid:	its registration was posted and not yet invalidated
  * @sgt:	the pages of the segment
  * @nents:	DMA-mapped entries of @sgt (0: not mapped)
  * @off:	region offset of the segment
@@ -37,6 +38,7 @@ enum bx_op_kind {
  */
 struct bx_seg {
 	struct ib_mr		*mr;
+	bool			valid;
 	struct sg_table		sgt;
 	int			nents;
 	u64			off;
@@ -77,6 +79,8 @@ struct bx_rdma {
  * @user_data, @off, @len, @service, @resp_off, @resp_len: from the sqe;
  *		for SRV_READ the RECV's buffer and user_data
  * @req_id:	requester: id in conn->ops
+ * @needs_reg:	requester: its buffer must be registered before sending
+ * @registered:	...and it is (see reg.c)
  * @rdma:	rendezvous state, NULL for eager operations
  * @cqe:	completion of RDMA work (READ/WRITE chain or invalidation)
  * @peer_id:	SRV_READ: sender, for the RECV completion
@@ -98,6 +102,8 @@ struct bx_op {
 	u32			resp_len;
 	u32			req_id;
 	u32			peer_id;
+	bool			needs_reg;
+	bool			registered;
 	struct bx_rdma		*rdma;
 	struct ib_cqe		cqe;
 };
@@ -108,6 +114,7 @@ void bx_op_sent(struct bx_op *op, int err);
 void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
 void bx_op_fail(struct bx_op *op, int err);
 void bx_op_put(struct bx_op *op);
+void bx_op_register(struct bx_op *op);
 struct bx_op *bx_op_ctl(u8 type);
 
 /* Called by the file layer (chrdev.c). */

@@ -5,7 +5,8 @@
 #
 #   unit    host unit tests of the module's pure code (ASan + UBSan)
 #   fuzz    libFuzzer targets, FUZZ_SECS seconds each (default 20)
-#   stock   the selftests in qemu guests on Debian's kernel
+#   stock   the selftests in qemu guests on Debian's kernel: the suite
+#           on two guests, then the cross-guest data tests on three
 #   debug   the same selftests on the debug kernel (KASAN, lockdep,
 #           kmemleak, fault injection), plus fault.sh and trinity.sh
 #
@@ -106,8 +107,8 @@ run_guests() {
 
 tier_stock() {
 	run_guests stock-2 -n 2 -k stock -t 600 /opt/bx/selftests/bx/run_tests.sh
-	run_guests stock-3 -n 3 -k stock -t 300 \
-		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh
+	run_guests stock-3 -n 3 -k stock -m 1024 -t 900 \
+		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh
 }
 
 tier_debug() {

@@ -312,6 +312,37 @@ UNIT_TEST(random_inputs_canonical)
 	CHECK(accepted > 1000);
 }
 
+UNIT_TEST(handshake)
+{
+	struct bx_conn_params in = { .credits = 128, .msg_size = 8192,
+				     .epoch = 0x1122334455667788ull }, out;
+	u8 pd[56] = { 0 };
+
+	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
+	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
+	CHECK_EQ(out.credits, 128);
+	CHECK_EQ(out.msg_size, 8192);
+	CHECK_EQ(out.epoch, 0x1122334455667788ull);
+	CHECK_EQ(bx_wire_conn_parse(pd, BX_WIRE_CONN_LEN, &out), 0);
+	CHECK_EQ(bx_wire_conn_parse(pd, BX_WIRE_CONN_LEN - 1, &out), -EPROTO);
+	CHECK_EQ(bx_wire_conn_parse(NULL, 56, &out), -EPROTO);
+	/* Magic, version and reserved bytes are all checked. */
+	static const int must[] = { 0, 1, 2, 3, 4, 5, 12, 13, 14, 15 };
+	for (size_t k = 0; k < sizeof(must) / sizeof(must[0]); k++) {
+		pd[must[k]] ^= 0x01;
+		CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
+		pd[must[k]] ^= 0x01;
+	}
+	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
+	in.credits = 1;
+	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
+	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
+	in.credits = 2;
+	in.msg_size = BX_WIRE_MIN_MSG - 1;
+	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
+	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
+}
+
 int main(void)
 {
 	return unit_run();

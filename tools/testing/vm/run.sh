@@ -192,6 +192,14 @@ for ((i = 0; i < n; i++)); do
 		t=$(head -n "$first" "$d/console.log" |
 			grep -a -o 'bxtest-begin:[^:]*' | tail -1 | cut -d: -f2)
 		why="${why:+$why; }kernel splat on console${t:+ during $t}"
+		# Whose code was running: a trace without bx frames but with
+		# rxe's is the known rxe instability (../shared/PLATFORM.md).
+		trace=$(tail -n +"$first" "$d/console.log" | head -60)
+		if grep -q '\[bx\]' <<< "$trace"; then
+			why="$why (bx in the call trace)"
+		elif grep -q 'rxe' <<< "$trace"; then
+			why="$why (only rxe frames in the call trace: rxe bug)"
+		fi
 		sed 's/^/  /' "$d/splats.log" | head -5
 	fi
 	if [ -n "$why" ]; then

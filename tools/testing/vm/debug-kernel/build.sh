@@ -13,12 +13,18 @@
 #   <key>/mods/          modules_install tree (uncompressed, stripped, depmod'ed)
 #   <key>/build.log      full make output
 #   <key>/env            shell-sourceable DBG_* variables
+#   <key>/manifest       files (relative to <key>/) a cache hit requires
 #   <key>/ready          present only once everything above is complete
 #   current -> <key>     the most recently built or reused key
 #
 # <key> is the sha256 of: the linux-source-6.12 package version, this
 # directory's config.fragment, `gcc --version | head -1` and this script.
-# A cache hit only prints the env file and returns.
+# A cache hit only checks the manifest, prints the env file and returns.
+#
+# The manifest check exists because `make -C $KDIR M=<dir> clean` deletes
+# every *.o, *.a, *.ko, .*.cmd and modules.order below <dir> -- including
+# an OUTDIR inside it. A damaged tree is rebuilt (in place) rather than
+# handed out.
 #
 # Environment: BX_KSRC_TARBALL overrides /usr/src/linux-source-6.12.tar.xz.
 
@@ -60,13 +66,24 @@ key=$({
 
 kd=$out/$key
 
+# Is $kd complete? Sets $missing to the first absent file.
+intact() {
+	missing=
+	[ -e "$kd/ready" ] && [ -s "$kd/manifest" ] && [ -s "$kd/env" ] ||
+		return 1
+	local f
+	while IFS= read -r f; do
+		[ -e "$kd/$f" ] || { missing=$f; return 1; }
+	done <"$kd/manifest"
+}
+
 hit() {
 	ln -sfn "$key" "$out/current"
 	cat "$kd/env"
 }
 
 # Fast path: no locking, no make.
-if [ -e "$kd/ready" ]; then
+if intact; then
 	hit
 	exit 0
 fi
@@ -77,12 +94,28 @@ if ! flock -n 9; then
 	msg "another build holds $out/.lock; waiting"
 	flock 9
 fi
-if [ -e "$kd/ready" ]; then	# built by whoever held the lock
+if intact; then	# built by whoever held the lock
 	hit
 	exit 0
 fi
+if [ -n "$missing" ]; then
+	msg "cached $kd is damaged ($missing is missing); rebuilding"
+fi
+rm -f "$kd/ready"
 
 start=$(date +%s)
+
+# Warn if OUTDIR sits below an external-module directory (one with a Kbuild
+# file): `make -C $KDIR M=<that dir> clean` would delete our objects.
+d=$out
+while [ "$d" != / ]; do
+	d=$(dirname "$d")
+	if [ -f "$d/Kbuild" ]; then
+		msg "note: $out is below $d/Kbuild; 'make M=$d clean' wipes" \
+			"objects here (the next run notices and rebuilds)"
+		break
+	fi
+done
 src=$out/src
 obj=$kd/obj
 mods=$kd/mods
@@ -90,15 +123,15 @@ log=$kd/build.log
 mkdir -p "$kd"
 : >"$log"
 [ -f "$TARBALL" ] || die "$TARBALL not found"
-# Reproducible uname -v: the tarball's mtime (set by dpkg from the package),
-# not the wall clock.
+# Reproducible uname -v ("#1 SMP <date>"): the tarball's mtime (set by dpkg
+# from the package), not the wall clock or a rebuild counter.
 build_ts=$(date -u -r "$TARBALL" '+%Y-%m-%d %H:%M:%S UTC')
 
 # make, logged; on failure show the tail of the log and stop.
 kmake() {
 	if ! make -C "$src" O="$obj" \
 		KBUILD_BUILD_USER=bx KBUILD_BUILD_HOST=bx-debug-kernel \
-		KBUILD_BUILD_TIMESTAMP="$build_ts" \
+		KBUILD_BUILD_TIMESTAMP="$build_ts" KBUILD_BUILD_VERSION=1 \
 		"$@" >>"$log" 2>&1; then
 		printf '[debug-kernel] make %s failed; last lines of %s:\n' \
 			"$*" "$log" >&2
@@ -157,7 +190,7 @@ mkdir -p "$obj"
 kmake tinyconfig
 # Two passes: options whose dependencies only appear after the first
 # olddefconfig (choices, sub-menus) stick in the second.
-for pass in 1 2; do
+for _ in 1 2; do
 	"$src/scripts/config" --file "$obj/.config" "${cfgargs[@]}"
 	kmake olddefconfig
 done
@@ -184,7 +217,13 @@ msg "all ${#want_name[@]} fragment options verified in .config"
 
 # --- build -----------------------------------------------------------------
 msg "building bzImage modules (-j$(nproc)), log: $log"
-kmake -j"$(nproc)" bzImage modules
+# One retry: an M=<parent> clean running concurrently deletes objects under
+# our feet; a real compile error fails again, quickly.
+if ! (kmake -j"$(nproc)" bzImage modules) 2>/dev/null; then
+	msg "build failed; retrying once (see $log)"
+	echo '=== retry ===' >>"$log"
+	kmake -j"$(nproc)" bzImage modules
+fi
 kver=$(cat "$obj/include/config/kernel.release")
 
 msg "installing modules into $mods"
@@ -198,6 +237,17 @@ fi
 
 bz=$obj/arch/x86/boot/bzImage
 [ -f "$bz" ] || die "$bz missing"
+
+# What a cache hit needs: everything a guest boot and an external module
+# build read that a clean or a partial delete could take away.
+{
+	printf '%s\n' ../src/Makefile ../src/.bx-source-version \
+		obj/.config obj/Makefile obj/Module.symvers \
+		obj/scripts/mod/modpost obj/scripts/module.lds \
+		obj/tools/objtool/objtool obj/arch/x86/boot/bzImage \
+		"mods/lib/modules/$kver/modules.dep"
+	(cd "$kd" && find "mods/lib/modules/$kver" -name '*.ko' | sort)
+} >"$kd/manifest"
 
 {
 	printf 'DBG_KEY=%q\n' "$key"
