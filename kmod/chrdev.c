@@ -129,16 +129,18 @@ static int copy_sized_out(void __user *uarg, void *kbuf, size_t ksize,
 	return 0;
 }
 
+/* Output-only: a newer caller's larger struct just gets zeros past ours. */
 static long bx_ioc_get_info(void __user *uarg)
 {
 	struct bx_info info = {};
 	u32 usize;
-	int ret;
 
-	ret = copy_sized_in(&info, sizeof(info), BX_INFO_SIZE_VER0, uarg,
-			    &usize);
-	if (ret)
-		return ret == -E2BIG ? -EINVAL : ret;
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < BX_INFO_SIZE_VER0)
+		return -EINVAL;
+	if (copy_from_user(&info, uarg, min_t(u32, usize, sizeof(info))))
+		return -EFAULT;
 	if (info.resv0 || info.resv1)
 		return -EINVAL;
 	info.features = BX_FEAT_INFO | BX_FEAT_DATA;

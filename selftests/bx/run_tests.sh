@@ -23,7 +23,8 @@ kmemleak=/sys/kernel/debug/kmemleak
 [ -w $kmemleak ] && echo clear > $kmemleak
 
 for t in $tests; do
-	mark="bxtest-begin:$t:$$:$(date +%s%N)"
+	n=$((${n:-0} + 1))
+	mark="bxtest-begin:$t:$$:$n"
 	echo "$mark" > /dev/kmsg
 	echo "# bxtest: running $t"
 	out=/tmp/bxtest.$$.out

@@ -44,10 +44,11 @@ add_totals() {
 }
 
 tier_unit() {
-	for t in "$O"/unit/*_test; do
+	local bin
+	for bin in "$O"/unit/*_test; do
 		local name rc
-		name=$(basename "$t")
-		"$t" > "$log/$name.log" 2>&1
+		name=$(basename "$bin")
+		"$bin" > "$log/$name.log" 2>&1
 		rc=$?
 		grep -a -E '^(not ok|# .*failed)' "$log/$name.log"
 		add_totals "$log/$name.log" "$name"

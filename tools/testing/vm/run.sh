@@ -123,6 +123,9 @@ netdev() {
 
 append="console=ttyS0 panic=-1 panic_on_warn=1 oops=panic"
 append+=" loglevel=7 printk.devkmsg=on rdinit=/init"
+# Emulated CPUs stall when the host is busy: report RCU CPU stalls only
+# past two minutes (a real one outlasts that); RCU misuse stays fatal.
+append+=" rcupdate.rcu_cpu_stall_timeout=120"
 append+=" ${BXRIG_APPEND:-}"
 
 start_guest() {
