@@ -60,9 +60,10 @@ bx.ko: $(KMOD_SRCS)
 	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) not found (make deps)"; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KCFLAGS=-Werror modules
 
+# C=2 checks every source file whether or not it is rebuilt. No "clean"
+# here: it would walk into $(O) and gut the cached debug kernel.
 sparse:
 	@mkdir -p $(O)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 KCFLAGS=-Werror modules 2>&1 | tee $(O)/sparse.log
 	@! grep -E "warning:|error:" $(O)/sparse.log || { echo "sparse: not clean"; exit 1; }
 	@echo "sparse: clean"

@@ -32,7 +32,7 @@
 #include "op.h"
 
 #define BX_MMAP_REGION	0ULL
-#define BX_MMAP_CQ	(1ULL << 32)
+#define BX_MMAP_CQ	BIT_ULL(32)
 
 static void file_release(struct kref *ref)
 {
@@ -101,6 +101,7 @@ static int bx_release(struct inode *inode, struct file *filp)
 /* The region once BX_IOC_SETUP published it, else NULL. */
 static struct bx_region *file_region(struct bx_file *f)
 {
+	/* Pairs with the store-release in bx_ioc_setup(). */
 	return smp_load_acquire(&f->region);
 }
 

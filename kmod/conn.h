@@ -8,6 +8,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
 #include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -22,7 +23,7 @@
 #define BX_TX_SLOTS	64	/* send buffers per connection */
 #define BX_MSG_SIZE	8192	/* bytes of each send/receive buffer */
 #define BX_EAGER_MAX	4096	/* largest payload sent inline (copied) */
-#define BX_SEG_MAX	(1U << 20)	/* bytes per registered segment */
+#define BX_SEG_MAX	SZ_1M	/* bytes per registered segment */
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
 #define BX_PEERS_MAX	1024
 #define BX_CREDIT_BATCH	(BX_RX_BUFS / 4)
@@ -40,7 +41,7 @@ struct bx_op;
 struct bx_peer {
 	u32			id;
 	struct sockaddr_storage	addr;
-	struct mutex		lock;
+	struct mutex		lock;	/* @conn, @pending */
 	struct bx_conn		*conn;
 	struct list_head	pending;
 };
@@ -101,7 +102,7 @@ struct bx_conn {
 	u32			peer_msg_size;
 	u64			peer_epoch;
 
-	spinlock_t		lock;
+	spinlock_t		lock;	/* everything below up to @seq_alloc */
 	enum bx_conn_state	state;
 	bool			active;
 	bool			established;

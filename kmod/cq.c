@@ -62,13 +62,14 @@ u32 bx_cq_pending(struct bx_cq *cq)
 
 bool bx_cq_readable(struct bx_cq *cq)
 {
+	/* Acquire pairs with the store-release in bx_cq_post(). */
 	return READ_ONCE(*cq->head) != smp_load_acquire(cq->tail);
 }
 
 void bx_cq_post(struct bx_cq *cq, const struct bx_cqe *cqe)
 {
 	spin_lock(&cq->lock);
-	/* Pairs with user space's store-release of *head. */
+	/* Acquire pairs with user space's store-release of *head. */
 	if (cq->ktail - smp_load_acquire(cq->head) > cq->mask) {
 		WRITE_ONCE(*cq->overflow, READ_ONCE(*cq->overflow) + 1);
 		spin_unlock(&cq->lock);

@@ -29,7 +29,7 @@ struct bx_cq {
 	struct bx_cqe		*cqes;
 	u32			ktail;
 	u32			mask;
-	spinlock_t		lock;
+	spinlock_t		lock;	/* producers, @ktail */
 	wait_queue_head_t	wait;
 };
 

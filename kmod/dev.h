@@ -33,7 +33,7 @@ struct bx_dev {
 	struct ib_qp		*reg_qp;
 	struct ib_cq		*reg_cq;
 	struct list_head	mrs;
-	spinlock_t		reg_lock;
+	spinlock_t		reg_lock;	/* @reg_live vs. posts */
 	bool			reg_live;
 };
 

@@ -34,10 +34,10 @@
 struct bx_file {
 	struct kref		ref;
 	pid_t			tgid;
-	struct mutex		setup_lock;
+	struct mutex		setup_lock;	/* BX_IOC_SETUP */
 	struct bx_region	*region;
 	struct bx_cq		cq;
-	spinlock_t		lock;
+	spinlock_t		lock;	/* see @lock above */
 	u32			inflight;
 	bool			dead;
 	struct list_head	services;

@@ -51,6 +51,7 @@ static DEFINE_MUTEX(bx_services_lock);
 
 /**
  * struct bx_service - a service number bound by a file
+ * @id:		the number
  * @file:	owner; services are unbound before their file is freed
  * @node:	in file->services
  * @recvs:	posted RECV buffers (struct bx_recv), under file->lock

@@ -113,8 +113,10 @@ tier_stock() {
 }
 
 tier_debug() {
-	run_guests debug-2 -n 2 -k debug -m 1024 -t 900 \
+	run_guests debug-2 -n 2 -k debug -m 1024 -t 1200 \
 		/opt/bx/selftests/bx/run_tests.sh
+	run_guests debug-3 -n 3 -k debug -m 1024 -t 1500 \
+		/opt/bx/selftests/bx/run_tests.sh data.sh
 }
 
 start=$(date +%s)

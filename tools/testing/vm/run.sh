@@ -126,6 +126,9 @@ append+=" loglevel=7 printk.devkmsg=on rdinit=/init"
 # Emulated CPUs stall when the host is busy: report RCU CPU stalls only
 # past two minutes (a real one outlasts that); RCU misuse stays fatal.
 append+=" rcupdate.rcu_cpu_stall_timeout=120"
+# The debug kernel runs ACPI's PCI IRQ routing under KASAN for up to a
+# minute per device; legacy IRQ routing boots in seconds.
+[ "$flavor" = debug ] && append+=" acpi=noirq"
 append+=" ${BXRIG_APPEND:-}"
 
 start_guest() {
