@@ -74,7 +74,9 @@ case_sizes() {
 	else
 		b sizes.up
 		[ "$ID" -ne 1 ] || try client_ok -z 0,1,63,4095,4096,65536,1048576 -i 6 -q 4
-		[ "$ID" -ne 1 ] || try client_ok -z 16777216 -i 2 -q 2
+		# One at a time: concurrent 16 MiB transfers crash Debian's rxe
+		# (only rxe frames in the trace; see PLATFORM.md).
+		[ "$ID" -ne 1 ] || try client_ok -z 16777216 -i 2 -q 1
 		b sizes.done
 	fi
 	result

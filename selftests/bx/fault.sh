@@ -29,7 +29,7 @@ ff_reset() {
 ff_set() {
 	ff_reset
 	echo "$1" > $D/fail_function/inject
-	printf '%s\n' "-$2" > "$D/fail_function/$1/retval"
+	printf '%#x\n' "-$2" > "$D/fail_function/$1/retval"
 	echo 100 > $D/fail_function/probability
 	echo 1 > $D/fail_function/interval
 	echo -1 > $D/fail_function/times
@@ -82,6 +82,10 @@ fs_set() {
 
 fs_reset() {
 	echo 0 > $D/failslab/probability
+	echo -1 > $D/failslab/times
+	echo 1 > $D/failslab/interval
+	echo 0 > $D/failslab/require-start
+	echo 0xffffffffffffffff > $D/failslab/require-end
 }
 
 failslab_workload() {
@@ -110,33 +114,38 @@ failslab_workload() {
 	wait_until 5 bx_has_dev rxe0
 }
 
-# Loading bx while its allocations fail: either it loads or it fails
-# cleanly; every outcome leaves a module that can load afterwards.
+# Loading bx while one of its load's allocations fails, the 1st, the 2nd,
+# ... the 40th in turn: each load succeeds or fails cleanly, and every
+# outcome leaves a module that can load afterwards.
 failslab_load() {
 	[ -e $D/failslab/require-start ] || return $KSFT_SKIP
 	rmmod bx
 	base=$(cat /sys/module/ib_core/refcnt)
 	loaded=0 failed=0
-	for i in $(seq 1 20); do
+	echo 0 > $D/failslab/require-start
+	echo 0xffffffffffffffff > $D/failslab/require-end
+	echo 1 > $D/failslab/times
+	echo 0 > $D/failslab/space
+	echo 100 > $D/failslab/probability
+	for i in $(seq 1 40); do
 		# make-it-fail limits failures to this subshell's modprobe.
 		if sh -c 'echo 1 > /proc/self/make-it-fail
 			  echo Y > '$D'/failslab/task-filter
-			  echo 0 > '$D'/failslab/require-start
-			  echo 18446744073709551615 > '$D'/failslab/require-end
-			  echo 25 > '$D'/failslab/probability
+			  echo '$i' > '$D'/failslab/interval
 			  exec modprobe bx' 2>/dev/null; then
 			loaded=$((loaded + 1))
 		else
 			failed=$((failed + 1))
 		fi
-		fs_reset
 		echo N > $D/failslab/task-filter
 		[ -e /sys/module/bx ] && rmmod bx
 		[ "$(cat /sys/module/ib_core/refcnt)" -eq "$base" ] ||
 			fail "ib_core refcnt leak after attempt $i"
 	done
+	fs_reset
 	echo "# loads: $loaded ok, $failed failed"
 	[ $failed -gt 0 ] || fail "no load failed: injection ineffective"
+	[ $loaded -gt 0 ] || fail "no load succeeded: the sweep never got past bx"
 	modprobe bx
 	wait_until 5 bx_has_dev rxe0
 }
