@@ -230,8 +230,10 @@ check: deps
 demo: deps
 	$(MAKE) demo-run
 
-# LANES selects the guest lanes: "stock debug" (default), "stock", "debug".
-LANES ?= stock debug
+# LANES selects the guest lanes: "stock" (default), "debug", or both.
+# The debug lane (KASAN, lockdep, kmemleak, fault injection) is not in
+# the default yet: see Documentation/bx.rst, "Testing".
+LANES ?= stock
 
 check-run: all unit vm $(if $(filter debug,$(LANES)),vm-debug)
 	TIERS="unit fuzz $(LANES)" tools/testing/check.sh

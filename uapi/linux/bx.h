@@ -105,7 +105,7 @@ struct bx_info {
 #define BX_IOC_GET_INFO		_IOWR(BX_IOC_MAGIC, 0x00, struct bx_info)
 
 /* Limits. */
-#define BX_REGION_MAX		(1ULL << 32)	/* bytes per file */
+#define BX_REGION_MAX		_BITULL(32)	/* bytes per file */
 #define BX_CQ_ENTRIES_MAX	32768
 #define BX_SUBMIT_MAX		256
 #define BX_MSG_MAX		(16U << 20)	/* bytes per push/pull */
@@ -245,9 +245,9 @@ struct bx_submit {
 };
 
 /* struct bx_cqe.flags */
-#define BX_CQE_F_PUSH		(1U << 0)	/* RECV got a push */
-#define BX_CQE_F_REQUEST	(1U << 1)	/* RECV got a pull request */
-#define BX_CQE_F_COPIED		(1U << 2)	/* payload moved by CPU copy */
+#define BX_CQE_F_PUSH		_BITUL(0)	/* RECV got a push */
+#define BX_CQE_F_REQUEST	_BITUL(1)	/* RECV got a pull request */
+#define BX_CQE_F_COPIED		_BITUL(2)	/* payload moved by CPU copy */
 
 /**
  * struct bx_cqe - one completion
