@@ -20,27 +20,15 @@
 
 static struct dentry *bx_debugfs_root;
 
-static int devices_open(struct inode *inode, struct file *file)
+/* The files below all print with a show function kept in i_private. */
+static int show_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, bx_dev_show, NULL);
+	return single_open(file, inode->i_private, NULL);
 }
 
-static const struct file_operations devices_fops = {
+static const struct file_operations show_fops = {
 	.owner		= THIS_MODULE,
-	.open		= devices_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
-
-static int conns_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, bx_conn_show, NULL);
-}
-
-static const struct file_operations conns_fops = {
-	.owner		= THIS_MODULE,
-	.open		= conns_open,
+	.open		= show_open,
 	.read		= seq_read,
 	.llseek		= seq_lseek,
 	.release	= single_release,
@@ -55,17 +43,17 @@ static int stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "copied_bytes %lld\n", atomic64_read(&bx_copied_bytes));
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(stats);
 
 /* debugfs failures are not fatal: the module works without it. */
 void bx_debugfs_init(void)
 {
 	bx_debugfs_root = debugfs_create_dir("bx", NULL);
-	debugfs_create_file("devices", 0444, bx_debugfs_root, NULL,
-			    &devices_fops);
-	debugfs_create_file("conns", 0444, bx_debugfs_root, NULL, &conns_fops);
-	debugfs_create_file("stats", 0444, bx_debugfs_root, NULL,
-			    &stats_fops);
+	debugfs_create_file("devices", 0444, bx_debugfs_root, bx_dev_show,
+			    &show_fops);
+	debugfs_create_file("conns", 0444, bx_debugfs_root, bx_conn_show,
+			    &show_fops);
+	debugfs_create_file("stats", 0444, bx_debugfs_root, stats_show,
+			    &show_fops);
 }
 
 void bx_debugfs_uninit(void)

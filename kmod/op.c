@@ -765,6 +765,22 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 	send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 }
 
+/*
+ * A rendezvous push was read (or failed): complete the RECV, then tell
+ * the sender; the op becomes that PUSH_DONE message, with its reference.
+ */
+static void read_end(struct bx_op *op, bool ok)
+{
+	op_complete(op, ok ? op->len : -EREMOTEIO);
+	op->kind = BX_K_CTL;
+	memset(&op->msg, 0, sizeof(op->msg));
+	op->msg.type = BX_MSG_PUSH_DONE;
+	op->msg.req_id = op->req_id;
+	op->msg.status = ok ? BX_ST_OK : BX_ST_REMOTE_IO;
+	bx_conn_queue(op->conn, op);
+	bx_conn_kick(op->conn);
+}
+
 static void read_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
@@ -775,15 +791,7 @@ static void read_done(struct ib_cq *cq, struct ib_wc *wc)
 				    &op->conn->peer->addr,
 				    ib_wc_status_msg(wc->status));
 	rw_release(op, DMA_FROM_DEVICE);
-	op_complete(op, ok ? op->len : -EREMOTEIO);
-	/* Now tell the sender; the op becomes that message. */
-	op->kind = BX_K_CTL;
-	memset(&op->msg, 0, sizeof(op->msg));
-	op->msg.type = BX_MSG_PUSH_DONE;
-	op->msg.req_id = op->req_id;
-	op->msg.status = ok ? BX_ST_OK : BX_ST_REMOTE_IO;
-	bx_conn_queue(op->conn, op);
-	bx_conn_kick(op->conn);
+	read_end(op, ok);
 }
 
 static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
@@ -833,14 +841,7 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	if (IS_ERR(first) || bx_conn_post(conn, first)) {
 		if (!IS_ERR(first))
 			rw_release(op, DMA_FROM_DEVICE);
-		op_complete(op, -EREMOTEIO);
-		op->kind = BX_K_CTL;
-		memset(&op->msg, 0, sizeof(op->msg));
-		op->msg.type = BX_MSG_PUSH_DONE;
-		op->msg.req_id = op->req_id;
-		op->msg.status = BX_ST_REMOTE_IO;
-		bx_conn_queue(conn, op);
-		bx_conn_kick(conn);
+		read_end(op, false);
 	}
 }
 
