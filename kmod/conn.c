@@ -386,7 +386,10 @@ int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first)
 	return ret;
 }
 
-/* Queue @op (whose reference passes to the queue) for sending. */
+/*
+ * Queue @op (whose reference passes to the queue) and send what the
+ * credits and send buffers allow.
+ */
 void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 {
 	int err;
@@ -401,6 +404,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 	}
 	list_add_tail(&op->node, &conn->sendq);
 	spin_unlock(&conn->lock);
+	bx_conn_kick(conn);
 }
 
 /* Send queued messages while send buffers and credits last. */
@@ -856,7 +860,6 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 		op->conn = conn;
 		mutex_unlock(&peer->lock);
 		bx_conn_queue(conn, op);
-		bx_conn_kick(conn);
 		return;
 	}
 	list_add_tail(&op->node, &peer->pending);

@@ -166,7 +166,6 @@ static void send_ctl(struct bx_conn *conn, u8 type, u64 req_id, u8 status)
 	bx_conn_get(conn);
 	op->conn = conn;
 	bx_conn_queue(conn, op);
-	bx_conn_kick(conn);
 }
 
 /* ---- registration of a requester's segments -------------------------- */
@@ -375,7 +374,6 @@ static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	op->registered = true;
 	/* Back in line for a send buffer; the queue takes our reference. */
 	bx_conn_queue(op->conn, op);
-	bx_conn_kick(op->conn);
 }
 
 /*
@@ -778,7 +776,6 @@ static void read_end(struct bx_op *op, bool ok)
 	op->msg.req_id = op->req_id;
 	op->msg.status = ok ? BX_ST_OK : BX_ST_REMOTE_IO;
 	bx_conn_queue(op->conn, op);
-	bx_conn_kick(op->conn);
 }
 
 static void read_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -1044,7 +1041,6 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 	kfree(req);
 	op->cqe.done = NULL;
 	bx_conn_queue(op->conn, op);
-	bx_conn_kick(op->conn);
 	return 0;
 }
 
