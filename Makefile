@@ -40,7 +40,7 @@ KSRC_FILES := scripts/checkpatch.pl scripts/spelling.txt \
 KSRC_OUT := $(addprefix $(O)/ksrc/,$(KSRC_FILES))
 
 SELFTESTS_C  := $(wildcard selftests/bx/*_test.c) selftests/bx/bx_stress.c \
-	selftests/bx/bx_pp.c
+	selftests/bx/bx_pp.c selftests/bx/fail_nth.c
 SELFTESTS_SH := $(wildcard selftests/bx/*.sh)
 SELFTESTS_BIN := $(patsubst selftests/bx/%.c,$(O)/selftests/bx/%,$(SELFTESTS_C))
 
@@ -118,6 +118,7 @@ $(O)/lib/libbx.pc: libbx/libbx.pc.in
 # ---- tools ----------------------------------------------------------------
 
 TOOLS := $(O)/bin/bxrig
+include tools/ps/ps.mk
 
 tools: $(TOOLS)
 
@@ -160,6 +161,7 @@ UNIT_CFLAGS := -std=gnu11 $(WFLAGS) -O1 -g $(UNIT_SAN) \
 	       -I$(UNIT_DIR)/shim -I$(CURDIR)/uapi
 UNIT_SRCS_wire  := kmod/wire.c
 UNIT_SRCS_alloc := libbx/alloc.c
+UNIT_SRCS_flow  := kmod/flow.c
 
 UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c))
 FUZZERS    := $(patsubst $(UNIT_DIR)/fuzz_%.c,$(O)/unit/fuzz_%,$(wildcard $(UNIT_DIR)/fuzz_*.c))

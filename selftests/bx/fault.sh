@@ -81,6 +81,7 @@ fs_set() {
 }
 
 fs_reset() {
+	echo Y > $D/failslab/ignore-gfp-wait
 	echo 0 > $D/failslab/probability
 	echo -1 > $D/failslab/times
 	echo 1 > $D/failslab/interval
@@ -114,38 +115,40 @@ failslab_workload() {
 	wait_until 5 bx_has_dev rxe0
 }
 
-# Loading bx while one of its load's allocations fails, the 1st, the 2nd,
-# ... the 40th in turn: each load succeeds or fails cleanly, and every
-# outcome leaves a module that can load afterwards.
+# Loading bx with the N-th fault-injection site of the load failing, for
+# N = 1..40 and then in steps growing by half, until a load no longer
+# reaches N sites (fail_nth: /proc/thread-self/fail-nth, deterministic,
+# nothing random and no other task affected). Every load succeeds or fails
+# cleanly, and each outcome leaves a module that loads again and no
+# reference on ib_core.
 failslab_load() {
-	[ -e $D/failslab/require-start ] || return $KSFT_SKIP
+	[ -e /proc/self/fail-nth ] || return $KSFT_SKIP
+	ko=$(find /lib/modules/"$(uname -r)" -name bx.ko | head -1)
+	[ -n "$ko" ] || fail "bx.ko not found"
 	rmmod bx
 	base=$(cat /sys/module/ib_core/refcnt)
-	loaded=0 failed=0
-	echo 0 > $D/failslab/require-start
-	echo 0xffffffffffffffff > $D/failslab/require-end
-	echo 1 > $D/failslab/times
-	echo 0 > $D/failslab/space
-	echo 100 > $D/failslab/probability
-	for i in $(seq 1 40); do
-		# make-it-fail limits failures to this subshell's modprobe.
-		if sh -c 'echo 1 > /proc/self/make-it-fail
-			  echo Y > '$D'/failslab/task-filter
-			  echo '$i' > '$D'/failslab/interval
-			  exec modprobe bx' 2>/dev/null; then
-			loaded=$((loaded + 1))
-		else
-			failed=$((failed + 1))
-		fi
-		echo N > $D/failslab/task-filter
+	fs_reset
+	echo N > $D/failslab/ignore-gfp-wait
+	echo N > $D/fail_page_alloc/ignore-gfp-wait
+	loaded=0 failed=0 i=1 done=
+	while [ $i -le 100000 ]; do
+		out=$($(dirname "$0")/fail_nth $i "$ko") || fail "fail_nth: $out"
+		case "$out" in
+		unreached*) done=$i ;;
+		"injected 0") loaded=$((loaded + 1)) ;;
+		*) failed=$((failed + 1)) ;;
+		esac
 		[ -e /sys/module/bx ] && rmmod bx
 		[ "$(cat /sys/module/ib_core/refcnt)" -eq "$base" ] ||
-			fail "ib_core refcnt leak after attempt $i"
+			fail "ib_core refcnt leak after failing site $i"
+		[ -n "$done" ] && break
+		if [ $i -lt 40 ]; then i=$((i + 1)); else i=$((i * 3 / 2)); fi
 	done
-	fs_reset
-	echo "# loads: $loaded ok, $failed failed"
+	echo Y > $D/failslab/ignore-gfp-wait
+	echo Y > $D/fail_page_alloc/ignore-gfp-wait
+	echo "# sites failed: $((loaded + failed)) ($loaded loads recovered, $failed failed); a load consults < $done"
+	[ -n "$done" ] || fail "the sweep never reached the end of a load"
 	[ $failed -gt 0 ] || fail "no load failed: injection ineffective"
-	[ $loaded -gt 0 ] || fail "no load succeeded: the sweep never got past bx"
 	modprobe bx
 	wait_until 5 bx_has_dev rxe0
 }
