@@ -240,8 +240,10 @@ LANES ?= stock
 check-run: all unit vm $(if $(filter debug,$(LANES)),vm-debug)
 	TIERS="unit fuzz $(LANES)" tools/testing/check.sh
 
+# The main job: a parameter server on guest 0, workers on the others, over
+# bx and over kernel TCP, side by side (tools/ps/README.md).
 demo-run: all vm
-	tools/demo.sh
+	tools/ps/ps_job.sh
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true

@@ -20,6 +20,7 @@
 #include <linux/miscdevice.h>
 #include <net/ipv6.h>
 #include <linux/poll.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -71,6 +72,29 @@ void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe)
 	spin_unlock(&f->lock);
 }
 
+/* Open files, for debugfs "procs". */
+static LIST_HEAD(bx_files);
+static DEFINE_MUTEX(bx_files_lock);	/* bx_files */
+
+int bx_files_show(struct seq_file *m, void *unused)
+{
+	struct bx_file *f;
+
+	mutex_lock(&bx_files_lock);
+	list_for_each_entry(f, &bx_files, node) {
+		u32 inflight;
+
+		spin_lock(&f->lock);
+		inflight = f->inflight;
+		spin_unlock(&f->lock);
+		seq_printf(m, "pid %d bytes_tx %lld bytes_rx %lld inflight %u\n",
+			   f->tgid, atomic64_read(&f->bytes_tx),
+			   atomic64_read(&f->bytes_rx), inflight);
+	}
+	mutex_unlock(&bx_files_lock);
+	return 0;
+}
+
 static int bx_open(struct inode *inode, struct file *filp)
 {
 	struct bx_file *f;
@@ -85,6 +109,9 @@ static int bx_open(struct inode *inode, struct file *filp)
 	INIT_LIST_HEAD(&f->services);
 	xa_init_flags(&f->reqs, XA_FLAGS_ALLOC1);
 	filp->private_data = f;
+	mutex_lock(&bx_files_lock);
+	list_add_tail(&f->node, &bx_files);
+	mutex_unlock(&bx_files_lock);
 	return 0;
 }
 ALLOW_ERROR_INJECTION(bx_open, ERRNO);
@@ -93,6 +120,9 @@ static int bx_release(struct inode *inode, struct file *filp)
 {
 	struct bx_file *f = filp->private_data;
 
+	mutex_lock(&bx_files_lock);
+	list_del(&f->node);
+	mutex_unlock(&bx_files_lock);
 	bx_op_file_release(f);
 	bx_file_put(f);
 	return 0;

@@ -46,6 +46,7 @@
 
 #include "conn.h"
 #include "op.h"
+#include "params.h"
 #include "wire.h"
 
 u64 bx_epoch;
@@ -158,6 +159,7 @@ void bx_conn_put(struct bx_conn *conn)
 
 static void conn_teardown(struct work_struct *work);
 static void conn_qp_err_work(struct work_struct *work);
+static void conn_retry_work(struct work_struct *work);
 
 static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 {
@@ -170,7 +172,14 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	conn->active = active;
 	conn->state = BX_CONN_CONNECTING;
 	spin_lock_init(&conn->lock);
-	INIT_LIST_HEAD(&conn->sendq);
+	INIT_LIST_HEAD(&conn->flows);
+	INIT_LIST_HEAD(&conn->ctlq);
+	INIT_LIST_HEAD(&conn->readyq);
+	INIT_LIST_HEAD(&conn->retryq);
+	INIT_LIST_HEAD(&conn->host_node);
+	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
+	bx_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
+	INIT_DELAYED_WORK(&conn->retry_work, conn_retry_work);
 	xa_init_flags(&conn->ops, XA_FLAGS_ALLOC1);
 	INIT_WORK(&conn->teardown, conn_teardown);
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);
@@ -248,25 +257,12 @@ static int post_rx(struct bx_conn *conn, struct bx_buf *b)
 	return ib_post_recv(conn->qp, &wr, NULL);
 }
 
-/* Queue a credit update if enough credits are owed and nothing would
- * carry them. Called with conn->lock held; returns whether to queue one.
- */
-static bool credit_due(struct bx_conn *conn)
-{
-	lockdep_assert_held(&conn->lock);
-	if (conn->credit_queued || conn->grant < BX_CREDIT_BATCH ||
-	    !list_empty(&conn->sendq) || conn->state != BX_CONN_UP)
-		return false;
-	conn->credit_queued = true;
-	return true;
-}
-
 static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct bx_buf *b = container_of(wc->wr_cqe, struct bx_buf, cqe);
 	struct bx_conn *conn = b->conn;
 	struct bx_msg msg;
-	bool credit;
+	int ret;
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -287,15 +283,14 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&conn->lock);
 	conn->rx_msgs++;
-	conn->credits += msg.credits;
 	/* A peer cannot grant more buffers than it said it posted. */
-	if (conn->credits > conn->credits_max) {
-		spin_unlock(&conn->lock);
+	ret = bx_credits_add(&conn->cr, msg.credits);
+	spin_unlock(&conn->lock);
+	if (ret) {
 		pr_warn_ratelimited("peer granted too many credits\n");
 		bx_conn_fail(conn, -EPROTO);
 		return;
 	}
-	spin_unlock(&conn->lock);
 
 	if (msg.type != BX_MSG_CREDIT)
 		bx_op_recv(conn, &msg);
@@ -305,22 +300,8 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	spin_lock(&conn->lock);
-	conn->grant++;
-	credit = credit_due(conn);
+	bx_credits_posted(&conn->cr);
 	spin_unlock(&conn->lock);
-	if (credit) {
-		struct bx_op *op = bx_op_ctl(BX_MSG_CREDIT);
-
-		if (op) {
-			bx_conn_get(conn);
-			op->conn = conn;
-			bx_conn_queue(conn, op);
-		} else {
-			spin_lock(&conn->lock);
-			conn->credit_queued = false;
-			spin_unlock(&conn->lock);
-		}
-	}
 	bx_conn_kick(conn);
 }
 
@@ -334,10 +315,14 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	b->op = NULL;
 	spin_lock(&conn->lock);
 	conn->tx_free[conn->ntx_free++] = b;
+	if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
+		conn->rnr_events++;
 	spin_unlock(&conn->lock);
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		err = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
+		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
+			atomic64_inc(&bx_rnr_events);
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_warn_ratelimited("send error %s on qp %u\n",
 					    ib_wc_status_msg(wc->status),
@@ -386,84 +371,490 @@ int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first)
 	return ret;
 }
 
+/* ---- flow control: windows, admission, scheduling ---------------------- */
+
+/*
+ * The host's windows, shared by every connection. Lock order: a
+ * connection's lock, then bx_host.lock.
+ */
+static struct {
+	spinlock_t		lock;	/* everything in bx_host */
+	struct bx_win		tx;	/* requests and replies in flight */
+	struct bx_win		rx;	/* rendezvous data we are READing */
+	u32			rd_conns; /* connections with READs queued or in flight */
+	struct list_head	waiters; /* connections a host window stopped */
+	u64			busy_retries;
+} bx_host = {
+	.lock		= __SPIN_LOCK_UNLOCKED(bx_host.lock),
+	.waiters	= LIST_HEAD_INIT(bx_host.waiters),
+};
+
+atomic64_t bx_rnr_events = ATOMIC64_INIT(0);
+
+static const struct bx_win_lim bx_unlimited = {
+	.bytes = U64_MAX, .ops = U32_MAX, .reads = U32_MAX,
+};
+
+/* Limits of a connection's send window (@rd false) or READ window, and of
+ * the host's matching window.
+ */
+static void flow_limits(bool rd, struct bx_win_lim *c, struct bx_win_lim *h)
+{
+	u32 n;
+
+	if (!READ_ONCE(bx_flow_control)) {
+		/* rd_max stays: it stands for what the device can take. */
+		*c = bx_unlimited;
+		*h = bx_unlimited;
+		if (rd)
+			c->reads = READ_ONCE(bx_rd_max);
+		return;
+	}
+	if (!rd) {
+		c->bytes = (u64)READ_ONCE(bx_wnd_kb) << 10;
+		c->ops = READ_ONCE(bx_wnd_ops);
+		c->reads = U32_MAX;
+		h->bytes = (u64)READ_ONCE(bx_host_wnd_kb) << 10;
+		h->ops = READ_ONCE(bx_host_wnd_ops);
+		h->reads = U32_MAX;
+		return;
+	}
+	/* Receiver admission: an equal share of rx_wnd per active peer. */
+	h->bytes = (u64)READ_ONCE(bx_rx_wnd_kb) << 10;
+	h->ops = U32_MAX;
+	h->reads = U32_MAX;
+	n = max_t(u32, READ_ONCE(bx_host.rd_conns), 1);
+	c->bytes = h->bytes / n;
+	c->ops = U32_MAX;
+	c->reads = READ_ONCE(bx_rd_max);
+}
+
+/* Keep bx_host.rd_conns in step with @conn; conn->lock held. */
+static void flow_rd_update(struct bx_conn *conn)
+{
+	bool active = !bx_drr_empty(&conn->rdq) || !bx_win_idle(&conn->rdwnd);
+
+	lockdep_assert_held(&conn->lock);
+	if (active == conn->rd_active)
+		return;
+	conn->rd_active = active;
+	spin_lock(&bx_host.lock);
+	if (active)
+		bx_host.rd_conns++;
+	else
+		bx_host.rd_conns--;
+	spin_unlock(&bx_host.lock);
+}
+
+/*
+ * Charge @op to @conn's window and the host's, if both have room. If the
+ * host's has none, @conn waits on bx_host.waiters for a release.
+ */
+static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
+{
+	struct bx_win *w = rd ? &conn->rdwnd : &conn->wnd;
+	u32 reads = rd ? op->rdma->nrdv : 0;
+	struct bx_win_lim cl, hl;
+	struct bx_win *hw;
+	bool ok;
+
+	lockdep_assert_held(&conn->lock);
+	flow_limits(rd, &cl, &hl);
+	if (!bx_win_fits(w, &cl, op->qi.cost, reads)) {
+		/* Our own completions will call us again. */
+		w->waits++;
+		return false;
+	}
+	spin_lock(&bx_host.lock);
+	hw = rd ? &bx_host.rx : &bx_host.tx;
+	ok = bx_win_fits(hw, &hl, op->qi.cost, reads);
+	if (ok) {
+		bx_win_charge(hw, op->qi.cost, reads);
+	} else {
+		hw->waits++;
+		if (!conn->host_wait) {
+			conn->host_wait = true;
+			bx_conn_get(conn);
+			list_add_tail(&conn->host_node, &bx_host.waiters);
+		}
+	}
+	spin_unlock(&bx_host.lock);
+	if (ok) {
+		bx_win_charge(w, op->qi.cost, reads);
+		op->charged = true;
+		op->wreads = reads;
+	}
+	return ok;
+}
+
+/* Kick the connections a host window stopped, oldest first, each once. */
+static void flow_wake_host(void)
+{
+	unsigned int n = 0;
+	struct bx_conn *c;
+
+	spin_lock(&bx_host.lock);
+	list_for_each_entry(c, &bx_host.waiters, host_node)
+		n++;
+	spin_unlock(&bx_host.lock);
+
+	while (n--) {
+		spin_lock(&bx_host.lock);
+		c = list_first_entry_or_null(&bx_host.waiters, struct bx_conn,
+					     host_node);
+		if (c) {
+			list_del_init(&c->host_node);
+			c->host_wait = false;
+		}
+		spin_unlock(&bx_host.lock);
+		if (!c)
+			break;
+		bx_conn_kick(c);
+		bx_conn_put(c);
+	}
+}
+
+/*
+ * @op completed: return what it held in its connection's and the host's
+ * windows, and let waiting work in.
+ */
+void bx_flow_release(struct bx_op *op)
+{
+	struct bx_conn *conn = op->conn;
+	bool rd = op->kind == BX_K_SRV_READ;
+	bool ok;
+
+	if (!op->charged)
+		return;
+	op->charged = false;
+	spin_lock(&conn->lock);
+	ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd, op->qi.cost,
+			    op->wreads);
+	spin_lock(&bx_host.lock);
+	ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx, op->qi.cost,
+			     op->wreads);
+	spin_unlock(&bx_host.lock);
+	if (rd)
+		flow_rd_update(conn);
+	spin_unlock(&conn->lock);
+	WARN_ON_ONCE(!ok);
+	bx_conn_kick(conn);
+	flow_wake_host();
+}
+
+static struct bx_flowq *flowq_find(struct bx_conn *conn, struct bx_file *f,
+				   bool rd)
+{
+	struct bx_flowq *fq;
+
+	list_for_each_entry(fq, &conn->flows, node)
+		if (fq->file == f && fq->rd == rd)
+			return fq;
+	return NULL;
+}
+
+/* @fq's last operation left it. */
+static void flowq_put(struct bx_flowq *fq)
+{
+	if (!fq->drr.queued) {
+		list_del(&fq->node);
+		kfree(fq);
+	}
+}
+
 /*
  * Queue @op (whose reference passes to the queue) and send what the
- * credits and send buffers allow.
+ * windows, credits and send buffers allow. Control messages go first;
+ * everything else waits in its process's queue for admission.
  */
 void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 {
+	bool rd = op->kind == BX_K_SRV_READ;
+	struct bx_flowq *fq, *spare = NULL;
 	int err;
 
 	spin_lock(&conn->lock);
+	for (;;) {
+		if (conn->state == BX_CONN_DOWN) {
+			err = conn->err;
+			goto fail;
+		}
+		if (op->kind == BX_K_CTL) {
+			list_add_tail(&op->node, &conn->ctlq);
+			break;
+		}
+		fq = flowq_find(conn, op->file, rd);
+		if (!fq && spare) {
+			fq = spare;
+			spare = NULL;
+			bx_drr_flow_init(&fq->drr);
+			fq->file = op->file;
+			fq->rd = rd;
+			list_add_tail(&fq->node, &conn->flows);
+		}
+		if (fq) {
+			op->qi.cost = bx_op_cost(op);
+			bx_drr_enqueue(rd ? &conn->rdq : &conn->txq, &fq->drr,
+				       &op->qi);
+			if (rd)
+				flow_rd_update(conn);
+			break;
+		}
+		spin_unlock(&conn->lock);
+		spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+		if (!spare) {
+			bx_op_fail(op, -ENOMEM);
+			bx_op_put(op);
+			return;
+		}
+		spin_lock(&conn->lock);
+	}
+	spin_unlock(&conn->lock);
+	kfree(spare);
+	bx_conn_kick(conn);
+	return;
+
+fail:
+	spin_unlock(&conn->lock);
+	kfree(spare);
+	bx_op_fail(op, err);
+	bx_op_put(op);
+}
+
+/* @op was admitted and is registered: next in line for a send buffer. */
+void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
+{
+	spin_lock(&conn->lock);
 	if (conn->state == BX_CONN_DOWN) {
-		err = conn->err;
+		int err = conn->err;
+
 		spin_unlock(&conn->lock);
 		bx_op_fail(op, err);
 		bx_op_put(op);
 		return;
 	}
-	list_add_tail(&op->node, &conn->sendq);
+	list_add_tail(&op->node, &conn->readyq);
 	spin_unlock(&conn->lock);
 	bx_conn_kick(conn);
 }
 
-/* Send queued messages while send buffers and credits last. */
+/*
+ * The receiver had no buffer posted for @op: send it again later, still
+ * admitted and registered. Backs off from 1 to 64 jiffies.
+ */
+void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
+{
+	unsigned long delay = 1UL << min_t(u8, op->retries, 6);
+
+	if (op->retries < U8_MAX)
+		op->retries++;
+	spin_lock(&conn->lock);
+	if (conn->state == BX_CONN_DOWN) {
+		int err = conn->err;
+
+		spin_unlock(&conn->lock);
+		bx_op_fail(op, err);
+		bx_op_put(op);
+		return;
+	}
+	conn->busy_retries++;
+	list_add_tail(&op->node, &conn->retryq);
+	spin_unlock(&conn->lock);
+	spin_lock(&bx_host.lock);
+	bx_host.busy_retries++;
+	spin_unlock(&bx_host.lock);
+	/* An earlier, shorter timer wins; the ops behind it wait a bit less. */
+	queue_delayed_work(bx_wq, &conn->retry_work, delay);
+}
+
+static void conn_retry_work(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(to_delayed_work(work),
+					    struct bx_conn, retry_work);
+
+	spin_lock(&conn->lock);
+	list_splice_tail_init(&conn->retryq, &conn->readyq);
+	spin_unlock(&conn->lock);
+	bx_conn_kick(conn);
+}
+
+enum kick_act {
+	KICK_NONE,
+	KICK_SEND,	/* *op in *slot */
+	KICK_CREDIT,	/* a bare credit update in *slot */
+	KICK_REG,	/* register *op (admitted) */
+	KICK_READ,	/* issue *op's RDMA READs (admitted) */
+};
+
+/* Take a send buffer, a sequence number and the grant for a message. */
+static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
+{
+	msg->credits = bx_credits_grant_take(&conn->cr);
+	msg->seq = ++conn->seq;
+	conn->tx_msgs++;
+	return conn->tx_free[--conn->ntx_free];
+}
+
+/* Decide the next thing to do on @conn; conn->lock held. */
+static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
+			       struct bx_buf **slotp, struct bx_msg *credit)
+{
+	struct bx_drr_flow *flow;
+	struct bx_drr_item *it;
+	struct bx_flowq *fq;
+	struct bx_op *op;
+	bool queued;
+
+	if (conn->state != BX_CONN_UP)
+		return KICK_NONE;
+	bx_credits_set_batch(&conn->cr, READ_ONCE(bx_credit_batch));
+	conn->txq.quantum = READ_ONCE(bx_drr_quantum);
+	conn->rdq.quantum = conn->txq.quantum;
+
+	/* 1. Control messages, then what is admitted: need a buffer and a
+	 * credit, never the last one.
+	 */
+	for (;;) {
+		struct list_head *q = !list_empty(&conn->ctlq) ? &conn->ctlq :
+				      !list_empty(&conn->readyq) ?
+				      &conn->readyq : NULL;
+
+		if (q && conn->ntx_free && bx_credits_take(&conn->cr)) {
+			op = list_first_entry(q, struct bx_op, node);
+			list_del_init(&op->node);
+			*opp = op;
+			*slotp = kick_slot(conn, &op->msg);
+			return KICK_SEND;
+		}
+		if (q)
+			break;
+
+		/* 2. Nothing admitted waits: admit the next send. */
+		it = bx_drr_peek(&conn->txq, &flow);
+		if (!it)
+			break;
+		op = container_of(it, struct bx_op, qi);
+		if (!flow_admit(conn, op, false))
+			break;
+		bx_drr_pop(&conn->txq, flow);
+		fq = container_of(flow, struct bx_flowq, drr);
+		flowq_put(fq);
+		if (op->needs_reg && !op->registered) {
+			*opp = op;
+			return KICK_REG;
+		}
+		list_add_tail(&op->node, &conn->readyq);
+	}
+
+	/* 3. RDMA READs of rendezvous pushes: receiver admission. */
+	it = bx_drr_peek(&conn->rdq, &flow);
+	if (it) {
+		op = container_of(it, struct bx_op, qi);
+		if (flow_admit(conn, op, true)) {
+			bx_drr_pop(&conn->rdq, flow);
+			fq = container_of(flow, struct bx_flowq, drr);
+			flowq_put(fq);
+			*opp = op;
+			return KICK_READ;
+		}
+	}
+
+	/* 4. A bare credit update, if owed and nothing will carry it. */
+	queued = !list_empty(&conn->ctlq) || !list_empty(&conn->readyq);
+	if (conn->ntx_free && bx_credits_update_due(&conn->cr, queued)) {
+		if (bx_credits_take_update(&conn->cr)) {
+			memset(credit, 0, sizeof(*credit));
+			credit->type = BX_MSG_CREDIT;
+			*slotp = kick_slot(conn, credit);
+			return KICK_CREDIT;
+		}
+		conn->cr.update_queued = false;
+	}
+	return KICK_NONE;
+}
+
+static void kick_send(struct bx_conn *conn, struct bx_op *op,
+		      struct bx_buf *slot)
+{
+	u16 grant = op->msg.credits;
+	int ret;
+
+	/* The queue's reference on @op passes to the send. */
+	slot->op = op;
+	ret = bx_op_transmit(op, slot);
+	if (!ret)
+		return;
+	slot->op = NULL;
+	spin_lock(&conn->lock);
+	conn->tx_free[conn->ntx_free++] = slot;
+	bx_credits_untake(&conn->cr, grant);
+	spin_unlock(&conn->lock);
+	bx_op_sent(op, ret);
+	if (ret != -EINVAL && ret != -ENOMEM)
+		bx_conn_fail(conn, ret);
+}
+
+static void kick_credit(struct bx_conn *conn, struct bx_buf *slot,
+			struct bx_msg *msg)
+{
+	size_t n = bx_wire_build(slot->data, BX_MSG_SIZE, msg);
+
+	slot->op = NULL;
+	if (!n || bx_conn_post(conn, bx_conn_prep_send(conn, slot, n))) {
+		spin_lock(&conn->lock);
+		conn->tx_free[conn->ntx_free++] = slot;
+		spin_unlock(&conn->lock);
+		bx_conn_fail(conn, -EIO);
+	}
+}
+
+/*
+ * Do what the queues, windows, credits and send buffers allow. One caller
+ * at a time works on a connection; a concurrent caller leaves a note
+ * (@kick_again) for it, so completions that kick from the middle of a
+ * kick do not recurse.
+ */
 void bx_conn_kick(struct bx_conn *conn)
 {
-	for (;;) {
-		struct bx_buf *slot;
-		struct bx_op *op;
-		bool credit_msg;
-		u16 grant;
-		int ret;
-
-		spin_lock(&conn->lock);
-		if (conn->state != BX_CONN_UP || list_empty(&conn->sendq)) {
-			spin_unlock(&conn->lock);
-			return;
-		}
-		op = list_first_entry(&conn->sendq, struct bx_op, node);
-		if (op->needs_reg && !op->registered) {
-			/* Registration first; it queues the op again. */
-			list_del_init(&op->node);
-			spin_unlock(&conn->lock);
-			bx_op_register(op);
-			continue;
-		}
-		credit_msg = op->kind == BX_K_CTL &&
-			     op->msg.type == BX_MSG_CREDIT;
-		/* The last credit is reserved for credit updates. */
-		if (!conn->ntx_free || conn->credits < (credit_msg ? 1 : 2)) {
-			if (conn->ntx_free)
-				conn->credit_waits++;
-			spin_unlock(&conn->lock);
-			return;
-		}
-		list_del_init(&op->node);
-		slot = conn->tx_free[--conn->ntx_free];
-		conn->credits--;
-		grant = min_t(int, conn->grant, U16_MAX);
-		conn->grant -= grant;
-		if (credit_msg)
-			conn->credit_queued = false;
-		op->msg.seq = ++conn->seq;
-		conn->tx_msgs++;
+	spin_lock(&conn->lock);
+	if (conn->kicking) {
+		conn->kick_again = true;
 		spin_unlock(&conn->lock);
+		return;
+	}
+	conn->kicking = true;
+	for (;;) {
+		struct bx_op *op = NULL;
+		struct bx_buf *slot = NULL;
+		struct bx_msg credit;
+		enum kick_act act;
 
-		/* The queue's reference on @op passes to the send. */
-		slot->op = op;
-		ret = bx_op_transmit(op, slot, grant);
-		if (ret) {
-			slot->op = NULL;
-			spin_lock(&conn->lock);
-			conn->tx_free[conn->ntx_free++] = slot;
-			conn->credits++;
-			conn->grant += grant;
+		/* kick_next() sees all that a note could be about. */
+		conn->kick_again = false;
+		act = kick_next(conn, &op, &slot, &credit);
+		if (act == KICK_NONE) {
+			conn->kicking = false;
 			spin_unlock(&conn->lock);
-			bx_op_sent(op, ret);
-			if (ret != -EINVAL && ret != -ENOMEM)
-				bx_conn_fail(conn, ret);
+			return;
 		}
+		spin_unlock(&conn->lock);
+		switch (act) {
+		case KICK_SEND:
+			kick_send(conn, op, slot);
+			break;
+		case KICK_CREDIT:
+			kick_credit(conn, slot, &credit);
+			break;
+		case KICK_REG:
+			bx_op_register(op);
+			break;
+		case KICK_READ:
+			bx_op_read(op);
+			break;
+		default:
+			break;
+		}
+		spin_lock(&conn->lock);
 	}
 }
 
@@ -598,8 +989,8 @@ static void conn_params(struct bx_conn *conn, struct bx_wire_conn *w,
 static void conn_set_peer(struct bx_conn *conn, const struct bx_conn_params *p)
 {
 	spin_lock(&conn->lock);
-	conn->credits = p->credits;
-	conn->credits_max = p->credits;
+	bx_credits_init(&conn->cr, p->credits, READ_ONCE(bx_credit_batch));
+	bx_credits_set_own(&conn->cr, BX_RX_BUFS);
 	spin_unlock(&conn->lock);
 	conn->peer_msg_size = p->msg_size;
 	conn->peer_epoch = p->epoch;
@@ -615,6 +1006,7 @@ static void conn_established(struct bx_conn *conn)
 {
 	struct bx_peer *peer = conn->peer;
 	struct bx_op *op, *tmp;
+	LIST_HEAD(list);
 
 	mutex_lock(&peer->lock);
 	spin_lock(&conn->lock);
@@ -627,15 +1019,16 @@ static void conn_established(struct bx_conn *conn)
 	conn->established = true;
 	pr_info("connection %s %pISc up\n", conn->active ? "to" : "from",
 		&conn->peer->addr);
-	if (peer->conn == conn) {
-		list_for_each_entry_safe(op, tmp, &peer->pending, node) {
-			bx_conn_get(conn);
-			op->conn = conn;
-			list_move_tail(&op->node, &conn->sendq);
-		}
-	}
+	if (peer->conn == conn)
+		list_splice_init(&peer->pending, &list);
 	spin_unlock(&conn->lock);
 	mutex_unlock(&peer->lock);
+	list_for_each_entry_safe(op, tmp, &list, node) {
+		list_del_init(&op->node);
+		bx_conn_get(conn);
+		op->conn = conn;
+		bx_conn_queue(conn, op);
+	}
 	bx_conn_kick(conn);
 }
 
@@ -877,6 +1270,43 @@ static void fail_list(struct list_head *list, int err)
 	}
 }
 
+/* Move every operation still queued on @conn to @list. */
+static void conn_flush_queues(struct bx_conn *conn, struct list_head *list)
+{
+	struct bx_flowq *fq, *tmp;
+	struct bx_drr_item *it;
+
+	spin_lock(&conn->lock);
+	list_splice_tail_init(&conn->ctlq, list);
+	list_splice_tail_init(&conn->readyq, list);
+	list_splice_tail_init(&conn->retryq, list);
+	list_for_each_entry_safe(fq, tmp, &conn->flows, node) {
+		it = bx_drr_flow_drain(fq->rd ? &conn->rdq : &conn->txq,
+				       &fq->drr);
+		while (it) {
+			struct bx_op *op = container_of(it, struct bx_op, qi);
+
+			it = it->next;
+			list_add_tail(&op->node, list);
+		}
+		list_del(&fq->node);
+		kfree(fq);
+	}
+	flow_rd_update(conn);
+	spin_unlock(&conn->lock);
+
+	spin_lock(&bx_host.lock);
+	if (conn->host_wait) {
+		conn->host_wait = false;
+		list_del_init(&conn->host_node);
+	} else {
+		conn = NULL;
+	}
+	spin_unlock(&bx_host.lock);
+	if (conn)
+		bx_conn_put(conn);
+}
+
 static void conn_teardown(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(work, struct bx_conn, teardown);
@@ -909,9 +1339,8 @@ static void conn_teardown(struct work_struct *work)
 		bx_op_fail(op, err);
 		bx_op_put(op);
 	}
-	spin_lock(&conn->lock);
-	list_splice_init(&conn->sendq, &list);
-	spin_unlock(&conn->lock);
+	cancel_delayed_work_sync(&conn->retry_work);
+	conn_flush_queues(conn, &list);
 	fail_list(&list, err);
 
 	/* 4. Free the verbs objects, then the id. */
@@ -971,7 +1400,10 @@ static const char *state_name(enum bx_conn_state s)
 	       s == BX_CONN_CONNECTING ? "connecting" : "down";
 }
 
-/* debugfs "conns": one line per connection. */
+/*
+ * debugfs "conns": one line per connection, "key value" pairs after the
+ * peer address; the credit, window and READ window counters of flow.h.
+ */
 int bx_conn_show(struct seq_file *m, void *unused)
 {
 	struct bx_conn *c;
@@ -984,16 +1416,49 @@ int bx_conn_show(struct seq_file *m, void *unused)
 		xa_for_each(&c->ops, id, op)
 			nops++;
 		spin_lock(&c->lock);
-		seq_printf(m, "peer %pISc id %u %s %s dev %s qp %u credits %d grant %d tx_free %d awaiting %lu tx %llu rx %llu credit_waits %llu\n",
+		seq_printf(m, "peer %pISc id %u state %s %s dev %s qp %u awaiting %lu tx %llu rx %llu tx_free %d",
 			   &c->peer->addr, c->peer->id, state_name(c->state),
 			   c->active ? "active" : "passive",
 			   c->bdev ? dev_name(&c->bdev->ibdev->dev) : "-",
-			   c->qp ? c->qp->qp_num : 0, c->credits, c->grant,
-			   c->ntx_free, nops, c->tx_msgs, c->rx_msgs,
-			   c->credit_waits);
+			   c->qp ? c->qp->qp_num : 0, nops, c->tx_msgs,
+			   c->rx_msgs, c->ntx_free);
+		seq_printf(m, " credits %u credits_max %u grant %u granted %llu used %llu stalls %llu updates %llu",
+			   c->cr.credits, c->cr.max, c->cr.grant, c->cr.granted,
+			   c->cr.used, c->cr.stalls, c->cr.updates);
+		seq_printf(m, " wnd_bytes %llu wnd_ops %u wnd_peak_bytes %llu wnd_peak_ops %u wnd_waits %llu",
+			   c->wnd.bytes, c->wnd.ops, c->wnd.peak_bytes,
+			   c->wnd.peak_ops, c->wnd.waits);
+		seq_printf(m, " rd_bytes %llu rd_reads %u rd_peak_bytes %llu rd_peak_reads %u rd_waits %llu",
+			   c->rdwnd.bytes, c->rdwnd.reads, c->rdwnd.peak_bytes,
+			   c->rdwnd.peak_reads, c->rdwnd.waits);
+		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu\n",
+			   c->txq.nactive, c->rdq.nactive, c->busy_retries,
+			   c->rnr_events);
 		spin_unlock(&c->lock);
 	}
 	mutex_unlock(&bx_conns_lock);
+	return 0;
+}
+
+/* debugfs "flow": the host's windows, "key value" per line. */
+int bx_flow_show(struct seq_file *m, void *unused)
+{
+	struct bx_win tx, rx;
+	u32 rd_conns;
+	u64 busy;
+
+	spin_lock(&bx_host.lock);
+	tx = bx_host.tx;
+	rx = bx_host.rx;
+	rd_conns = bx_host.rd_conns;
+	busy = bx_host.busy_retries;
+	spin_unlock(&bx_host.lock);
+	seq_printf(m, "tx_bytes %llu\ntx_ops %u\ntx_peak_bytes %llu\ntx_peak_ops %u\ntx_waits %llu\n",
+		   tx.bytes, tx.ops, tx.peak_bytes, tx.peak_ops, tx.waits);
+	seq_printf(m, "rx_bytes %llu\nrx_reads %u\nrx_peak_bytes %llu\nrx_peak_reads %u\nrx_waits %llu\n",
+		   rx.bytes, rx.reads, rx.peak_bytes, rx.peak_reads, rx.waits);
+	seq_printf(m, "rd_conns %u\nbusy_retries %llu\nrnr_events %lld\n",
+		   rd_conns, busy, atomic64_read(&bx_rnr_events));
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "dev.h"
+#include "flow.h"
 
 #define BX_PORT		7471	/* rdma_cm port bx listens on */
 #define BX_RX_BUFS	128	/* receive buffers = initial peer credits */
@@ -26,7 +27,6 @@
 #define BX_SEG_MAX	SZ_1M	/* bytes per registered segment */
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
 #define BX_PEERS_MAX	1024
-#define BX_CREDIT_BATCH	(BX_RX_BUFS / 4)
 
 struct bx_op;
 
@@ -70,6 +70,21 @@ enum bx_conn_state {
 };
 
 /**
+ * struct bx_flowq - one process's queue on one connection (deficit round
+ * robin); exists while it holds operations
+ * @drr:	the scheduler's view
+ * @node:	in conn->flows
+ * @file:	the process (no reference: each queued op holds one)
+ * @rd:		a queue of RDMA READ work (conn->rdq), else of sends
+ */
+struct bx_flowq {
+	struct bx_drr_flow	drr;
+	struct list_head	node;
+	struct bx_file		*file;
+	bool			rd;
+};
+
+/**
  * struct bx_conn - one RC connection to a peer, shared by every process
  * @ref:	held by the peer while it points here, by bx_conns, by every
  *		operation assigned to it and by the teardown work
@@ -83,9 +98,18 @@ enum bx_conn_state {
  * @state:	enum bx_conn_state; DOWN is final
  * @active:	we initiated the connection
  * @err:	why it went down
- * @credits:	messages we may still send (peer's free receive buffers)
- * @grant:	receive buffers reposted and not yet granted to the peer
- * @sendq:	operations waiting for a send buffer or a credit
+ * @cr:		receive credits, both ways (flow.h)
+ * @txq:	requests and replies not yet admitted to the send window, one
+ *		DRR flow per process
+ * @rdq:	RDMA READs of rendezvous pushes not yet admitted, per process
+ * @flows:	the struct bx_flowq of @txq and @rdq
+ * @ctlq:	control messages; sent first, outside the windows
+ * @readyq:	admitted and registered, waiting for a send buffer or credit
+ * @retryq:	bounced by a busy receiver, resent by @retry_work
+ * @wnd:	what we sent and await: requests and replies (bytes, ops)
+ * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
+ * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave
+ * @host_wait:	on bx_host.waiters (holds a reference)
  * @tx_free:	stack of free send buffers, @ntx_free entries
  * @ops:	req_id -> operation awaiting a response (own lock)
  * @teardown:	work that drains and frees the connection
@@ -106,26 +130,36 @@ struct bx_conn {
 	enum bx_conn_state	state;
 	bool			active;
 	bool			established;
-	bool			credit_queued;
-	int			credits_max;
+	bool			kicking;
+	bool			kick_again;
+	bool			host_wait;
+	bool			rd_active;
 	unsigned long		flags;
 	struct work_struct	qp_err;
 	int			err;
-	int			credits;
-	int			grant;
-	struct list_head	sendq;
+	struct bx_credits	cr;
+	struct bx_drr		txq;
+	struct bx_drr		rdq;
+	struct list_head	flows;
+	struct list_head	ctlq;
+	struct list_head	readyq;
+	struct list_head	retryq;
+	struct list_head	host_node;
+	struct bx_win		wnd;
+	struct bx_win		rdwnd;
 	struct bx_buf		*tx_free[BX_TX_SLOTS];
 	int			ntx_free;
 	u64			seq;
+	u64			tx_msgs;
+	u64			rx_msgs;
+	u64			busy_retries;
+	u64			rnr_events;
 	u32			seq_alloc;
 
+	struct delayed_work	retry_work;
 	struct xarray		ops;
 	struct work_struct	teardown;
 	struct completion	torn_down;
-
-	u64			tx_msgs;
-	u64			rx_msgs;
-	u64			credit_waits;
 
 	struct bx_buf		rx[BX_RX_BUFS];
 	struct bx_buf		tx[BX_TX_SLOTS];
@@ -139,6 +173,10 @@ struct bx_peer *bx_peer_find(u32 id);
 
 void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
 void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_retry(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
+void bx_flow_release(struct bx_op *op);
+int bx_flow_show(struct seq_file *m, void *unused);
 void bx_conn_kick(struct bx_conn *conn);
 struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
 				     u32 len);
@@ -151,5 +189,6 @@ int bx_conn_show(struct seq_file *m, void *unused);
 unsigned int bx_conn_count(void);
 
 extern u64 bx_epoch;
+extern atomic64_t bx_rnr_events;
 
 #endif /* _BX_CONN_H */

@@ -4,7 +4,10 @@
  * not a stable interface (the generic netlink family is).
  *
  *   devices	one line per bound RDMA device port
- *   conns	one line per connection (peer, state, credits, ...)
+ *   conns	one line per connection: peer, state, then "key value"
+ *		pairs (credits, send window, READ window, counters)
+ *   flow	the host's windows and flow-control counters
+ *   procs	one line per open /dev/bx: pid, payload bytes served
  *   stats	module-wide counters; all return to 0 when idle except
  *		copied_bytes (payload bytes moved by CPU copy, ever)
  */
@@ -15,6 +18,7 @@
 #include "debugfs.h"
 #include "conn.h"
 #include "dev.h"
+#include "file.h"
 #include "op.h"
 #include "region.h"
 
@@ -53,6 +57,10 @@ void bx_debugfs_init(void)
 	debugfs_create_file("conns", 0444, bx_debugfs_root, bx_conn_show,
 			    &show_fops);
 	debugfs_create_file("stats", 0444, bx_debugfs_root, stats_show,
+			    &show_fops);
+	debugfs_create_file("flow", 0444, bx_debugfs_root, bx_flow_show,
+			    &show_fops);
+	debugfs_create_file("procs", 0444, bx_debugfs_root, bx_files_show,
 			    &show_fops);
 }
 

@@ -18,6 +18,7 @@
  * struct bx_file - one open /dev/bx
  * @ref:	held by the open file and by every operation, pending
  *		request and service lookup in progress; see bx_file_put()
+ * @node:	in the list of open files (debugfs "procs")
  * @tgid:	process that opened it
  * @setup_lock:	serializes BX_IOC_SETUP against mmap
  * @region:	registered memory, NULL before BX_IOC_SETUP
@@ -33,6 +34,7 @@
  */
 struct bx_file {
 	struct kref		ref;
+	struct list_head	node;
 	pid_t			tgid;
 	struct mutex		setup_lock;	/* BX_IOC_SETUP */
 	struct bx_region	*region;
@@ -49,5 +51,8 @@ struct bx_file {
 void bx_file_get(struct bx_file *f);
 void bx_file_put(struct bx_file *f);
 void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe);
+
+struct seq_file;
+int bx_files_show(struct seq_file *m, void *unused);
 
 #endif /* _BX_FILE_H */

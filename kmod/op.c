@@ -4,8 +4,10 @@
  *
  * Requester side (BX_OP_PUSH, BX_OP_PULL):
  *
- *   bx_op_submit() -> bx_conn_submit() -> [connection up] bx_conn_kick()
- *     -> bx_op_transmit(): id in conn->ops, payload up to BX_EAGER_MAX
+ *   bx_op_submit() -> bx_conn_submit() -> [connection up] bx_conn_queue():
+ *     the op waits in its process's queue until the send windows admit it
+ *     (conn.c) -> bx_conn_kick()
+ *     -> bx_op_transmit(): id in conn->ops, payload up to rdv_threshold
  *        copied into the send buffer; a larger push source or pull sink
  *        is registered per operation (FRWR, one MR per BX_SEG_MAX bytes),
  *        REG_MR WRs chained before the SEND that carries the descriptors
@@ -17,15 +19,18 @@
  * Server side (messages for a service bound with BX_IOC_BIND):
  *
  *   PUSH      -> copied into a posted RECV buffer, completion, PUSH_DONE
- *   PUSH_RDV  -> RDMA READ (rdma_rw) from the sender's segments straight
- *                into a posted RECV buffer, completion, PUSH_DONE
+ *   PUSH_RDV  -> once receiver admission lets it (conn.c), RDMA READ
+ *                (rdma_rw) from the sender's segments straight into a
+ *                posted RECV buffer, completion, PUSH_DONE
  *   PULL_REQ  -> request copied into a RECV buffer; completion with a token
  *   BX_OP_REPLY(token) -> inline PULL_RESP, or RDMA WRITE (rdma_rw) into
  *                the requester's segments chained before PULL_WRITTEN.
  *
- * No posted RECV big enough, or no such service: the sender's operation
- * fails with -ENOBUFS / -ECONNREFUSED (flow control will make senders wait
- * instead). Every operation ends with exactly one completion.
+ * No RECV posted at all: the answer is BUSY and the sender's kernel sends
+ * the operation again after a back-off (bx_conn_retry()), so a receiver
+ * that stops consuming makes senders wait, without an error. RECVs posted
+ * but none big enough: -ENOBUFS; no such service: -ECONNREFUSED. Every
+ * operation ends with exactly one completion.
  */
 
 #include <linux/slab.h>
@@ -35,6 +40,7 @@
 #include "conn.h"
 #include "file.h"
 #include "op.h"
+#include "params.h"
 #include "reg.h"
 
 atomic64_t bx_copied_bytes = ATOMIC64_INIT(0);
@@ -87,6 +93,7 @@ static const int status_errno[__BX_ST_MAX] = {
 	[BX_ST_TOOBIG]		= -EMSGSIZE,
 	[BX_ST_REMOTE_IO]	= -EREMOTEIO,
 	[BX_ST_CANCELED]	= -ECONNABORTED,
+	[BX_ST_BUSY]		= -EAGAIN,	/* never completes an op */
 };
 
 static struct bx_op *op_alloc(u8 kind)
@@ -134,6 +141,7 @@ static void op_complete(struct bx_op *op, int res)
 {
 	struct bx_cqe cqe = {};
 
+	bx_flow_release(op);
 	if (op->completed || !op->file)
 		return;
 	op->completed = true;
@@ -372,8 +380,8 @@ static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	for (i = 0; i < op->rdma->nseg; i++)
 		op->rdma->seg[i].valid = true;
 	op->registered = true;
-	/* Back in line for a send buffer; the queue takes our reference. */
-	bx_conn_queue(op->conn, op);
+	/* Admitted already: next in line for a send buffer. */
+	bx_conn_ready(op->conn, op);
 }
 
 /*
@@ -571,7 +579,8 @@ static int transmit_reply(struct bx_op *op, struct bx_buf *slot)
 	struct ib_send_wr *first, *last;
 
 	/* Small, or a sink without keys: inline. */
-	if (op->len <= BX_EAGER_MAX || !rd->rdv[0].rkey) {
+	if ((op->len <= READ_ONCE(bx_rdv_threshold) &&
+	     op->len <= BX_EAGER_MAX) || !rd->rdv[0].rkey) {
 		op->msg.type = BX_MSG_PULL_RESP;
 		op->msg.len = op->len;
 		op->msg.payload = op->len ? bx_region_ptr(r, op->off) : NULL;
@@ -592,9 +601,15 @@ static int transmit_reply(struct bx_op *op, struct bx_buf *slot)
 	return build_send(op, slot, first, last);
 }
 
-int bx_op_transmit(struct bx_op *op, struct bx_buf *slot, u16 grant)
+/* What @op counts in a window: the payload bytes it moves either way. */
+u32 bx_op_cost(const struct bx_op *op)
 {
-	op->msg.credits = grant;
+	return op->kind == BX_K_PULL ? op->len + op->resp_len : op->len;
+}
+
+/* Send @op in @slot; the connection set msg.credits and msg.seq. */
+int bx_op_transmit(struct bx_op *op, struct bx_buf *slot)
+{
 	switch (op->kind) {
 	case BX_K_PUSH:
 	case BX_K_PULL:
@@ -717,7 +732,7 @@ static struct bx_file *take_recv(u32 service, u32 need, struct bx_recv **out,
 		*st = BX_ST_NOSVC;
 		goto out;
 	}
-	*st = BX_ST_NOBUFS;
+	*st = list_empty(&svc->recvs) ? BX_ST_BUSY : BX_ST_NOBUFS;
 	spin_lock(&svc->file->lock);
 	list_for_each_entry(rv, &svc->recvs, node) {
 		if (rv->len >= need) {
@@ -793,7 +808,6 @@ static void read_done(struct ib_cq *cq, struct ib_wc *wc)
 
 static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 {
-	struct ib_send_wr *first;
 	struct bx_recv *rv;
 	struct bx_file *f;
 	struct bx_op *op;
@@ -832,10 +846,20 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	kfree(rv);
 	memcpy(op->rdma->rdv, msg->rdv, sizeof(msg->rdv[0]) * msg->nrdv);
 	op->rdma->nrdv = msg->nrdv;
+	/* Receiver admission decides when to READ; the queue takes our ref. */
+	bx_conn_queue(conn, op);
+}
 
-	first = rw_setup(op, op->off, op->len, msg->nrdv, DMA_FROM_DEVICE,
-			 NULL);
-	if (IS_ERR(first) || bx_conn_post(conn, first)) {
+/* Issue the RDMA READs of an admitted SRV_READ; takes over the caller's
+ * (queue) reference.
+ */
+void bx_op_read(struct bx_op *op)
+{
+	struct ib_send_wr *first;
+
+	first = rw_setup(op, op->off, op->len, op->rdma->nrdv,
+			 DMA_FROM_DEVICE, NULL);
+	if (IS_ERR(first) || bx_conn_post(op->conn, first)) {
 		if (!IS_ERR(first))
 			rw_release(op, DMA_FROM_DEVICE);
 		read_end(op, false);
@@ -926,6 +950,12 @@ static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
 			bx_op_fail(op, -EPROTO);
 			bx_op_put(op);
 		}
+		return;
+	}
+	if (msg->status == BX_ST_BUSY && msg->type != BX_MSG_PULL_WRITTEN &&
+	    msg->type != BX_MSG_PULL_RESP) {
+		/* No buffer at the receiver yet: again later; keeps the ref. */
+		bx_conn_retry(conn, op);
 		return;
 	}
 	res = status_errno[msg->status];
@@ -1123,7 +1153,7 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 		op->resp_off = sqe->resp_off;
 		op->resp_len = sqe->resp_len;
 		op->needs_reg = (op->kind == BX_K_PUSH ? op->len :
-				 op->resp_len) > BX_EAGER_MAX;
+				 op->resp_len) > READ_ONCE(bx_rdv_threshold);
 		bx_conn_submit(peer, op);
 		break;
 	}

@@ -12,6 +12,7 @@
 #include <rdma/rw.h>
 #include <linux/bx.h>
 
+#include "flow.h"
 #include "wire.h"
 
 struct bx_conn;
@@ -69,7 +70,8 @@ struct bx_rdma {
  * @ref:	held by the submitter until the op is queued, by the send in
  *		flight, by the wait for a response (conn->ops) and by RDMA
  *		work in flight; the op is freed with the last
- * @node:	in peer->pending or conn->sendq
+ * @node:	in peer->pending or one of conn's ctlq, readyq, retryq
+ * @qi:		in a flow of conn->txq or conn->rdq, with its cost in bytes
  * @file:	owner (ref), NULL for control messages
  * @conn:	connection (ref) once assigned
  * @kind:	enum bx_op_kind
@@ -84,10 +86,15 @@ struct bx_rdma {
  * @rdma:	rendezvous state, NULL for eager operations
  * @cqe:	completion of RDMA work (READ/WRITE chain or invalidation)
  * @peer_id:	SRV_READ: sender, for the RECV completion
+ * @charged:	counted in conn->wnd (or ->rdwnd for SRV_READ) and the host
+ *		window; bx_flow_release() undoes it when the op completes
+ * @wreads:	RDMA READs charged
+ * @retries:	times a busy receiver bounced it
  */
 struct bx_op {
 	struct kref		ref;
 	struct list_head	node;
+	struct bx_drr_item	qi;
 	struct bx_file		*file;
 	struct bx_conn		*conn;
 	u8			kind;
@@ -104,17 +111,22 @@ struct bx_op {
 	u32			peer_id;
 	bool			needs_reg;
 	bool			registered;
+	bool			charged;
+	u8			wreads;
+	u8			retries;
 	struct bx_rdma		*rdma;
 	struct ib_cqe		cqe;
 };
 
 /* Called by the connection layer (conn.c). */
-int bx_op_transmit(struct bx_op *op, struct bx_buf *slot, u16 grant);
+int bx_op_transmit(struct bx_op *op, struct bx_buf *slot);
+void bx_op_read(struct bx_op *op);
 void bx_op_sent(struct bx_op *op, int err);
 void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
 void bx_op_fail(struct bx_op *op, int err);
 void bx_op_put(struct bx_op *op);
 void bx_op_register(struct bx_op *op);
+u32 bx_op_cost(const struct bx_op *op);
 struct bx_op *bx_op_ctl(u8 type);
 
 /* Called by the file layer (chrdev.c). */

@@ -50,6 +50,7 @@ enum bx_wire_status {
 	BX_ST_TOOBIG	= 3,	/* does not fit the sink: -EMSGSIZE */
 	BX_ST_REMOTE_IO	= 4,	/* RDMA transfer failed: -EREMOTEIO */
 	BX_ST_CANCELED	= 5,	/* server went away: -ECONNABORTED */
+	BX_ST_BUSY	= 6,	/* no receive buffer posted: send again later */
 	__BX_ST_MAX,
 };
 
@@ -138,7 +139,7 @@ struct bx_msg {
  */
 #define BX_WIRE_MAGIC		0x62780000	/* "bx\0\0" */
 #define BX_WIRE_VERSION		1
-#define BX_WIRE_MIN_CREDITS	2
+#define BX_WIRE_MIN_CREDITS	3
 #define BX_WIRE_MIN_MSG		(BX_WIRE_HDR_LEN + \
 				 BX_WIRE_MAX_RDV * BX_WIRE_RDV_LEN + 64)
 

@@ -6,6 +6,7 @@
  *                [-t SECS]
  *   bx_pp client -a ADDR -s SERVICE [-z SIZE,...] [-i ITERS] [-q INFLIGHT]
  *                [-P PROCS] [-r REGION_MB] [-m push|pull|both] [-t SECS]
+ *                [-v]
  *
  * Payloads are a pseudo-random stream: a payload of 8 bytes or more starts
  * with its 64-bit seed, shorter ones use their length as seed. The server
@@ -13,7 +14,10 @@
  * answers with that payload and the client verifies it. The server runs
  * until SIGTERM or -t and prints "bx_pp serve: pushes N pulls N bad N";
  * the client prints "bx_pp client: ok N failed N bad N" (errors by errno
- * on stderr) and exits non-zero on any failure or bad data.
+ * on stderr), with -v also "bx_pp proc P: ok N bytes B" per process, and
+ * exits non-zero on any failure or bad data. With -t the client stops
+ * issuing after SECS, its operations cycling through the sizes (without
+ * -t it runs ITERS of each size in turn).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -202,6 +206,7 @@ struct slot {
 struct stats {
 	long	ok, failed, bad;
 	long	err[8];
+	long long bytes;
 };
 
 static const int errs_seen[8] = { ENOBUFS, ECONNREFUSED, ECONNRESET,
@@ -239,15 +244,17 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 	if (ret)
 		die("peer", ret);
 
-	for (int si = 0; si < nsizes; si++) {
-		uint32_t size = sizes[si];
-		int issued = 0, done = 0, total = iters * (mode == 3 ? 2 : 1);
+	/* With -t, one timed run whose operations cycle through the sizes. */
+	for (int si = 0; si < (end ? 1 : nsizes); si++) {
+		int per = mode == 3 ? 2 : 1;
+		int issued = 0, done = 0, total = iters * per;
 
 		while (done < total) {
 			/* Issue while there is room. */
 			for (int k = 0; k < q && issued < total &&
 			     !(end && time(NULL) >= end); k++) {
 				struct slot *s = &slots[k];
+				uint32_t size = sizes[end ? (issued / per) % nsizes : si];
 				bool pull;
 
 				if (s->busy)
@@ -309,6 +316,7 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 					st->bad++;
 				} else {
 					st->ok++;
+					st->bytes += s->size;
 				}
 				bx_buf_free(bx, s->buf);
 				if (s->req)
@@ -326,7 +334,7 @@ out:
 
 static int client(const char *addr, uint32_t service, uint32_t *sizes,
 		  int nsizes, int iters, int q, int procs, int region_mb,
-		  int mode, int secs)
+		  int mode, int secs, bool verbose)
 {
 	struct stats *st = mmap(NULL, sizeof(*st) * procs,
 				PROT_READ | PROT_WRITE,
@@ -359,6 +367,9 @@ static int client(const char *addr, uint32_t service, uint32_t *sizes,
 	}
 	printf("bx_pp client: ok %ld failed %ld bad %ld crashed %d\n",
 	       tot.ok, tot.failed, tot.bad, crashed);
+	for (int p = 0; verbose && p < procs; p++)
+		printf("bx_pp proc %d: ok %ld bytes %lld\n", p, st[p].ok,
+		       st[p].bytes);
 	for (int i = 0; i < 8; i++)
 		if (tot.err[i])
 			fprintf(stderr, "bx_pp client: %ld x %s\n", tot.err[i],
@@ -372,13 +383,14 @@ int main(int argc, char **argv)
 	int nsizes = 1, iters = 10, q = 8, procs = 1, region_mb = 0;
 	int nsmall = 256, nbig = 0, secs = 0, mode = 3, opt;
 	const char *addr = NULL;
+	bool verbose = false;
 
 	if (argc < 2)
 		goto usage;
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	optind = 2;
-	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:v")) != -1) {
 		switch (opt) {
 		case 'a': addr = optarg; break;
 		case 's': service = strtoul(optarg, NULL, 0); break;
@@ -399,6 +411,7 @@ int main(int argc, char **argv)
 		case 'n': nsmall = atoi(optarg); break;
 		case 'b': nbig = atoi(optarg); break;
 		case 't': secs = atoi(optarg); break;
+		case 'v': verbose = true; break;
 		default: goto usage;
 		}
 	}
@@ -414,7 +427,7 @@ int main(int argc, char **argv)
 		if (!region_mb)
 			region_mb = (int)(((uint64_t)max * 2 * q) >> 20) + 4;
 		return client(addr, service, sizes, nsizes, iters, q, procs,
-			      region_mb, mode, secs);
+			      region_mb, mode, secs, verbose);
 	}
 usage:
 	fprintf(stderr, "usage: see the comment at the top of bx_pp.c\n");

@@ -110,6 +110,8 @@ tier_stock() {
 	run_guests stock-2 -n 2 -k stock -t 600 /opt/bx/selftests/bx/run_tests.sh
 	run_guests stock-3 -n 3 -k stock -m 1024 -t 900 \
 		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh
+	run_guests stock-4 -n 4 -k stock -m 768 -t 900 \
+		/opt/bx/selftests/bx/run_tests.sh flow.sh
 }
 
 tier_debug() {
@@ -117,6 +119,8 @@ tier_debug() {
 		/opt/bx/selftests/bx/run_tests.sh
 	run_guests debug-3 -n 3 -k debug -m 1024 -t 1500 \
 		/opt/bx/selftests/bx/run_tests.sh data.sh
+	run_guests debug-4 -n 4 -k debug -m 1024 -t 1500 \
+		/opt/bx/selftests/bx/run_tests.sh flow.sh
 }
 
 start=$(date +%s)

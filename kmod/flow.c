@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: flow control logic (see flow.h). Pure: compiles in the kernel and
+ * in user space.
+ */
+#include <linux/errno.h>
+#include <linux/limits.h>
+
+#include "flow.h"
+
+/* ---- credits ----------------------------------------------------------- */
+
+void bx_credits_set_batch(struct bx_credits *c, u32 batch)
+{
+	u32 n = c->own < c->max ? c->own : c->max;
+	u32 hi = n / 2 ? n / 2 : 1;
+
+	c->batch = batch < 1 ? 1 : batch > hi ? hi : batch;
+}
+
+void bx_credits_set_own(struct bx_credits *c, u32 own)
+{
+	c->own = own;
+	bx_credits_set_batch(c, c->batch);
+}
+
+void bx_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch)
+{
+	*c = (struct bx_credits){
+		.credits	= peer_bufs,
+		.max		= peer_bufs,
+		.own		= peer_bufs,
+	};
+	bx_credits_set_batch(c, batch);
+}
+
+int bx_credits_add(struct bx_credits *c, u32 n)
+{
+	if (n > c->max - c->credits)
+		return -EPROTO;
+	c->credits += n;
+	return 0;
+}
+
+bool bx_credits_take(struct bx_credits *c)
+{
+	if (c->credits < 2) {
+		c->stalls++;
+		return false;
+	}
+	c->credits--;
+	c->used++;
+	return true;
+}
+
+bool bx_credits_take_update(struct bx_credits *c)
+{
+	if (!c->credits)
+		return false;
+	c->credits--;
+	c->used++;
+	c->updates++;
+	c->update_queued = false;
+	return true;
+}
+
+u16 bx_credits_grant_take(struct bx_credits *c)
+{
+	u16 g = c->grant > U16_MAX ? U16_MAX : c->grant;
+
+	c->grant -= g;
+	c->granted += g;
+	return g;
+}
+
+void bx_credits_untake(struct bx_credits *c, u16 grant)
+{
+	c->credits++;
+	c->used--;
+	c->grant += grant;
+	c->granted -= grant;
+}
+
+void bx_credits_posted(struct bx_credits *c)
+{
+	c->grant++;
+}
+
+bool bx_credits_update_due(struct bx_credits *c, bool data_queued)
+{
+	u32 need;
+
+	if (c->update_queued || (data_queued && c->credits >= 2))
+		return false;
+	need = data_queued ? 2 : c->batch < 2 ? 2 : c->batch;
+	if (c->grant < need)
+		return false;
+	c->update_queued = true;
+	return true;
+}
+
+/* ---- windows ----------------------------------------------------------- */
+
+bool bx_win_fits(const struct bx_win *w, const struct bx_win_lim *lim,
+		 u64 bytes, u32 reads)
+{
+	if (!w->ops)
+		return true;
+	return w->ops < lim->ops && bytes <= lim->bytes &&
+	       w->bytes <= lim->bytes - bytes && reads <= lim->reads &&
+	       w->reads <= lim->reads - reads;
+}
+
+void bx_win_charge(struct bx_win *w, u64 bytes, u32 reads)
+{
+	w->bytes += bytes;
+	w->ops++;
+	w->reads += reads;
+	if (w->bytes > w->peak_bytes)
+		w->peak_bytes = w->bytes;
+	if (w->ops > w->peak_ops)
+		w->peak_ops = w->ops;
+	if (w->reads > w->peak_reads)
+		w->peak_reads = w->reads;
+}
+
+bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads)
+{
+	if (!w->ops || w->bytes < bytes || w->reads < reads)
+		return false;
+	w->bytes -= bytes;
+	w->ops--;
+	w->reads -= reads;
+	return true;
+}
+
+bool bx_win_idle(const struct bx_win *w)
+{
+	return !w->ops && !w->bytes && !w->reads;
+}
+
+/* ---- deficit round robin ------------------------------------------------ */
+
+void bx_drr_init(struct bx_drr *d, u32 quantum)
+{
+	d->head = NULL;
+	d->tail = &d->head;
+	d->quantum = quantum ? quantum : 1;
+	d->nactive = 0;
+}
+
+void bx_drr_flow_init(struct bx_drr_flow *f)
+{
+	*f = (struct bx_drr_flow){ .tail = &f->head };
+}
+
+static void drr_append(struct bx_drr *d, struct bx_drr_flow *f)
+{
+	f->next = NULL;
+	*d->tail = f;
+	d->tail = &f->next;
+}
+
+static void drr_unlink(struct bx_drr *d, struct bx_drr_flow *f)
+{
+	struct bx_drr_flow **pp;
+
+	for (pp = &d->head; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			if (d->tail == &f->next)
+				d->tail = pp;
+			break;
+		}
+	}
+	f->next = NULL;
+	f->active = false;
+	f->in_turn = false;
+	f->deficit = 0;
+	d->nactive--;
+}
+
+void bx_drr_enqueue(struct bx_drr *d, struct bx_drr_flow *f,
+		    struct bx_drr_item *it)
+{
+	it->next = NULL;
+	*f->tail = it;
+	f->tail = &it->next;
+	f->queued++;
+	if (!f->active) {
+		f->active = true;
+		f->deficit = 0;
+		d->nactive++;
+		drr_append(d, f);
+	}
+}
+
+struct bx_drr_item *bx_drr_peek(struct bx_drr *d, struct bx_drr_flow **flow)
+{
+	for (;;) {
+		struct bx_drr_flow *f = d->head;
+		struct bx_drr_item *it;
+
+		if (!f)
+			return NULL;
+		it = f->head;
+		if (d->nactive == 1 && f->deficit < it->cost)
+			/* Alone: no one to be fair to. */
+			f->deficit = it->cost;
+		if (!f->in_turn) {
+			f->in_turn = true;
+			f->deficit += d->quantum;
+		}
+		if (f->deficit >= it->cost) {
+			*flow = f;
+			return it;
+		}
+		/* Its turn is over: to the back of the round. */
+		f->in_turn = false;
+		d->head = f->next;
+		if (!d->head)
+			d->tail = &d->head;
+		drr_append(d, f);
+	}
+}
+
+void bx_drr_pop(struct bx_drr *d, struct bx_drr_flow *f)
+{
+	struct bx_drr_item *it = f->head;
+
+	f->head = it->next;
+	if (!f->head)
+		f->tail = &f->head;
+	it->next = NULL;
+	f->queued--;
+	f->deficit = f->deficit > it->cost ? f->deficit - it->cost : 0;
+	f->served += it->cost;
+	if (!f->queued)
+		drr_unlink(d, f);
+}
+
+struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f)
+{
+	struct bx_drr_item *items = f->head;
+
+	f->head = NULL;
+	f->tail = &f->head;
+	f->queued = 0;
+	if (f->active)
+		drr_unlink(d, f);
+	return items;
+}
+
+bool bx_drr_empty(const struct bx_drr *d)
+{
+	return !d->head;
+}

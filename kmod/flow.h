@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bx: flow control logic -- receive credits, send windows and deficit
+ * round robin. Pure: no locking, no allocation, no kernel services; the
+ * callers (conn.c, op.c) hold the locks. flow.c also compiles in user
+ * space for the host unit tests (tools/testing/unit/flow_test.c).
+ *
+ * Credits. The receiver posts a fixed number of receive buffers and the
+ * sender holds one credit per buffer it may fill. Every message carries
+ * the buffers its sender reposted since its last message ("grant"). The
+ * last credit is reserved for a bare credit update, so when both sides
+ * are out of data credits each can still tell the other about the
+ * buffers it reposted: the two peers never deadlock (net/rds/ib_send.c
+ * does the same).
+ *
+ * Each side may post a different number of buffers (at least 3).
+ *
+ * Windows. A window counts what is in flight -- bytes, operations and
+ * RDMA READs -- against limits. An operation fits when every count stays
+ * within its limit, or when the window is empty: an operation larger
+ * than the window still runs, alone, so no size can wait forever. The
+ * caller counts waits (bx_win.waits) where it knows what waited.
+ *
+ * DRR. Flows (one per process and connection) queue items with a cost in
+ * bytes. The scheduler serves the active flows in turn: the flow whose
+ * turn begins gains one quantum and sends while its deficit covers its
+ * head item, so flows with equal demand get equal bytes and a flow waits
+ * behind at most a quantum plus one item of any other.
+ */
+#ifndef _BX_FLOW_H
+#define _BX_FLOW_H
+
+#include <linux/types.h>
+
+/* ---- credits ----------------------------------------------------------- */
+
+/**
+ * struct bx_credits - one direction of a connection's receive credits
+ * @credits:	messages we may send (peer's receive buffers we may fill)
+ * @max:	the peer's receive buffers; @credits never exceeds it
+ * @own:	our receive buffers (@grant never exceeds it); as @max
+ *		unless bx_credits_set_own() says otherwise
+ * @grant:	our receive buffers reposted and not yet granted to the peer
+ * @batch:	grant at least this many in a bare update
+ * @update_queued: a bare update is on its way to being sent
+ * @granted, @used, @stalls, @updates: counters (credits granted to the
+ *		peer, credits spent, sends that had to wait, bare updates)
+ */
+struct bx_credits {
+	u32	credits;
+	u32	max;
+	u32	own;
+	u32	grant;
+	u32	batch;
+	bool	update_queued;
+	u64	granted;
+	u64	used;
+	u64	stalls;
+	u64	updates;
+};
+
+void bx_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch);
+/* The peer granted @n more; -EPROTO if that is more than it has. */
+int bx_credits_add(struct bx_credits *c, u32 n);
+/* Spend a credit on a data message (never the last one); false: wait. */
+bool bx_credits_take(struct bx_credits *c);
+/* Spend a credit on a bare credit update (may be the last one). */
+bool bx_credits_take_update(struct bx_credits *c);
+/*
+ * Set the batch, kept within [1, min(max, own) / 2]: the peer must be
+ * able to owe it to us, and we must be able to owe it to the peer (an
+ * idle update waits for a batch of our own buffers).
+ */
+void bx_credits_set_batch(struct bx_credits *c, u32 batch);
+/* Our receive buffer count, when it differs from the peer's. */
+void bx_credits_set_own(struct bx_credits *c, u32 own);
+/* Take the grant a message carries (all of it, up to 16 bits). */
+u16 bx_credits_grant_take(struct bx_credits *c);
+/* Put back what take()/grant_take() took, when the send failed. */
+void bx_credits_untake(struct bx_credits *c, u16 grant);
+/* One of our receive buffers was reposted. */
+void bx_credits_posted(struct bx_credits *c);
+/*
+ * Should a bare credit update be sent now (@data_queued: data messages
+ * wait to be sent)? Never when a data message can go (it carries the
+ * grant). When data is blocked on credits, as soon as 2 are owed: the
+ * peer then hears from us with our last credit, so two blocked peers
+ * never wait for each other. When idle, once max(batch, 2) are owed. An
+ * update grants at least 2 because it uses one of the peer's buffers,
+ * which the peer grants back: updates of 1 would bounce forever.
+ * Requires max >= 3 (with 2 buffers, two blocked peers could only trade
+ * updates). Marks the update queued.
+ */
+bool bx_credits_update_due(struct bx_credits *c, bool data_queued);
+
+/* ---- windows ----------------------------------------------------------- */
+
+struct bx_win_lim {
+	u64	bytes;
+	u32	ops;
+	u32	reads;
+};
+
+/**
+ * struct bx_win - what is in flight against a struct bx_win_lim
+ * @bytes, @ops, @reads: in flight now
+ * @peak_*:	their maxima since the last reset
+ * @waits:	times an operation did not fit
+ */
+struct bx_win {
+	u64	bytes;
+	u32	ops;
+	u32	reads;
+	u64	peak_bytes;
+	u32	peak_ops;
+	u32	peak_reads;
+	u64	waits;
+};
+
+bool bx_win_fits(const struct bx_win *w, const struct bx_win_lim *lim,
+		 u64 bytes, u32 reads);
+void bx_win_charge(struct bx_win *w, u64 bytes, u32 reads);
+/* Returns false (and changes nothing) on underflow: a caller bug. */
+bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads);
+bool bx_win_idle(const struct bx_win *w);
+
+/* ---- deficit round robin ------------------------------------------------ */
+
+struct bx_drr_item {
+	struct bx_drr_item	*next;
+	u32			cost;
+};
+
+/**
+ * struct bx_drr_flow - one flow's queue
+ * @next:	in the scheduler's active list
+ * @head, @tail: queued items, FIFO
+ * @deficit:	bytes the flow may still send this round
+ * @served:	bytes dequeued in total
+ * @queued:	items queued
+ * @active:	on the active list (iff @queued)
+ * @in_turn:	at the head of the round and received its quantum
+ */
+struct bx_drr_flow {
+	struct bx_drr_flow	*next;
+	struct bx_drr_item	*head;
+	struct bx_drr_item	**tail;
+	u64			deficit;
+	u64			served;
+	u32			queued;
+	bool			active;
+	bool			in_turn;
+};
+
+struct bx_drr {
+	struct bx_drr_flow	*head;
+	struct bx_drr_flow	**tail;
+	u32			quantum;
+	u32			nactive;
+};
+
+void bx_drr_init(struct bx_drr *d, u32 quantum);
+void bx_drr_flow_init(struct bx_drr_flow *f);
+void bx_drr_enqueue(struct bx_drr *d, struct bx_drr_flow *f,
+		    struct bx_drr_item *it);
+/*
+ * The item to serve next and its flow, without dequeuing it. The flow at
+ * the head of the round gets a quantum when its turn begins and sends
+ * while its deficit covers its head item; then the next flow's turn
+ * begins. NULL when nothing is queued.
+ */
+struct bx_drr_item *bx_drr_peek(struct bx_drr *d, struct bx_drr_flow **flow);
+/* Dequeue what bx_drr_peek() returned. The flow leaves the active list
+ * (deficit reset) when it becomes empty.
+ */
+void bx_drr_pop(struct bx_drr *d, struct bx_drr_flow *f);
+/* Remove every item of @f (for failing them); @f becomes inactive. */
+struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f);
+bool bx_drr_empty(const struct bx_drr *d);
+
+#endif /* _BX_FLOW_H */

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: tunables. Each is a module parameter with a range, writable at
+ * runtime by root through /sys/module/bx/parameters/NAME; a write out of
+ * range fails with -EINVAL and changes nothing. New values apply to the
+ * next admission decision: nothing already in flight is recalled.
+ */
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
+
+#include "conn.h"
+#include "params.h"
+
+/* The literal ranges below must agree with these. */
+static_assert(BX_RX_BUFS / 2 == 64);
+static_assert(BX_EAGER_MAX == 4096);
+
+struct bx_tunable {
+	unsigned int	*val;
+	unsigned int	min;
+	unsigned int	max;
+};
+
+static int tunable_set(const char *val, const struct kernel_param *kp)
+{
+	const struct bx_tunable *t = kp->arg;
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < t->min || v > t->max)
+		return -EINVAL;
+	WRITE_ONCE(*t->val, v);
+	return 0;
+}
+
+static int tunable_get(char *buf, const struct kernel_param *kp)
+{
+	const struct bx_tunable *t = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*t->val));
+}
+
+static const struct kernel_param_ops tunable_ops = {
+	.set	= tunable_set,
+	.get	= tunable_get,
+};
+
+unsigned int bx_wnd_kb = 8192;
+static struct bx_tunable bx_t_wnd_kb = { &bx_wnd_kb, 64, 1048576 };
+module_param_cb(wnd_kb, &tunable_ops, &bx_t_wnd_kb, 0644);
+MODULE_PARM_DESC(wnd_kb, "send window per connection, KiB in flight [64..1048576, default 8192]");
+
+unsigned int bx_wnd_ops = 128;
+static struct bx_tunable bx_t_wnd_ops = { &bx_wnd_ops, 1, 4096 };
+module_param_cb(wnd_ops, &tunable_ops, &bx_t_wnd_ops, 0644);
+MODULE_PARM_DESC(wnd_ops, "send window per connection, operations in flight [1..4096, default 128]");
+
+unsigned int bx_host_wnd_kb = 32768;
+static struct bx_tunable bx_t_host_wnd_kb = { &bx_host_wnd_kb, 64, 4194304 };
+module_param_cb(host_wnd_kb, &tunable_ops, &bx_t_host_wnd_kb, 0644);
+MODULE_PARM_DESC(host_wnd_kb, "send window of the host, KiB in flight over all connections [64..4194304, default 32768]");
+
+unsigned int bx_host_wnd_ops = 1024;
+static struct bx_tunable bx_t_host_wnd_ops = { &bx_host_wnd_ops, 1, 65536 };
+module_param_cb(host_wnd_ops, &tunable_ops, &bx_t_host_wnd_ops, 0644);
+MODULE_PARM_DESC(host_wnd_ops, "send window of the host, operations in flight [1..65536, default 1024]");
+
+unsigned int bx_rx_wnd_kb = 16384;
+static struct bx_tunable bx_t_rx_wnd_kb = { &bx_rx_wnd_kb, 64, 4194304 };
+module_param_cb(rx_wnd_kb, &tunable_ops, &bx_t_rx_wnd_kb, 0644);
+MODULE_PARM_DESC(rx_wnd_kb, "receiver admission: KiB of rendezvous data all peers together may have in flight towards this host [64..4194304, default 16384]");
+
+/*
+ * Debian 6.12's rxe breaks with more: with 4 RDMA READs in flight on a QP
+ * it takes a READ response for the wrong WQE (rxe_completer() WARNs at
+ * COMPST_ERROR with a successful WQE and the QP dies); 2 held in every
+ * run. Hardware that does better can have more.
+ */
+unsigned int bx_rd_max = 2;
+static struct bx_tunable bx_t_rd_max = { &bx_rd_max, 1, 16 };
+module_param_cb(rd_max, &tunable_ops, &bx_t_rd_max, 0644);
+MODULE_PARM_DESC(rd_max, "RDMA READ operations in flight per connection [1..16, default 2]");
+
+unsigned int bx_credit_batch = 32;
+static struct bx_tunable bx_t_credit_batch = { &bx_credit_batch, 1, 64 };
+module_param_cb(credit_batch, &tunable_ops, &bx_t_credit_batch, 0644);
+MODULE_PARM_DESC(credit_batch, "receive credits owed before a bare credit update is sent [1..64, default 32]");
+
+unsigned int bx_rdv_threshold = 4096;
+static struct bx_tunable bx_t_rdv_threshold = { &bx_rdv_threshold, 0, 4096 };
+module_param_cb(rdv_threshold, &tunable_ops, &bx_t_rdv_threshold, 0644);
+MODULE_PARM_DESC(rdv_threshold, "largest payload sent inline (copied); larger ones go by rendezvous [0..4096, default 4096]");
+
+unsigned int bx_drr_quantum = 65536;
+static struct bx_tunable bx_t_drr_quantum = { &bx_drr_quantum, 512, 16777216 };
+module_param_cb(drr_quantum, &tunable_ops, &bx_t_drr_quantum, 0644);
+MODULE_PARM_DESC(drr_quantum, "bytes a process may send per round on a shared connection [512..16777216, default 65536]");
+
+bool bx_flow_control = true;
+module_param_named(flow_control, bx_flow_control, bool, 0644);
+MODULE_PARM_DESC(flow_control,
+		 "enforce the send windows and receiver admission (off: only credits and rd_max; for benchmarks)");
