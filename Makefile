@@ -119,6 +119,7 @@ $(O)/lib/libbx.pc: libbx/libbx.pc.in
 
 TOOLS := $(O)/bin/bxrig
 include tools/ps/ps.mk
+include tools/bench/bench.mk
 
 tools: $(TOOLS)
 
