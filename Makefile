@@ -36,7 +36,9 @@ KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) uapi/linux/bx.h Kbuild
 KSRC_FILES := scripts/checkpatch.pl scripts/spelling.txt \
 	scripts/const_structs.checkpatch \
 	tools/testing/selftests/kselftest_harness.h \
-	tools/testing/selftests/kselftest.h
+	tools/testing/selftests/kselftest.h \
+	tools/net/ynl/ynl-gen-c.py tools/net/ynl/lib \
+	Documentation/netlink/genetlink.yaml
 KSRC_OUT := $(addprefix $(O)/ksrc/,$(KSRC_FILES))
 
 SELFTESTS_C  := $(wildcard selftests/bx/*_test.c) selftests/bx/bx_stress.c \
@@ -79,8 +81,11 @@ $(KSRC_OUT): $(O)/ksrc/.stamp
 CHECKPATCH := $(O)/ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
 	--show-types --ignore FILE_PATH_CHANGES
 
+# nl-gen.[ch] are generated (tools/nl-regen.sh): checked for being up to
+# date with the spec instead.
 style: $(O)/ksrc/.stamp
-	$(CHECKPATCH) -f $(filter %.c %.h,$(KMOD_SRCS))
+	$(CHECKPATCH) -f $(filter-out kmod/nl-gen.%,$(filter %.c %.h,$(KMOD_SRCS)))
+	tools/nl-regen.sh $(O)/ksrc --check
 	@echo "style: clean"
 
 # ---- libbx ----------------------------------------------------------------
@@ -120,6 +125,7 @@ $(O)/lib/libbx.pc: libbx/libbx.pc.in
 TOOLS := $(O)/bin/bxrig
 include tools/ps/ps.mk
 include tools/bench/bench.mk
+include tools/bxctl/bxctl.mk
 
 tools: $(TOOLS)
 

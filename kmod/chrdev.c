@@ -30,6 +30,8 @@
 #include "conn.h"
 #include "dev.h"
 #include "file.h"
+#include "nl.h"
+#include "nl-gen.h"
 #include "op.h"
 
 #define BX_MMAP_REGION	0ULL
@@ -93,6 +95,55 @@ int bx_files_show(struct seq_file *m, void *unused)
 	}
 	mutex_unlock(&bx_files_lock);
 	return 0;
+}
+
+static struct bx_region *file_region(struct bx_file *f);
+
+int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long i = 0;
+	struct bx_file *f;
+	int ret = 0;
+
+	mutex_lock(&bx_files_lock);
+	list_for_each_entry(f, &bx_files, node) {
+		struct bx_region *r;
+		u32 inflight;
+		void *hdr;
+
+		if (i++ < cb->args[0])
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &bx_nl_family,
+				  NLM_F_MULTI, BX_CMD_PROC_GET);
+		if (!hdr) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		spin_lock(&f->lock);
+		inflight = f->inflight;
+		spin_unlock(&f->lock);
+		r = file_region(f);
+		if (nla_put_u32(skb, BX_A_PROC_PID, f->tgid) ||
+		    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_TX,
+				      atomic64_read(&f->bytes_tx),
+				      BX_A_PROC_PAD) ||
+		    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_RX,
+				      atomic64_read(&f->bytes_rx),
+				      BX_A_PROC_PAD) ||
+		    nla_put_u32(skb, BX_A_PROC_INFLIGHT, inflight) ||
+		    nla_put_u64_64bit(skb, BX_A_PROC_REGION_BYTES,
+				      r ? r->size : 0,
+				      BX_A_PROC_PAD)) {
+			genlmsg_cancel(skb, hdr);
+			ret = -EMSGSIZE;
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = i;
+	}
+	mutex_unlock(&bx_files_lock);
+	return ret == -EMSGSIZE && skb->len ? skb->len : ret;
 }
 
 static int bx_open(struct inode *inode, struct file *filp)

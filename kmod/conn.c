@@ -45,6 +45,8 @@
 #include <rdma/mr_pool.h>
 
 #include "conn.h"
+#include "nl.h"
+#include "nl-gen.h"
 #include "op.h"
 #include "params.h"
 #include "wire.h"
@@ -58,7 +60,9 @@ static DEFINE_MUTEX(bx_peers_lock);
 
 /* All connections not yet torn down; for debugfs and device removal. */
 static LIST_HEAD(bx_conns);
-static DEFINE_MUTEX(bx_conns_lock);
+static DEFINE_MUTEX(bx_conns_lock);	/* bx_conns, bx_conns_gen */
+/* Changes with every add to or removal from bx_conns (netlink dumps). */
+static unsigned int bx_conns_gen = 1;
 
 /* Teardown and QP error work. */
 static struct workqueue_struct *bx_wq;
@@ -170,7 +174,7 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	kref_init(&conn->ref);
 	conn->peer = peer;
 	conn->active = active;
-	conn->state = BX_CONN_CONNECTING;
+	conn->state = BX_CONN_STATE_CONNECTING;
 	spin_lock_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->flows);
 	INIT_LIST_HEAD(&conn->ctlq);
@@ -187,6 +191,7 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 
 	mutex_lock(&bx_conns_lock);
 	list_add_tail(&conn->node, &bx_conns);
+	bx_conns_gen++;
 	mutex_unlock(&bx_conns_lock);
 	return conn;
 }
@@ -194,16 +199,17 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 void bx_conn_fail(struct bx_conn *conn, int err)
 {
 	spin_lock(&conn->lock);
-	if (conn->state == BX_CONN_DOWN) {
+	if (conn->state == BX_CONN_STATE_DOWN) {
 		spin_unlock(&conn->lock);
 		return;
 	}
-	conn->state = BX_CONN_DOWN;
+	conn->state = BX_CONN_STATE_DOWN;
 	conn->err = err;
 	spin_unlock(&conn->lock);
 	pr_info("connection %s %pISc down: %d (%pS)\n",
 		conn->active ? "to" : "from", &conn->peer->addr, err,
 		__builtin_return_address(0));
+	bx_nl_conn_event(conn, BX_CMD_CONN_DOWN_NTF);
 
 	bx_conn_get(conn);
 	queue_work(bx_wq, &conn->teardown);
@@ -363,7 +369,7 @@ int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first)
 	int ret;
 
 	spin_lock(&conn->lock);
-	if (conn->state != BX_CONN_UP)
+	if (conn->state != BX_CONN_STATE_UP)
 		ret = -ECONNRESET;
 	else
 		ret = ib_post_send(conn->qp, first, NULL);
@@ -575,7 +581,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 
 	spin_lock(&conn->lock);
 	for (;;) {
-		if (conn->state == BX_CONN_DOWN) {
+		if (conn->state == BX_CONN_STATE_DOWN) {
 			err = conn->err;
 			goto fail;
 		}
@@ -625,7 +631,7 @@ fail:
 void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
 {
 	spin_lock(&conn->lock);
-	if (conn->state == BX_CONN_DOWN) {
+	if (conn->state == BX_CONN_STATE_DOWN) {
 		int err = conn->err;
 
 		spin_unlock(&conn->lock);
@@ -649,7 +655,7 @@ void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 	if (op->retries < U8_MAX)
 		op->retries++;
 	spin_lock(&conn->lock);
-	if (conn->state == BX_CONN_DOWN) {
+	if (conn->state == BX_CONN_STATE_DOWN) {
 		int err = conn->err;
 
 		spin_unlock(&conn->lock);
@@ -705,7 +711,7 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 	struct bx_op *op;
 	bool queued;
 
-	if (conn->state != BX_CONN_UP)
+	if (conn->state != BX_CONN_STATE_UP)
 		return KICK_NONE;
 	bx_credits_set_batch(&conn->cr, READ_ONCE(bx_credit_batch));
 	conn->txq.quantum = READ_ONCE(bx_drr_quantum);
@@ -1010,12 +1016,12 @@ static void conn_established(struct bx_conn *conn)
 
 	mutex_lock(&peer->lock);
 	spin_lock(&conn->lock);
-	if (conn->state != BX_CONN_CONNECTING) {
+	if (conn->state != BX_CONN_STATE_CONNECTING) {
 		spin_unlock(&conn->lock);
 		mutex_unlock(&peer->lock);
 		return;
 	}
-	conn->state = BX_CONN_UP;
+	conn->state = BX_CONN_STATE_UP;
 	conn->established = true;
 	pr_info("connection %s %pISc up\n", conn->active ? "to" : "from",
 		&conn->peer->addr);
@@ -1023,6 +1029,7 @@ static void conn_established(struct bx_conn *conn)
 		list_splice_init(&peer->pending, &list);
 	spin_unlock(&conn->lock);
 	mutex_unlock(&peer->lock);
+	bx_nl_conn_event(conn, BX_CMD_CONN_UP_NTF);
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
 		bx_conn_get(conn);
@@ -1069,7 +1076,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 
 	mutex_lock(&peer->lock);
 	old = peer->conn;
-	if (old && old->state == BX_CONN_CONNECTING && old->active &&
+	if (old && old->state == BX_CONN_STATE_CONNECTING && old->active &&
 	    addr_cmp(local, remote) < 0) {
 		/* Our own attempt wins; the peer accepts it instead. */
 		mutex_unlock(&peer->lock);
@@ -1232,7 +1239,7 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 
 	mutex_lock(&peer->lock);
 	conn = peer->conn;
-	if (conn && READ_ONCE(conn->state) == BX_CONN_DOWN) {
+	if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) {
 		/* Dead and not yet torn down: start afresh. */
 		peer->conn = NULL;
 		bx_conn_put(conn);
@@ -1248,7 +1255,7 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 		}
 		peer->conn = conn;
 	}
-	if (READ_ONCE(conn->state) == BX_CONN_UP) {
+	if (READ_ONCE(conn->state) == BX_CONN_STATE_UP) {
 		bx_conn_get(conn);
 		op->conn = conn;
 		mutex_unlock(&peer->lock);
@@ -1351,6 +1358,7 @@ static void conn_teardown(struct work_struct *work)
 
 	mutex_lock(&bx_conns_lock);
 	list_del_init(&conn->node);
+	bx_conns_gen++;
 	mutex_unlock(&bx_conns_lock);
 	complete_all(&conn->torn_down);
 
@@ -1396,8 +1404,8 @@ unsigned int bx_conn_count(void)
 
 static const char *state_name(enum bx_conn_state s)
 {
-	return s == BX_CONN_UP ? "up" :
-	       s == BX_CONN_CONNECTING ? "connecting" : "down";
+	return s == BX_CONN_STATE_UP ? "up" :
+	       s == BX_CONN_STATE_CONNECTING ? "connecting" : "down";
 }
 
 /*
@@ -1438,6 +1446,125 @@ int bx_conn_show(struct seq_file *m, void *unused)
 	}
 	mutex_unlock(&bx_conns_lock);
 	return 0;
+}
+
+/* ---- netlink ------------------------------------------------------------ */
+
+static int nl_put_u64(struct sk_buff *skb, int type, u64 v)
+{
+	return nla_put_u64_64bit(skb, type, v, BX_A_CONN_PAD);
+}
+
+/* Put @conn's attributes (BX_A_CONN_*) into @skb. */
+int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
+{
+	struct sockaddr *sa = (struct sockaddr *)&c->peer->addr;
+	unsigned long id, nops = 0;
+	struct in6_addr a6;
+	struct bx_op *op;
+	int ret;
+
+	if (sa->sa_family == AF_INET)
+		ipv6_addr_set_v4mapped(((struct sockaddr_in *)sa)->sin_addr.s_addr,
+				       &a6);
+	else
+		a6 = ((struct sockaddr_in6 *)sa)->sin6_addr;
+	xa_for_each(&c->ops, id, op)
+		nops++;
+
+	if (nla_put_u32(skb, BX_A_CONN_PEER_ID, c->peer->id) ||
+	    nla_put(skb, BX_A_CONN_PEER_ADDR, sizeof(a6), &a6) ||
+	    (c->bdev && nla_put_string(skb, BX_A_CONN_DEV_NAME,
+				       dev_name(&c->bdev->ibdev->dev))) ||
+	    nl_put_u64(skb, BX_A_CONN_PEER_EPOCH, c->peer_epoch) ||
+	    nla_put_u32(skb, BX_A_CONN_AWAITING, nops))
+		return -EMSGSIZE;
+
+	spin_lock(&c->lock);
+	ret = nla_put_u32(skb, BX_A_CONN_STATE, c->state) ||
+	      (c->active && nla_put_flag(skb, BX_A_CONN_ACTIVE)) ||
+	      nla_put_u32(skb, BX_A_CONN_QPN, c->qp ? c->qp->qp_num : 0) ||
+	      nla_put_s32(skb, BX_A_CONN_ERR, c->err) ||
+	      nl_put_u64(skb, BX_A_CONN_TX_MSGS, c->tx_msgs) ||
+	      nl_put_u64(skb, BX_A_CONN_RX_MSGS, c->rx_msgs) ||
+	      nla_put_u32(skb, BX_A_CONN_CREDITS, c->cr.credits) ||
+	      nla_put_u32(skb, BX_A_CONN_CREDITS_MAX, c->cr.max) ||
+	      nla_put_u32(skb, BX_A_CONN_GRANT, c->cr.grant) ||
+	      nl_put_u64(skb, BX_A_CONN_CREDIT_STALLS, c->cr.stalls) ||
+	      nl_put_u64(skb, BX_A_CONN_CREDIT_UPDATES, c->cr.updates) ||
+	      nl_put_u64(skb, BX_A_CONN_WND_BYTES, c->wnd.bytes) ||
+	      nla_put_u32(skb, BX_A_CONN_WND_OPS, c->wnd.ops) ||
+	      nl_put_u64(skb, BX_A_CONN_WND_PEAK_BYTES, c->wnd.peak_bytes) ||
+	      nl_put_u64(skb, BX_A_CONN_WND_WAITS, c->wnd.waits) ||
+	      nl_put_u64(skb, BX_A_CONN_RD_BYTES, c->rdwnd.bytes) ||
+	      nla_put_u32(skb, BX_A_CONN_RD_READS, c->rdwnd.reads) ||
+	      nl_put_u64(skb, BX_A_CONN_RD_PEAK_BYTES, c->rdwnd.peak_bytes) ||
+	      nl_put_u64(skb, BX_A_CONN_BUSY_RETRIES, c->busy_retries) ||
+	      nl_put_u64(skb, BX_A_CONN_RNR, c->rnr_events);
+	spin_unlock(&c->lock);
+	return ret ? -EMSGSIZE : 0;
+}
+
+int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long i = 0;
+	struct bx_conn *c;
+	int ret = 0;
+
+	mutex_lock(&bx_conns_lock);
+	cb->seq = bx_conns_gen;
+	list_for_each_entry(c, &bx_conns, node) {
+		void *hdr;
+
+		if (i++ < cb->args[0])
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &bx_nl_family,
+				  NLM_F_MULTI, BX_CMD_CONN_GET);
+		if (!hdr) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		genl_dump_check_consistent(cb, hdr);
+		ret = bx_conn_nl_fill(skb, c);
+		if (ret) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = i;
+	}
+	mutex_unlock(&bx_conns_lock);
+	/* A full message ends this part; the next one resumes. */
+	return ret == -EMSGSIZE && skb->len ? skb->len : ret;
+}
+
+/* The connection to peer @peer_id (a reference), or NULL. */
+struct bx_conn *bx_conn_by_peer(u32 peer_id)
+{
+	struct bx_peer *peer = bx_peer_find(peer_id);
+	struct bx_conn *conn = NULL;
+
+	if (!peer)
+		return NULL;
+	mutex_lock(&peer->lock);
+	if (peer->conn) {
+		conn = peer->conn;
+		bx_conn_get(conn);
+	}
+	mutex_unlock(&peer->lock);
+	return conn;
+}
+
+void bx_flow_nl_stats(u64 *tx, u64 *tx_peak, u64 *rx, u64 *rx_peak, u64 *busy)
+{
+	spin_lock(&bx_host.lock);
+	*tx = bx_host.tx.bytes;
+	*tx_peak = bx_host.tx.peak_bytes;
+	*rx = bx_host.rx.bytes;
+	*rx_peak = bx_host.rx.peak_bytes;
+	*busy = bx_host.busy_retries;
+	spin_unlock(&bx_host.lock);
 }
 
 /* debugfs "flow": the host's windows, "key value" per line. */

@@ -16,6 +16,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include <linux/bx_netlink.h>
+
 #include "dev.h"
 #include "flow.h"
 
@@ -63,12 +65,6 @@ struct bx_buf {
 	struct ib_send_wr	wr;
 };
 
-enum bx_conn_state {
-	BX_CONN_CONNECTING,
-	BX_CONN_UP,
-	BX_CONN_DOWN,
-};
-
 /**
  * struct bx_flowq - one process's queue on one connection (deficit round
  * robin); exists while it holds operations
@@ -95,7 +91,7 @@ struct bx_flowq {
  * @qp, @cq:	created on route resolution / connect request
  * @lock:	protects the fields below it; process context only (ioctls,
  *		CQ workqueue, rdma_cm handlers)
- * @state:	enum bx_conn_state; DOWN is final
+ * @state:	enum bx_conn_state (uapi, bx_netlink.h); DOWN is final
  * @active:	we initiated the connection
  * @err:	why it went down
  * @cr:		receive credits, both ways (flow.h)

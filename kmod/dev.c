@@ -23,6 +23,8 @@
 
 #include "conn.h"
 #include "dev.h"
+#include "nl.h"
+#include "nl-gen.h"
 #include "reg.h"
 
 /*
@@ -33,6 +35,8 @@
 static DEFINE_MUTEX(bx_devs_lock);
 static LIST_HEAD(bx_devs);
 static unsigned int bx_ndevs;
+/* Changes with every add to or removal from bx_devs (netlink dumps). */
+static unsigned int bx_devs_gen = 1;
 
 /* Allocates bx_dev.index; internally locked. */
 static DEFINE_IDA(bx_dev_ida);
@@ -87,9 +91,11 @@ static int bx_dev_add(struct ib_device *ibdev)
 	mutex_lock(&bx_devs_lock);
 	list_add_tail(&bdev->node, &bx_devs);
 	bx_ndevs++;
+	bx_devs_gen++;
 	mutex_unlock(&bx_devs_lock);
 
 	pr_info("bound %s\n", dev_name(&ibdev->dev));
+	bx_nl_dev_event(bdev, BX_CMD_DEV_ADD_NTF);
 	return 0;
 
 err_dealloc_pd:
@@ -109,7 +115,9 @@ static void bx_dev_remove(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&bx_devs_lock);
 	list_del(&bdev->node);
 	bx_ndevs--;
+	bx_devs_gen++;
 	mutex_unlock(&bx_devs_lock);
+	bx_nl_dev_event(bdev, BX_CMD_DEV_DEL_NTF);
 
 	/*
 	 * Every connection on the device goes before ib_core frees it, then
@@ -196,6 +204,56 @@ int bx_dev_show(struct seq_file *m, void *unused)
 	}
 	mutex_unlock(&bx_devs_lock);
 	return 0;
+}
+
+/* Put @bdev's attributes (BX_A_DEV_*) into @skb: its first port. */
+int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev)
+{
+	struct ib_device *ibdev = bdev->ibdev;
+	u32 port = rdma_start_port(ibdev);
+	struct net_device *ndev;
+	int ret;
+
+	ndev = ib_device_get_netdev(ibdev, port);
+	ret = nla_put_string(skb, BX_A_DEV_NAME, dev_name(&ibdev->dev)) ||
+	      nla_put_u32(skb, BX_A_DEV_PORT, port) ||
+	      (ndev && nla_put_string(skb, BX_A_DEV_NETDEV, netdev_name(ndev)));
+	if (ndev)
+		dev_put(ndev);
+	return ret ? -EMSGSIZE : 0;
+}
+
+int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct bx_dev *bdev;
+	unsigned long i = 0;
+	int ret = 0;
+
+	mutex_lock(&bx_devs_lock);
+	cb->seq = bx_devs_gen;
+	list_for_each_entry(bdev, &bx_devs, node) {
+		void *hdr;
+
+		if (i++ < cb->args[0])
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
+				  cb->nlh->nlmsg_seq, &bx_nl_family,
+				  NLM_F_MULTI, BX_CMD_DEV_GET);
+		if (!hdr) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		genl_dump_check_consistent(cb, hdr);
+		ret = bx_dev_nl_fill(skb, bdev);
+		if (ret) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = i;
+	}
+	mutex_unlock(&bx_devs_lock);
+	return ret == -EMSGSIZE && skb->len ? skb->len : ret;
 }
 
 int bx_dev_init(void)

@@ -15,6 +15,7 @@
 #include "conn.h"
 #include "debugfs.h"
 #include "dev.h"
+#include "nl.h"
 
 static int __init bx_init(void)
 {
@@ -22,9 +23,14 @@ static int __init bx_init(void)
 
 	bx_debugfs_init();
 
-	ret = bx_dev_init();
+	/* First in, last out: device and connection events go through it. */
+	ret = bx_nl_init();
 	if (ret)
 		goto err_debugfs;
+
+	ret = bx_dev_init();
+	if (ret)
+		goto err_nl;
 
 	ret = bx_conn_init();
 	if (ret)
@@ -41,6 +47,8 @@ err_conn:
 	bx_conn_uninit();
 err_dev:
 	bx_dev_uninit();
+err_nl:
+	bx_nl_uninit();
 err_debugfs:
 	bx_debugfs_uninit();
 	return ret;
@@ -51,6 +59,7 @@ static void __exit bx_exit(void)
 	bx_chrdev_uninit();
 	bx_conn_uninit();
 	bx_dev_uninit();
+	bx_nl_uninit();
 	bx_debugfs_uninit();
 	pr_info("unloaded\n");
 }

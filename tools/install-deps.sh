@@ -10,12 +10,12 @@ PKGS=(
 	build-essential linux-headers-6.12-amd64 linux-source-6.12 sparse
 	bc bison flex libelf-dev libssl-dev xz-utils cpio gzip kmod
 	# userspace: sanitizers, fuzzing, verbs headers for the raw baseline
-	clang libclang-rt-14-dev libibverbs-dev librdmacm-dev
+	clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libmnl-dev
 	# guests: kernel image, emulator, userland, L2 switch
 	linux-image-6.12-amd64 qemu-system-x86 busybox-static vde2
 	iproute2 rdma-core ibverbs-utils rdmacm-utils perftest qperf
 	# robustness and benchmarks
-	trinity valgrind gnuplot-nox
+	trinity valgrind gnuplot-nox python3-yaml python3-jsonschema
 )
 
 missing=()

@@ -1,2 +1,52 @@
 # Benchmarks (issue #6): included by the top-level Makefile after
-# tools/ps/ps.mk; may append to TOOLS and defines `make bench`.
+# tools/ps/ps.mk. Appends bxperf to TOOLS (built into $(O)/bin, staged
+# into every guest) and defines:
+#
+#   make bench           the whole matrix in 4 guests, the fast path's
+#                        instruction counts, the report: $(O)/bench/
+#   make bench-fastpath  only the instruction counts (host, callgrind)
+#   make bench-report    only the report again, from the kept run
+#
+# BENCH_ARGS passes options to tools/bench/bench.sh (e.g. "-s 5 -I 30").
+# See tools/bench/README.md.
+
+BXPERF_SRCS := tools/bench/bxperf.c tools/bench/bxperf_bx.c \
+	tools/bench/bxperf_tcp.c
+BXPERF_HDRS := tools/bench/bxperf.h libbx/libbx.h uapi/linux/bx.h
+
+TOOLS += $(O)/bin/bxperf
+
+# Linked like bxps: libbx.so found next to the binary through the rpath,
+# both in $(O) and in a guest (/opt/bx/bin, /opt/bx/lib).
+$(O)/bin/bxperf: $(BXPERF_SRCS) $(BXPERF_HDRS) $(LIBBX_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -pthread -o $@ $(BXPERF_SRCS) -L$(O)/lib -lbx \
+		-Wl,-rpath,'$$ORIGIN/../lib' -lpthread -lm
+
+# The fast path on the host: the kernel's pure files through the unit
+# tests' shims (as for make unit), but -O2 and no sanitizers, so that
+# callgrind counts what the module runs.
+FASTPATH_SRCS := tools/bench/fastpath.c kmod/wire.c kmod/flow.c libbx/alloc.c
+FASTPATH_DEPS := $(FASTPATH_SRCS) kmod/wire.h kmod/flow.h libbx/alloc.h \
+	$(wildcard tools/testing/unit/shim/*/*.h)
+BENCH_DIR := $(O)/bench
+
+$(BENCH_DIR)/fastpath: $(FASTPATH_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WFLAGS) -O2 -g -Itools/testing/unit/shim \
+		-I$(CURDIR)/uapi -o $@ $(FASTPATH_SRCS) -lpthread
+
+.PHONY: bench bench-run bench-fastpath bench-report
+
+bench-fastpath: $(BENCH_DIR)/fastpath
+	CC="$(CC)" tools/bench/fastpath.sh $< $(BENCH_DIR)
+
+# Like check and demo: install what is missing, then re-enter make.
+bench: deps
+	$(MAKE) bench-run
+
+bench-run: all vm bench-fastpath
+	tools/bench/bench.sh -o $(BENCH_DIR) $(BENCH_ARGS)
+
+bench-report:
+	tools/bench/report.sh $(BENCH_DIR)

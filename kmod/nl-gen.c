@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause)
+/* Do not edit directly, auto-generated from: */
+/*	Documentation/netlink/specs/bx.yaml */
+/* YNL-GEN kernel source */
+
+#include <net/netlink.h>
+#include <net/genetlink.h>
+
+#include "nl-gen.h"
+
+#include <uapi/linux/bx_netlink.h>
+
+/* Integer value ranges */
+static const struct netlink_range_validation bx_a_tunables_wnd_kb_range = {
+	.min	= 64ULL,
+	.max	= 1048576ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_host_wnd_kb_range = {
+	.min	= 64ULL,
+	.max	= 4194304ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_host_wnd_ops_range = {
+	.min	= 1ULL,
+	.max	= 65536ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_rx_wnd_kb_range = {
+	.min	= 64ULL,
+	.max	= 4194304ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_drr_quantum_range = {
+	.min	= 512ULL,
+	.max	= 16777216ULL,
+};
+
+/* BX_CMD_CONN_GET - do */
+static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_PEER_ID + 1] = {
+	[BX_A_CONN_PEER_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+/* BX_CMD_TUNABLES_SET - do */
+static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_FLOW_CONTROL + 1] = {
+	[BX_A_TUNABLES_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_wnd_kb_range),
+	[BX_A_TUNABLES_WND_OPS] = NLA_POLICY_RANGE(NLA_U32, 1, 4096),
+	[BX_A_TUNABLES_HOST_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_kb_range),
+	[BX_A_TUNABLES_HOST_WND_OPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_ops_range),
+	[BX_A_TUNABLES_RX_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_rx_wnd_kb_range),
+	[BX_A_TUNABLES_RD_MAX] = NLA_POLICY_RANGE(NLA_U32, 1, 16),
+	[BX_A_TUNABLES_CREDIT_BATCH] = NLA_POLICY_RANGE(NLA_U32, 1, 64),
+	[BX_A_TUNABLES_RDV_THRESHOLD] = NLA_POLICY_MAX(NLA_U32, 4096),
+	[BX_A_TUNABLES_DRR_QUANTUM] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_drr_quantum_range),
+	[BX_A_TUNABLES_FLOW_CONTROL] = NLA_POLICY_MAX(NLA_U8, 1),
+};
+
+/* Ops table for bx */
+static const struct genl_split_ops bx_nl_ops[] = {
+	{
+		.cmd	= BX_CMD_DEV_GET,
+		.dumpit	= bx_nl_dev_get_dumpit,
+		.flags	= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd		= BX_CMD_CONN_GET,
+		.doit		= bx_nl_conn_get_doit,
+		.policy		= bx_conn_get_nl_policy,
+		.maxattr	= BX_A_CONN_PEER_ID,
+		.flags		= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= BX_CMD_CONN_GET,
+		.dumpit	= bx_nl_conn_get_dumpit,
+		.flags	= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd	= BX_CMD_PROC_GET,
+		.dumpit	= bx_nl_proc_get_dumpit,
+		.flags	= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd	= BX_CMD_STATS_GET,
+		.doit	= bx_nl_stats_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= BX_CMD_TUNABLES_GET,
+		.doit	= bx_nl_tunables_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= BX_CMD_TUNABLES_SET,
+		.doit		= bx_nl_tunables_set_doit,
+		.policy		= bx_tunables_set_nl_policy,
+		.maxattr	= BX_A_TUNABLES_FLOW_CONTROL,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+};
+
+static const struct genl_multicast_group bx_nl_mcgrps[] = {
+	[BX_NLGRP_EVENTS] = { "events", },
+};
+
+struct genl_family bx_nl_family __ro_after_init = {
+	.name		= BX_FAMILY_NAME,
+	.version	= BX_FAMILY_VERSION,
+	.netnsok	= true,
+	.parallel_ops	= true,
+	.module		= THIS_MODULE,
+	.split_ops	= bx_nl_ops,
+	.n_split_ops	= ARRAY_SIZE(bx_nl_ops),
+	.mcgrps		= bx_nl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(bx_nl_mcgrps),
+};

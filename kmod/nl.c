@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: generic netlink family "bx".
+ *
+ * The spec, Documentation/netlink/specs/bx.yaml, is the interface: the
+ * kernel's ynl tools drive it (tools/net/ynl/cli.py --spec ...), and
+ * tools/nl-regen.sh generates uapi/linux/bx_netlink.h and the policies
+ * and ops table in nl-gen.c from it. Here: the handlers and the events.
+ *
+ * Dumps resume where the last message ended (cb->args[0] counts objects
+ * already sent) and are marked inconsistent (NLM_F_DUMP_INTR) when the
+ * set of objects changed between two parts. Setting tunables needs
+ * CAP_NET_ADMIN (GENL_ADMIN_PERM); values out of range are rejected by
+ * the policy with an extended ACK naming the attribute.
+ */
+#include <linux/bx.h>
+#include <net/genetlink.h>
+
+#include "conn.h"
+#include "dev.h"
+#include "nl.h"
+#include "nl-gen.h"
+#include "op.h"
+#include "params.h"
+#include "region.h"
+
+/* ---- events ------------------------------------------------------------- */
+
+static bool nl_listening(void)
+{
+	return genl_has_listeners(&bx_nl_family, &init_net, BX_NLGRP_EVENTS);
+}
+
+static void nl_event(struct sk_buff *skb, void *hdr)
+{
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&bx_nl_family, skb, 0, BX_NLGRP_EVENTS, GFP_KERNEL);
+}
+
+void bx_nl_conn_event(struct bx_conn *conn, u8 cmd)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!nl_listening())
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return;
+	hdr = genlmsg_put(skb, 0, 0, &bx_nl_family, 0, cmd);
+	if (!hdr || bx_conn_nl_fill(skb, conn)) {
+		nlmsg_free(skb);
+		return;
+	}
+	nl_event(skb, hdr);
+}
+
+void bx_nl_dev_event(struct bx_dev *bdev, u8 cmd)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!nl_listening())
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return;
+	hdr = genlmsg_put(skb, 0, 0, &bx_nl_family, 0, cmd);
+	if (!hdr || bx_dev_nl_fill(skb, bdev)) {
+		nlmsg_free(skb);
+		return;
+	}
+	nl_event(skb, hdr);
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+int bx_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return bx_dev_nl_dump(skb, cb);
+}
+
+int bx_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return bx_conn_nl_dump(skb, cb);
+}
+
+int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct bx_conn *conn;
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, BX_A_CONN_PEER_ID))
+		return -EINVAL;
+	conn = bx_conn_by_peer(nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]));
+	if (!conn) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[BX_A_CONN_PEER_ID],
+				    "no connection to this peer");
+		return -ENOENT;
+	}
+	ret = -ENOMEM;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		goto out;
+	hdr = genlmsg_iput(msg, info);
+	if (!hdr)
+		goto err_free;
+	ret = bx_conn_nl_fill(msg, conn);
+	if (ret)
+		goto err_free;
+	genlmsg_end(msg, hdr);
+	bx_conn_put(conn);
+	return genlmsg_reply(msg, info);
+
+err_free:
+	nlmsg_free(msg);
+out:
+	bx_conn_put(conn);
+	return ret;
+}
+
+int bx_nl_proc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return bx_files_nl_dump(skb, cb);
+}
+
+int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	u64 tx, tx_peak, rx, rx_peak, busy;
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_iput(msg, info);
+	if (!hdr)
+		goto err;
+	bx_flow_nl_stats(&tx, &tx_peak, &rx, &rx_peak, &busy);
+	if (nla_put_u32(msg, BX_A_STATS_CONNS, bx_conn_count()) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_OPS_INFLIGHT,
+			      atomic64_read(&bx_ops_inflight),
+			      BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_MRS_INUSE,
+			      atomic64_read(&bx_mrs_inuse), BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_REGION_BYTES,
+			      atomic64_read(&bx_region_bytes),
+			      BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_COPIED_BYTES,
+			      atomic64_read(&bx_copied_bytes),
+			      BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_TX_BYTES, tx, BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_TX_PEAK_BYTES, tx_peak,
+			      BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_RX_BYTES, rx, BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_RX_PEAK_BYTES, rx_peak,
+			      BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_BUSY_RETRIES, busy,
+			      BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_RNR_EVENTS,
+			      atomic64_read(&bx_rnr_events), BX_A_STATS_PAD))
+		goto err;
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+/* The tunables, by attribute; bx_flow_control is a bool, apart. */
+static unsigned int *const nl_tunables[] = {
+	[BX_A_TUNABLES_WND_KB]		= &bx_wnd_kb,
+	[BX_A_TUNABLES_WND_OPS]		= &bx_wnd_ops,
+	[BX_A_TUNABLES_HOST_WND_KB]	= &bx_host_wnd_kb,
+	[BX_A_TUNABLES_HOST_WND_OPS]	= &bx_host_wnd_ops,
+	[BX_A_TUNABLES_RX_WND_KB]	= &bx_rx_wnd_kb,
+	[BX_A_TUNABLES_RD_MAX]		= &bx_rd_max,
+	[BX_A_TUNABLES_CREDIT_BATCH]	= &bx_credit_batch,
+	[BX_A_TUNABLES_RDV_THRESHOLD]	= &bx_rdv_threshold,
+	[BX_A_TUNABLES_DRR_QUANTUM]	= &bx_drr_quantum,
+};
+
+static_assert(ARRAY_SIZE(nl_tunables) == BX_A_TUNABLES_FLOW_CONTROL);
+static_assert(BX_A_TUNABLES_FLOW_CONTROL == BX_A_TUNABLES_MAX);
+
+int bx_nl_tunables_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+	int a;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_iput(msg, info);
+	if (!hdr)
+		goto err;
+	for (a = 1; a < ARRAY_SIZE(nl_tunables); a++)
+		if (nla_put_u32(msg, a, READ_ONCE(*nl_tunables[a])))
+			goto err;
+	if (nla_put_u8(msg, BX_A_TUNABLES_FLOW_CONTROL,
+		       READ_ONCE(bx_flow_control)))
+		goto err;
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+/* The policy checked every range, so this applies all or nothing. */
+int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	bool any = false;
+	int a;
+
+	for (a = 1; a <= BX_A_TUNABLES_MAX; a++)
+		any |= !!info->attrs[a];
+	if (!any) {
+		NL_SET_ERR_MSG(info->extack, "no tunable given");
+		return -EINVAL;
+	}
+	for (a = 1; a < ARRAY_SIZE(nl_tunables); a++)
+		if (info->attrs[a])
+			WRITE_ONCE(*nl_tunables[a],
+				   nla_get_u32(info->attrs[a]));
+	if (info->attrs[BX_A_TUNABLES_FLOW_CONTROL])
+		WRITE_ONCE(bx_flow_control,
+			   nla_get_u8(info->attrs[BX_A_TUNABLES_FLOW_CONTROL]));
+	return 0;
+}
+
+int bx_nl_init(void)
+{
+	return genl_register_family(&bx_nl_family);
+}
+
+void bx_nl_uninit(void)
+{
+	genl_unregister_family(&bx_nl_family);
+}

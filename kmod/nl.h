@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bx: the generic netlink family "bx" (Documentation/netlink/specs/bx.yaml;
+ * policies and ops in the generated nl-gen.c).
+ */
+#ifndef _BX_NL_H
+#define _BX_NL_H
+
+#include <net/genetlink.h>
+#include <linux/bx_netlink.h>
+
+struct bx_conn;
+struct bx_dev;
+
+int bx_nl_init(void);
+void bx_nl_uninit(void);
+
+/* Events on the "events" group; from process context, never fail. */
+void bx_nl_conn_event(struct bx_conn *conn, u8 cmd);
+void bx_nl_dev_event(struct bx_dev *bdev, u8 cmd);
+
+/* Fill helpers of the objects' owners (conn.c, dev.c, chrdev.c). */
+int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *conn);
+int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
+struct bx_conn *bx_conn_by_peer(u32 peer_id);
+int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev);
+int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
+int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
+void bx_flow_nl_stats(u64 *tx, u64 *tx_peak, u64 *rx, u64 *rx_peak,
+		      u64 *busy);
+
+#endif /* _BX_NL_H */

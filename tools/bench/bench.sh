@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmark matrix of `make bench`: boot the guests once, run
+# bench_guest.sh in each (floor, sweep, depth, procs, peers, incast), then
+# write the report with report.sh.
+#
+#   tools/bench/bench.sh [-o DIR] [-n GUESTS] [-s SECS] [-I INCAST_SECS]
+#                        [-p INCAST_PROCS] [-P "PHASES"] [-z SIZES]
+#                        [-k FLAVOR] [-t TIMEOUT] [-r]
+#
+#   -o DIR     output directory (default $BX_BUILD/bench): the run in
+#              DIR/run (per-guest result.log, consoles), the report in DIR
+#   -n GUESTS  2 to 4 (default 4): guest 0 serves, the others are clients
+#   -s SECS    seconds per measured cell (default 3)
+#   -I SECS    seconds per incast setting (default 15)
+#   -p N       processes per client guest in the incast (default 2)
+#   -P PHASES  subset of "floor sweep depth procs peers incast"
+#   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
+#   -k FLAVOR  guest kernel: stock (default) or debug
+#   -t SECS    per-guest timeout (default 1500)
+#   -r         no run: write the report of the run kept in DIR/run again
+#
+# Needs the guest image with bxperf in it (make stage vm). Exit status: 0
+# if every guest passed and every cell reported, 1 otherwise.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+export BX_BUILD=${BX_BUILD:-$top/build}
+
+out=$BX_BUILD/bench n=4 secs=3 isecs=15 iprocs=2 flavor=stock tmo=1500
+phases="floor sweep depth procs peers incast" sizes=64,4096,64K,1M,16M
+report_only=
+while getopts "o:n:s:I:p:P:z:k:t:r" opt; do
+	case $opt in
+	o) out=$OPTARG ;;
+	n) n=$OPTARG ;;
+	s) secs=$OPTARG ;;
+	I) isecs=$OPTARG ;;
+	p) iprocs=$OPTARG ;;
+	P) phases=$OPTARG ;;
+	z) sizes=$OPTARG ;;
+	k) flavor=$OPTARG ;;
+	t) tmo=$OPTARG ;;
+	r) report_only=1 ;;
+	*) exit 2 ;;
+	esac
+done
+[[ $n =~ ^[2-4]$ ]] || { echo "bench: -n must be 2..4" >&2; exit 2; }
+run=$out/run
+rc=0
+
+if [ -z "$report_only" ]; then
+	env=$BX_BUILD/vm/$flavor/env
+	[ -f "$env" ] || { echo "bench: $env missing: make stage vm" >&2; exit 2; }
+	[ -x "$BX_BUILD/stage/bin/bxperf" ] ||
+		{ echo "bench: bxperf is not staged: make stage vm" >&2; exit 2; }
+	# shellcheck disable=SC1090
+	initrd=$(. "$env"; echo "$INITRD")
+	[ "$BX_BUILD/stage/bin/bxperf" -nt "$initrd" ] &&
+		echo "bench: warning: the guest image is older than bxperf (make stage vm)" >&2
+	rm -rf "$run"
+	mkdir -p "$run"
+	gargs=()
+	for ((i = 0; i < n; i++)); do
+		gargs+=(-g "$i:$here/bench_guest.sh")
+	done
+	echo "bench: $n guests ($((n - 1)) clients), ${secs}s per cell," \
+		"${isecs}s per incast setting; phases: $phases; logs in $run"
+	# The host's load tells how far TCG numbers can be trusted.
+	hostload() {
+		echo "$1 $(date -u +%FT%TZ) nproc=$(nproc) loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /) qemu=$(pgrep -c qemu-system || true)"
+	}
+	hostload start > "$run/host.txt"
+	start=$(date +%s)
+	"$top/tools/testing/vm/run.sh" -n "$n" -k "$flavor" -t "$tmo" -o "$run" \
+		"${gargs[@]}" -e "BENCH_SECS=$secs" -e "BENCH_INCAST_SECS=$isecs" \
+		-e "BENCH_INCAST_PROCS=$iprocs" -e "BENCH_PHASES=$phases" \
+		-e "BENCH_SIZES=$sizes" -- true > "$run/run.log" 2>&1 &
+	rpid=$!
+	# Progress: guest 0's phase lines and every failure, as they come.
+	seen=0
+	while kill -0 "$rpid" 2>/dev/null; do
+		sleep 3
+		[ $((SECONDS % 60)) -lt 3 ] && hostload during >> "$run/host.txt"
+		[ -f "$run/g0/result.log" ] || continue
+		lines=$(tr -d '\r' < "$run/g0/result.log" | grep -c '^bench-phase' || true)
+		if [ "$lines" -gt "$seen" ]; then
+			tr -d '\r' < "$run/g0/result.log" | grep '^bench-phase' |
+				tail -n +"$((seen + 1))" |
+				sed "s/^/bench: [$(($(date +%s) - start))s] /"
+			seen=$lines
+		fi
+	done
+	wait "$rpid" || rc=$?
+	hostload end >> "$run/host.txt"
+	grep -E '^run\.sh: ' "$run/run.log" || true
+	grep -h 'bench-guest .*FAIL' "$run"/g*/result.log 2>/dev/null | tr -d '\r' || true
+	if [ "$rc" -ne 0 ]; then
+		echo "bench: the rig failed (exit $rc); its output: $run/run.log"
+		grep -E 'FAILED|FAIL:|splat' "$run/run.log" | head -20 || true
+	fi
+	echo "bench: guests took $(($(date +%s) - start))s"
+fi
+
+"$here/report.sh" "$out" || rc=1
+exit "$rc"

@@ -1,0 +1,327 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# What every guest of a `make bench` run executes (bench.sh boots them
+# with run.sh -g I:bench_guest.sh). Guest 0 serves (bxperf servers for bx
+# and TCP, qperf, perftest); guests 1.. are clients. The guests walk the
+# same list of phases; bxrig barriers start and end each one.
+#
+#   floor   raw verbs and TCP on the same rxe devices, guest 1 -> 0:
+#           qperf rc_lat/tcp_lat/rc_bw/tcp_bw per size (64 B .. 1 MiB),
+#           RDMA READ/WRITE bandwidth (64 KiB), perftest ib_send_lat
+#           (64 B), ib_write_bw and ib_read_bw (64 KiB)
+#   sweep   bxperf pull and push, depth 1, one process, every size, bx
+#           and tcp (guest 1)
+#   depth   the same with 8 operations in flight (4 KiB, 64 KiB, 1 MiB)
+#   procs   1, 2, 4 processes on guest 1 pulling 4 KiB and 64 KiB
+#   peers   1, 2, 3 client guests with one process each, same pulls
+#   incast  every client guest x BENCH_INCAST_PROCS processes, 4 in flight
+#           each, pulling and pushing 1 MiB at once against guest 0, for
+#           bx with flow control off, on (defaults), on with small windows
+#           (flow.sh's), then for TCP
+#
+# Settings (run.sh -e): BENCH_SECS (per cell, default 3), BENCH_INCAST_SECS
+# (default 15), BENCH_INCAST_PROCS (2), BENCH_PHASES (default all of the
+# above), BENCH_SIZES (default 64,4096,64K,1M,16M). Output: bxperf's lines,
+# "bench-floor ..." lines (parsed qperf/perftest results), "bench-flow ..."
+# (bx's flow counters and rxe/TCP counter changes per incast phase),
+# "bench-phase NAME start|done" progress from guest 0, "bench-guest ID:
+# FAIL: ..." on any failure. A guest exits non-zero if anything failed but
+# meets every barrier, so the others are not left waiting.
+
+ID=${BXRIG_ID:-0}
+N=${BXRIG_N:-1}
+S=${BXRIG_PEER0:-192.0.2.1}
+SECS=${BENCH_SECS:-3}
+ISECS=${BENCH_INCAST_SECS:-15}
+IPROCS=${BENCH_INCAST_PROCS:-2}
+PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast}
+SIZES=${BENCH_SIZES:-64,4096,64K,1M,16M}
+P=/sys/module/bx/parameters
+DBG=/sys/kernel/debug/bx
+# A cell of the sweep takes SECS plus warm-up; 16 MiB over TCG can take
+# seconds per operation.
+CTMO=$((SECS * 20 + 240))
+rc=0
+
+fail() { echo "bench-guest $ID: FAIL: $*"; rc=1; }
+b() { bxrig barrier "bench.$1" "${2:-900}" || fail "barrier $1"; }
+say() { [ "$ID" -eq 0 ] && echo "bench-phase $1"; }
+has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# bxperf client with a timeout; its output goes to the result log.
+cli() {
+	timeout "$CTMO" bxperf client -a "$S" "$@" > /tmp/cli.out 2> /tmp/cli.err
+	crc=$?
+	cat /tmp/cli.out
+	sed 's/^/bench-stderr: /' /tmp/cli.err | head -20
+	[ $crc -eq 0 ] || fail "bxperf client $* exited $crc"
+}
+
+# ---- counters ----------------------------------------------------------
+
+snap() {
+	for f in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		[ -f "$f" ] && echo "rxe_${f##*/} $(cat "$f")"
+	done
+	awk '/^Tcp:/ { if (!h) { for (i = 2; i <= NF; i++) k[i] = $i; h = 1 }
+		       else for (i = 2; i <= NF; i++) print "tcp_" k[i], $i }' \
+		/proc/net/snmp
+}
+
+# bx's host flow counters and the sums/maxima over connections.
+flow() {
+	awk '{ printf " %s=%s", $1, $2 }' $DBG/flow 2>/dev/null
+	awk '{ for (i = 1; i < NF; i++) {
+		k = $i; v = $(i + 1)
+		if (k ~ /^(wnd_waits|rd_waits|stalls|busy_retries|rnr)$/) s[k] += v
+		if (k ~ /^(wnd_peak_bytes|wnd_peak_ops|rd_peak_bytes|rd_peak_reads)$/ &&
+		    v + 0 > m[k] + 0) m[k] = v
+	} } END {
+		for (k in s) printf " conn_%s=%s", k, s[k]
+		for (k in m) printf " conn_max_%s=%s", k, m[k]
+	}' $DBG/conns 2>/dev/null
+}
+
+# Print what changed since snap > /tmp/net.before, plus bx's counters.
+counters() {
+	snap > /tmp/net.after
+	printf 'bench-flow phase=%s guest=%s' "$1" "$ID"
+	awk 'NR == FNR { a[$1] = $2; next }
+	     $2 != a[$1] && $1 !~ /^tcp_(RtoAlgorithm|RtoMin|RtoMax|MaxConn|CurrEstab)$/ {
+		printf " %s=%s", $1, $2 - a[$1]
+	     }' /tmp/net.before /tmp/net.after
+	flow
+	printf ' params=%s/%s/%s/%s/%s\n' "$(cat $P/flow_control)" \
+		"$(cat $P/wnd_kb)" "$(cat $P/host_wnd_kb)" "$(cat $P/rx_wnd_kb)" \
+		"$(cat $P/rd_max)"
+}
+
+# Tunables of an incast setting, on a freshly loaded bx so that its
+# counters (peaks, waits) are those of this setting alone.
+setting() {
+	case $1 in
+	off)	echo N > $P/flow_control ;;
+	on)	echo Y > $P/flow_control ;;
+	small)	echo Y > $P/flow_control
+		echo 256 > $P/wnd_kb; echo 512 > $P/host_wnd_kb
+		echo 256 > $P/rx_wnd_kb ;;
+	esac || fail "setting $1"
+}
+
+start_bx_server() {
+	bxperf server -T bx > /tmp/srv.bx 2>&1 &
+	SBX=$!
+}
+
+stop_bx_server() {
+	kill -TERM "$SBX" 2>/dev/null
+	wait "$SBX" || fail "bx server exited non-zero: $(cat /tmp/srv.bx)"
+	cat /tmp/srv.bx >> /tmp/srv.bx.all
+}
+
+wait_ready() {
+	k=0
+	until grep -q ready "$@" 2>/dev/null; do
+		k=$((k + 1))
+		if [ $k -gt 600 ]; then
+			fail "server did not start: $(cat "$@")"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+reload_bx() {
+	[ "$ID" -eq 0 ] && stop_bx_server
+	if rmmod bx && modprobe bx; then
+		k=0
+		until grep -q rxe0 $DBG/devices 2>/dev/null; do
+			k=$((k + 1))
+			[ $k -gt 100 ] && { fail "bx did not bind rxe0"; break; }
+			sleep 0.1
+		done
+	else
+		fail "reloading bx"
+	fi
+	setting "$1"
+	if [ "$ID" -eq 0 ]; then
+		start_bx_server
+		wait_ready /tmp/srv.bx
+	fi
+}
+
+# ---- servers -----------------------------------------------------------
+
+modprobe rdma_ucm 2>/dev/null	# qperf -cm1, perftest need rdma_cm's uverbs
+if [ "$ID" -eq 0 ]; then
+	echo "bench-env kernel=$(uname -r) guests=$N cpus=$(grep -c ^processor /proc/cpuinfo) mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) secs=$SECS incast_secs=$ISECS incast_procs=$IPROCS"
+	start_bx_server
+	bxperf server -T tcp > /tmp/srv.tcp 2>&1 &
+	STCP=$!
+	wait_ready /tmp/srv.bx && wait_ready /tmp/srv.tcp
+fi
+b up
+
+# ---- floor: qperf and perftest, guest 1 against guest 0 -----------------
+
+# qperf -uu prints "test:" then "    latency  =  N ns" / "bw  =  N bytes/sec".
+qperf_parse() {
+	awk -v size="$1" '
+	/^[a-z_]+:$/ { t = substr($1, 1, length($1) - 1); next }
+	$1 == "latency" || $1 == "bw" {
+		v = $3; u = $4
+		if ($1 == "latency") {
+			f = (u == "ns") ? 1e-3 : (u == "us") ? 1 : (u == "ms") ? 1e3 : 1e6
+			printf "bench-floor tool=qperf test=%s size=%s lat_us=%.1f\n", t, size, v * f
+		} else {
+			f = (u ~ /^bytes/) ? 1e-6 : (u ~ /^KB/) ? 1e-3 : (u ~ /^MB/) ? 1 : 1e3
+			printf "bench-floor tool=qperf test=%s size=%s mb_s=%.3f\n", t, size, v * f
+		}
+	}'
+}
+
+# perftest: the line after the column header holds the numbers.
+perftest_parse() {
+	awk -v test="$1" '
+	/#bytes/ { hdr = 1; next }
+	hdr && NF >= 4 && $1 ~ /^[0-9]+$/ {
+		if (test == "ib_send_lat")
+			printf "bench-floor tool=perftest test=%s size=%s min_us=%s typ_us=%s avg_us=%s p99_us=%s p999_us=%s max_us=%s\n", test, $1, $3, $5, $6, $8, $9, $4
+		else
+			printf "bench-floor tool=perftest test=%s size=%s mb_s=%s\n", test, $1, $4
+		hdr = 0
+	}'
+}
+
+PT="-d rxe0 -x 1"	# rxe over IPv4: GID 1 is the IPv4-mapped one
+
+if has floor; then
+	say "floor start"
+	if [ "$ID" -eq 0 ]; then
+		qperf > /tmp/qperf.srv 2>&1 &
+		QP=$!
+		sleep 1
+	fi
+	b floor.up
+	if [ "$ID" -eq 1 ]; then
+		for m in 64 4096 65536 1048576; do
+			# -cm1: connect with rdma_cm (rxe needs GRH addressing)
+			timeout 120 qperf -cm1 -t 2 -uu -m $m "$S" \
+				rc_lat tcp_lat rc_bw tcp_bw > /tmp/q.out 2>&1 ||
+				fail "qperf -m $m: $(tr '\n' ' ' < /tmp/q.out)"
+			qperf_parse $m < /tmp/q.out
+		done
+		# rxe: at most 2 RDMA READs in flight per QP (see bx's rd_max)
+		timeout 120 qperf -cm1 -t 3 -uu -m 65536 -nr 2 "$S" \
+			rc_rdma_read_bw rc_rdma_write_bw > /tmp/q.out 2>&1 ||
+			fail "qperf rdma: $(tr '\n' ' ' < /tmp/q.out)"
+		qperf_parse 65536 < /tmp/q.out
+	fi
+	b floor.qperf
+	[ "$ID" -eq 0 ] && kill "$QP" 2>/dev/null
+	for t in "ib_send_lat -s 64 -n 100" "ib_write_bw -s 65536 -n 100" \
+		 "ib_read_bw -s 65536 -n 100 -o 2"; do
+		tool=${t%% *}
+		if [ "$ID" -eq 0 ]; then
+			# shellcheck disable=SC2086
+			timeout 120 $t $PT > /tmp/pt.srv 2>&1 &
+			PTS=$!
+			sleep 1
+		fi
+		b "floor.$tool.up"
+		if [ "$ID" -eq 1 ]; then
+			# shellcheck disable=SC2086
+			timeout 120 $t $PT "$S" > /tmp/pt.out 2>&1 ||
+				fail "$tool: $(tail -3 /tmp/pt.out | tr '\n' ' ')"
+			perftest_parse "$tool" < /tmp/pt.out
+		fi
+		[ "$ID" -eq 0 ] && { wait "$PTS" || true; }
+		b "floor.$tool.done"
+	done
+	say "floor done"
+fi
+
+# ---- bxperf, guest 1 against guest 0 -----------------------------------
+
+for tp in bx tcp; do
+	if has sweep; then
+		say "sweep.$tp start"
+		b "sweep.$tp"
+		if [ "$ID" -eq 1 ]; then
+			cli -T $tp -o pull -z "$SIZES" -d "$SECS" -S -t sweep
+			cli -T $tp -o push -z "$SIZES" -d "$SECS" -S -t sweep
+		fi
+		b "sweep.$tp.done"
+	fi
+	if has depth; then
+		say "depth.$tp start"
+		b "depth.$tp"
+		if [ "$ID" -eq 1 ]; then
+			cli -T $tp -o pull -z 4096,64K,1M -q 8 -d "$SECS" -S -t depth
+			cli -T $tp -o push -z 4096,64K,1M -q 8 -d "$SECS" -S -t depth
+		fi
+		b "depth.$tp.done"
+	fi
+	if has procs; then
+		say "procs.$tp start"
+		b "procs.$tp"
+		if [ "$ID" -eq 1 ]; then
+			for np in 1 2 4; do
+				cli -T $tp -o pull -z 4096,64K -P $np -d "$SECS" -S \
+					-t procs
+			done
+		fi
+		b "procs.$tp.done"
+	fi
+done
+
+# ---- peers: 1..N-1 client guests at once -------------------------------
+
+if has peers; then
+	for tp in bx tcp; do
+		k=1
+		while [ $k -lt "$N" ]; do
+			say "peers.$tp.$k start"
+			b "peers.$tp.$k"
+			if [ "$ID" -ge 1 ] && [ "$ID" -le $k ]; then
+				st=; [ "$ID" -eq 1 ] && st=-S
+				cli -T $tp -o pull -z 4096,64K -d "$SECS" $st -t "peers$k"
+			fi
+			b "peers.$tp.$k.done"
+			k=$((k + 1))
+		done
+	done
+fi
+
+# ---- incast: every client guest x IPROCS processes ---------------------
+
+if has incast; then
+	for set in off on small tcp; do
+		tp=bx
+		[ $set = tcp ] && tp=tcp
+		[ $set = tcp ] || reload_bx $set
+		snap > /tmp/net.before
+		say "incast.$set start"
+		b "incast.$set"
+		if [ "$ID" -ge 1 ]; then
+			st=; [ "$ID" -eq 1 ] && st=-S
+			cli -T $tp -o mix -z 1M -q 4 -P "$IPROCS" -d "$ISECS" -m 1 \
+				-w 1 $st -t "incast-$set"
+		fi
+		b "incast.$set.done"
+		counters "incast-$set"
+	done
+fi
+
+# ---- end ---------------------------------------------------------------
+
+b end
+if [ "$ID" -eq 0 ]; then
+	stop_bx_server
+	kill -TERM "$STCP" 2>/dev/null
+	wait "$STCP" || fail "tcp server exited non-zero: $(cat /tmp/srv.tcp)"
+	cat /tmp/srv.bx.all /tmp/srv.tcp
+	echo "bench-phase end"
+fi
+exit $rc

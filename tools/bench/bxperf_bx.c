@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bxperf over bx (libbx).
+ *
+ * Server: one handle, one reaping thread. Services, from the base B:
+ *
+ *   B     pull and STAT requests: 256 receive buffers of 256 bytes
+ *   B+1   pushes up to 64 KiB:     64 buffers of 64 KiB
+ *   B+2   pushes up to 1 MiB:      -b buffers of 1 MiB (default 32)
+ *   B+3   pushes up to 16 MiB:     2 buffers of 16 MiB
+ *
+ * (bx hands a message the first posted buffer large enough, so sizes get
+ * their own services: small pushes never hold the big buffers.) Every
+ * receive buffer is posted again as soon as its message is handled. A
+ * pull is answered from one 16 MiB buffer shared by all replies (it is
+ * only read); a STAT reply from a small buffer freed when it completes.
+ *
+ * Client: one handle per process; a slot owns a payload buffer of the
+ * largest size and a 64-byte request buffer in the region; operations
+ * are bx_pull_async()/bx_push_async(), completions come from bx_reap().
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libbx.h"
+#include "bxperf.h"
+
+#define REQ_BUFS	256
+#define REQ_CAP		256
+#define SMALL_BUFS	64
+#define SMALL_CAP	(64u << 10)
+#define BIG_CAP		(1u << 20)
+#define HUGE_BUFS	2
+#define HUGE_CAP	BP_MAX_SIZE
+
+/* user_data: kind in the top byte, then index or region offset. */
+#define K_SHIFT		56
+#define K_RECV		1ull	/* | service index << 48 | buffer index */
+#define K_REPLY		2ull	/* shared pull buffer, nothing to free */
+#define K_STATREPLY	3ull	/* | region offset of the buffer to free */
+#define LOW48		((1ull << 48) - 1)
+
+static uint64_t page_up(uint64_t x)
+{
+	return (x + 4095) & ~4095ull;
+}
+
+static uint32_t push_service(uint32_t base, uint32_t size)
+{
+	return base + (size <= SMALL_CAP ? 1 : size <= BIG_CAP ? 2 : 3);
+}
+
+/* ---- server ----------------------------------------------------------- */
+
+struct svc {
+	uint32_t	service;
+	uint32_t	n, cap;
+	uint8_t		**buf;
+};
+
+static int post(struct bx *bx, struct svc *s, int si, uint32_t i)
+{
+	return bx_recv_async(bx, s->service, s->buf[i], s->cap,
+			     K_RECV << K_SHIFT | (uint64_t)si << 48 | i);
+}
+
+static int bx_serve(const struct bp_cfg *cfg)
+{
+	struct svc svcs[4] = {
+		{ cfg->port, REQ_BUFS, REQ_CAP, NULL },
+		{ cfg->port + 1, SMALL_BUFS, SMALL_CAP, NULL },
+		{ cfg->port + 2, cfg->nbig, BIG_CAP, NULL },
+		{ cfg->port + 3, HUGE_BUFS, HUGE_CAP, NULL },
+	};
+	uint64_t region = page_up(HUGE_CAP) + (4u << 20), ops = 0, errs = 0;
+	struct bx_cqe cqes[32];
+	uint8_t *reply;
+	double t0 = bp_now_us();
+	struct bx *bx;
+	int ret;
+
+	for (int i = 0; i < 4; i++)
+		region += (uint64_t)svcs[i].n * page_up(svcs[i].cap);
+	ret = bx_open(&bx, 0);
+	if (ret) {
+		fprintf(stderr, "bxperf: open /dev/bx: %s\n", strerror(-ret));
+		return 1;
+	}
+	ret = bx_setup(bx, region, 4096);
+	if (ret) {
+		fprintf(stderr, "bxperf: setup %llu MiB: %s\n",
+			(unsigned long long)region >> 20, strerror(-ret));
+		goto out;
+	}
+	ret = bx_buf_alloc(bx, HUGE_CAP, (void **)&reply);
+	for (int i = 0; !ret && i < 4; i++) {
+		struct svc *s = &svcs[i];
+
+		s->buf = calloc(s->n ? s->n : 1, sizeof(*s->buf));
+		ret = s->buf ? bx_bind(bx, s->service) : -ENOMEM;
+		for (uint32_t k = 0; !ret && k < s->n; k++) {
+			ret = bx_buf_alloc(bx, s->cap, (void **)&s->buf[k]);
+			if (!ret)
+				ret = post(bx, s, i, k);
+		}
+	}
+	if (ret) {
+		fprintf(stderr, "bxperf: server setup: %s\n", strerror(-ret));
+		goto out;
+	}
+	bp_server_ready("bx", cfg);
+
+	while (!bp_stop && !bp_server_done(cfg, t0)) {
+		int n = bx_reap(bx, cqes, 32, 200);
+
+		if (n < 0) {
+			fprintf(stderr, "bxperf: reap: %s\n", strerror(-n));
+			errs++;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			const struct bx_cqe *c = &cqes[i];
+			uint64_t kind = c->user_data >> K_SHIFT;
+			int si = (c->user_data >> 48) & 0xff;
+			uint32_t idx = c->user_data & LOW48;
+			struct bp_msg rq;
+
+			if (kind == K_STATREPLY) {
+				bx_buf_free(bx, (uint8_t *)bx_region(bx) +
+					    (c->user_data & LOW48));
+				errs += c->res < 0;
+				continue;
+			}
+			if (kind == K_REPLY) {
+				errs += c->res < 0;
+				continue;
+			}
+			if (c->res == -ECANCELED)
+				continue;
+			if (c->res < 0) {
+				errs++;
+			} else if (c->flags & BX_CQE_F_REQUEST) {
+				memcpy(&rq, svcs[si].buf[idx], sizeof(rq));
+				if ((size_t)c->res < sizeof(rq) ||
+				    rq.magic != BP_MAGIC) {
+					errs++;
+					ret = bx_reply_async(bx, c->token, reply,
+							     0, K_REPLY << K_SHIFT);
+				} else if (rq.op == BP_STAT) {
+					uint8_t *b = NULL;
+					struct bp_stat st;
+
+					ret = bx_buf_alloc(bx, sizeof(st),
+							   (void **)&b);
+					if (!ret) {
+						bp_server_stat(&st, ops);
+						memcpy(b, &st, sizeof(st));
+						ret = bx_reply_async(bx, c->token,
+							b, sizeof(st),
+							K_STATREPLY << K_SHIFT |
+							(uint64_t)(b - (uint8_t *)
+							bx_region(bx)));
+						if (ret)
+							bx_buf_free(bx, b);
+					}
+				} else {
+					uint32_t sz = rq.size;
+
+					if (sz > c->resp_max)
+						sz = c->resp_max;
+					if (sz > HUGE_CAP)
+						sz = HUGE_CAP;
+					ops++;
+					ret = bx_reply_async(bx, c->token, reply,
+							     sz, K_REPLY << K_SHIFT);
+				}
+				errs += ret < 0;
+			} else {
+				ops++;		/* a push */
+			}
+			ret = post(bx, &svcs[si], si, idx);
+			if (ret && !bp_stop) {
+				fprintf(stderr, "bxperf: repost: %s\n",
+					strerror(-ret));
+				errs++;
+			}
+		}
+	}
+	printf("bxperf-server transport=bx ops=%llu errors=%llu\n",
+	       (unsigned long long)ops, (unsigned long long)errs);
+	ret = errs ? -EIO : 0;
+out:
+	bx_close(bx);
+	for (int i = 0; i < 4; i++)
+		free(svcs[i].buf);
+	return ret ? 1 : 0;
+}
+
+/* ---- client ----------------------------------------------------------- */
+
+struct bp_cli {
+	struct bx	*bx;
+	uint32_t	peer, base, depth;
+	uint8_t		**buf;		/* depth + 1 payload buffers */
+	uint8_t		**req;		/* depth + 1 request buffers */
+	uint32_t	*want;		/* bytes the op should move */
+	struct bx_cqe	cqes[64];
+};
+
+static void bxc_close(struct bp_cli *c)
+{
+	if (!c)
+		return;
+	bx_close(c->bx);
+	free(c->buf);
+	free(c->req);
+	free(c->want);
+	free(c);
+}
+
+static int bxc_open(const struct bp_cfg *cfg, uint32_t maxsize,
+		    uint32_t depth, struct bp_cli **out)
+{
+	struct bp_cli *c = calloc(1, sizeof(*c));
+	uint64_t region;
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	c->depth = depth;
+	c->base = cfg->port;
+	c->buf = calloc(depth + 1, sizeof(*c->buf));
+	c->req = calloc(depth + 1, sizeof(*c->req));
+	c->want = calloc(depth + 1, sizeof(*c->want));
+	if (!c->buf || !c->req || !c->want) {
+		bxc_close(c);
+		return -ENOMEM;
+	}
+	region = (uint64_t)depth * page_up(maxsize ? maxsize : 1) +
+		 page_up(BP_STAT_SLOT_BYTES) + (1u << 20);
+	ret = bx_open(&c->bx, 0);
+	if (!ret)
+		ret = bx_setup(c->bx, page_up(region), 1024);
+	if (!ret)
+		ret = bx_peer(c->bx, cfg->addr, &c->peer);
+	for (uint32_t i = 0; !ret && i <= depth; i++) {
+		uint32_t sz = i < depth ? maxsize : BP_STAT_SLOT_BYTES;
+
+		ret = bx_buf_alloc(c->bx, sz ? sz : 1, (void **)&c->buf[i]);
+		if (!ret)
+			ret = bx_buf_alloc(c->bx, 64, (void **)&c->req[i]);
+	}
+	if (ret) {
+		fprintf(stderr, "bxperf: bx client setup (%llu MiB region): %s\n",
+			(unsigned long long)region >> 20, strerror(-ret));
+		bxc_close(c);
+		return ret;
+	}
+	*out = c;
+	return 0;
+}
+
+static void *bxc_buf(struct bp_cli *c, uint32_t slot)
+{
+	return c->buf[slot];
+}
+
+static int bxc_issue(struct bp_cli *c, enum bp_op op, uint32_t size,
+		     uint32_t slot)
+{
+	struct bp_msg rq = { BP_MAGIC, op, size, slot };
+
+	if (op == BP_STAT)
+		size = sizeof(struct bp_stat);
+	c->want[slot] = size;
+	if (op == BP_PUSH)
+		return bx_push_async(c->bx, c->peer,
+				     push_service(c->base, size), c->buf[slot],
+				     size, slot);
+	memcpy(c->req[slot], &rq, sizeof(rq));
+	return bx_pull_async(c->bx, c->peer, c->base, c->req[slot],
+			     sizeof(rq), c->buf[slot], size, slot);
+}
+
+static int bxc_reap(struct bp_cli *c, struct bp_done *d, int max,
+		    int timeout_ms)
+{
+	int n = bx_reap(c->bx, c->cqes, max < 64 ? max : 64, timeout_ms);
+
+	for (int i = 0; i < n; i++) {
+		uint32_t slot = c->cqes[i].user_data;
+
+		d[i].slot = slot;
+		d[i].res = c->cqes[i].res;
+		if (d[i].res >= 0 && (uint32_t)d[i].res != c->want[slot])
+			d[i].res = -EBADMSG;
+	}
+	return n;
+}
+
+const struct bp_transport bp_bx = {
+	.name	= "bx",
+	.serve	= bx_serve,
+	.open	= bxc_open,
+	.buf	= bxc_buf,
+	.issue	= bxc_issue,
+	.reap	= bxc_reap,
+	.close	= bxc_close,
+};

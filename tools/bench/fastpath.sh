@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Instructions per call of bx's portable fast path, counted by callgrind
+# on the host (deterministic: the same binary counts the same on every
+# run).
+#
+#   tools/bench/fastpath.sh FASTPATH_BINARY OUTDIR [ITERATIONS]
+#
+# Runs the binary built from fastpath.c under valgrind --tool=callgrind
+# and writes OUTDIR/fastpath.md: every fp_* step of fastpath.c and every
+# bx_* function it reaches, with calls and instructions (Ir) per call,
+# inclusive of what they call. The raw profile stays in
+# OUTDIR/fastpath.callgrind.
+set -euo pipefail
+
+bin=${1:?usage: fastpath.sh BINARY OUTDIR [ITERATIONS]}
+out=${2:?usage: fastpath.sh BINARY OUTDIR [ITERATIONS]}
+iters=${3:-100000}
+command -v valgrind > /dev/null ||
+	{ echo "fastpath: valgrind is missing (make deps)" >&2; exit 1; }
+mkdir -p "$out"
+prof=$out/fastpath.callgrind
+
+valgrind --tool=callgrind --callgrind-out-file="$prof" \
+	--compress-strings=no --compress-pos=no "$bin" "$iters" \
+	> "$out/fastpath.log" 2>&1 ||
+	{ echo "fastpath: $bin failed:" >&2; tail "$out/fastpath.log" >&2; exit 1; }
+
+# Inclusive cost = self cost + cost of calls; calls counted per callee.
+awk -v iters="$iters" -v cc="$(${CC:-cc} --version | head -1)" '
+/^fn=/ { cur = substr($0, 4); next }
+/^cfn=/ { callee = substr($0, 5); next }
+/^calls=/ { split(substr($0, 7), a, " "); ncalls[callee] += a[1]; pending = 1; next }
+/^[0-9]/ {
+	if (pending) { incl[cur] += $2; pending = 0 } else self[cur] += $2
+	seen[cur] = 1
+	next
+}
+function ir(f) { return ncalls[f] ? (self[f] + incl[f]) / ncalls[f] : -1 }
+function cell(f) { return ncalls[f] ? sprintf("%.0f", ir(f)) : "-" }
+END {
+	printf("Instructions per call (callgrind Ir, inclusive of callees), %d\n", iters)
+	printf("iterations per step; fastpath.c, kmod/wire.c, kmod/flow.c and\n")
+	printf("libbx/alloc.c built with -O2 by %s. Each\n", cc)
+	printf("step is a function of fastpath.c: its figure includes its own call\n")
+	printf("and return (about 4 instructions).\n\n")
+
+	printf("Wire format (kmod/wire.c), per message:\n\n")
+	printf("| message | bx_wire_build | bx_wire_parse |\n| --- | ---: | ---: |\n")
+	split("credit push_64B push_4KiB push_rdv_1seg push_rdv_16seg pull_req pull_resp_64B pull_written push_done", W, " ")
+	for (i = 1; i in W; i++)
+		printf("| %s | %s | %s |\n", W[i], cell("fp_build_" W[i]), cell("fp_parse_" W[i]))
+
+	printf("\nFlow control (kmod/flow.c), per message or operation:\n\n")
+	printf("| step | what it calls | Ir |\n| --- | --- | ---: |\n")
+	printf("| `fp_credits_send` | take + grant_take | %s |\n", cell("fp_credits_send"))
+	printf("| `fp_credits_recv` | add + posted + update_due | %s |\n", cell("fp_credits_recv"))
+	printf("| `fp_credits_update` | take_update + grant_take + add + posted (every credit_batch one-way messages) | %s |\n", cell("fp_credits_update"))
+	printf("| `fp_win_admit` | win_fits x2 + win_charge x2 (connection, host) | %s |\n", cell("fp_win_admit"))
+	printf("| `fp_win_release` | win_release x2 | %s |\n", cell("fp_win_release"))
+	printf("| `fp_drr_cycle_1flow` | drr_enqueue + drr_peek + drr_pop, 1 process queued | %s |\n", cell("fp_drr_cycle_1flow"))
+	printf("| `fp_drr_cycle_4flows` | same, 4 processes queued | %s |\n", cell("fp_drr_cycle_4flows"))
+	printf("| `fp_drr_cycle_64flows` | same, 64 processes queued | %s |\n", cell("fp_drr_cycle_64flows"))
+
+	printf("\nAllocator (libbx/alloc.c), bx_buf_alloc()/bx_buf_free():\n\n")
+	printf("| step | Ir |\n| --- | ---: |\n")
+	split("64B 4KiB 64KiB 1MiB", A, " ")
+	for (i = 1; i in A; i++)
+		printf("| get + put, %s | %s |\n", A[i], cell("fp_alloc_pair_" A[i]))
+	printf("| get, 4 KiB, 64 blocks live | %s |\n", cell("fp_alloc_get"))
+	printf("| put, 4 KiB, 64 blocks live | %s |\n", cell("fp_alloc_put"))
+
+	printf("\nWhole operations, both hosts together (all of the above that one\n")
+	printf("operation goes through; no locks, verbs or copies of payload):\n\n")
+	printf("| operation | Ir |\n| --- | ---: |\n")
+	printf("| eager push, 64 B | %s |\n", cell("fp_op_push_eager"))
+	printf("| rendezvous pull, 1 MiB | %s |\n", cell("fp_op_pull_rdv"))
+
+	printf("\nEvery bx function reached, over all its call sites:\n\n")
+	printf("| function | calls | Ir/call |\n| --- | ---: | ---: |\n")
+	n = 0
+	for (f in seen)
+		if (f ~ /^bx_/ && ncalls[f] >= iters)
+			M[++n] = f
+	for (i = 1; i <= n; i++)
+		for (j = i + 1; j <= n; j++)
+			if (M[j] < M[i]) { t = M[i]; M[i] = M[j]; M[j] = t }
+	for (i = 1; i <= n; i++)
+		printf("| `%s` | %d | %.1f |\n", M[i], ncalls[M[i]], ir(M[i]))
+}' "$prof" > "$out/fastpath.md"
+echo "fastpath: $out/fastpath.md"

@@ -1,0 +1,559 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The report of a `make bench` run: tables in DIR/report.md, data in
+# DIR/data/, plots in DIR/*.png (gnuplot).
+#
+#   tools/bench/report.sh DIR
+#
+# Reads DIR/run/gN/result.log (bench_guest.sh's output on every guest)
+# and DIR/fastpath.md (fastpath.sh) if present. Exit status 1 if the run
+# is missing, a guest reported a failure or a cell is missing.
+#
+# Conventions: latency is the time of a whole operation (request and
+# response). qperf and perftest report one-way latency (half a ping-pong),
+# so their latencies are doubled here to compare round trips ("RTT").
+# Results of several client guests in one cell are merged: operations and
+# MB/s summed, percentiles from the merged histograms (32 buckets per
+# octave, +-1.1%), CPU per operation weighted by operations.
+set -euo pipefail
+
+dir=${1:?usage: report.sh DIR}
+run=$dir/run
+data=$dir/data
+[ -f "$run/g0/result.log" ] || { echo "report: no run in $run" >&2; exit 1; }
+mkdir -p "$data"
+rm -f "$data"/*.dat "$dir"/*.png
+
+all=$data/results.txt
+for f in "$run"/g*/result.log; do
+	g=${f%/result.log}
+	g=${g##*/g}
+	tr -d '\r' < "$f" | sed "s/^/$g /"
+done > "$all"
+
+hostinfo=$(awk '{ sub(/loadavg=/, ""); sub(/qemu=/, ""); split($4, l, "/")
+	n++; if ($1 == "start") t0 = $2; t1 = $2; s += l[1]; if (l[1] > m) m = l[1]
+	if ($5 > q) q = $5; c = $3 }
+	END { if (n) printf("host %s, %s to %s: 1-min load average %.1f mean, %.1f max; up to %d qemu processes (4 are this run'"'"'s)", c, t0, t1, s / n, m, q) }' \
+	"$run/host.txt" 2>/dev/null || true)
+
+set +e
+awk -v hostinfo="$hostinfo" -v data="$data" -v out="$dir/report.md" -v fastpath="$dir/fastpath.md" '
+function kv(   i, p) {
+	delete F
+	for (i = 3; i <= NF; i++) {
+		p = index($i, "=")
+		if (p)
+			F[substr($i, 1, p - 1)] = substr($i, p + 1)
+	}
+}
+# A cell: what ran at once. Both kinds of a mixed cell share it.
+function cellof() {
+	return F["tag"] "|" F["transport"] "|" F["size"] "|" F["depth"] "|" \
+	       F["procs"] "|" F["mix"] (F["mix"] + 0 ? "" : "|" F["op"])
+}
+function bval(i) { return 2 ^ ((i + 0.5) / per_oct) }
+# Percentile p of key k from the merged histogram.
+function hpct(k, p,   i, c, want) {
+	if (!HN[k])
+		return ""
+	want = p * HN[k]
+	c = 0
+	for (i = HMIN[k]; i <= HMAX[k]; i++) {
+		c += H[k, i]
+		if (c >= want && c > 0)
+			return bval(i)
+	}
+	return bval(HMAX[k])
+}
+function pct(k, name, p) {
+	return NG[k] == 1 ? V[k, name] : hpct(k, p)
+}
+function ms(us) {
+	if (us == "" || us < 0)
+		return "-"
+	us /= 1000
+	return us >= 100 ? sprintf("%.0f", us) : us >= 10 ? sprintf("%.1f", us) : \
+	       us >= 1 ? sprintf("%.2f", us) : sprintf("%.3f", us)
+}
+function num(x) {
+	if (x == "" || x < 0)
+		return "-"
+	return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : \
+	       x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x)
+}
+function ratio(a, b) {
+	return (a == "" || b == "" || a <= 0 || b <= 0) ? "-" : sprintf("%.2f", a / b)
+}
+function sz(b) {
+	return b >= 1048576 ? (b / 1048576) " MiB" : b >= 1024 ? (b / 1024) " KiB" : b " B"
+}
+function key(tag, tp, op, size, depth, procs, mix) {
+	return tag "|" tp "|" size "|" depth "|" procs "|" mix "|" op
+}
+function have(k) { return (k in N) }
+# CPU per operation of key k: client process, client machine, server
+# process, server machine (the server figures from guest 1, spread over
+# every guest'"'"'s operations of the cell).
+function cpu(k, what,   c) {
+	c = CELL[k]
+	if (!NTALL[c])
+		return ""
+	if (what == "cli")
+		return CLIP[c] / NTALL[c]
+	if (what == "clig")
+		return CLIG[c] / NTALL[c]
+	if (!(c in SRVP) || SRVP[c] < 0)
+		return ""
+	if (what == "srv")
+		return SRVP[c] * NT1[c] / NTALL[c]
+	return SRVG[c] * NT1[c] / NTALL[c]
+}
+# Retransmissions during key k'"'"'s cell: every client machine'"'"'s and,
+# once, the server'"'"'s (rxe completer retries for bx, TCP RetransSegs).
+function retx(k,   g, t, c) {
+	if (!have(k))
+		return "-"
+	c = CELL[k]
+	t = 0
+	for (g = 0; g < 8; g++)
+		t += RETX[c, g]
+	return t
+}
+# A CDF of key k into file f: "latency_us fraction".
+function cdf(k, f,   i, c) {
+	if (!HN[k])
+		return 0
+	c = 0
+	for (i = HMIN[k]; i <= HMAX[k]; i++) {
+		if (!H[k, i])
+			continue
+		if (!c)
+			printf("%g 0\n", 2 ^ (i / per_oct)) > f
+		c += H[k, i]
+		printf("%g %g\n", 2 ^ ((i + 1) / per_oct), c / HN[k]) > f
+	}
+	close(f)
+	return 1
+}
+
+$2 == "bxperf-result" {
+	kv()
+	c = cellof()
+	k = key(F["tag"], F["transport"], F["op"], F["size"], F["depth"], F["procs"], F["mix"])
+	CELL[k] = c
+	N[k] += F["n"]; ERR[k] += F["errors"]
+	OPS[k] += F["ops_s"]; MB[k] += F["mb_s"]
+	SUM[k] += F["n"] * F["mean_us"]
+	NG[k]++
+	split("p50_us p99_us p999_us min_us max_us", L, " ")
+	for (i in L)
+		V[k, L[i]] = F[L[i]]
+	RETX[c, $1] = F["transport"] == "tcp" ? F["tcp_retrans"] : F["rxe_retry"]
+	NTALL[c] += F["n"]
+	CLIP[c] += F["n"] * F["cpu_us_op"]
+	CLIG[c] += F["n"] * F["guest_cpu_us_op"]
+	if ($1 == 1) {
+		NT1[c] += F["n"]
+		SRVP[c] = F["srv_cpu_us_op"]; SRVG[c] = F["srv_guest_cpu_us_op"]
+		BUSYC[k] = F["cli_busy_pct"]; BUSYS[k] = F["srv_busy_pct"]
+	}
+	if (F["errors"] + 0)
+		bad = 1
+	ncells++
+	next
+}
+$2 == "bxperf-hist" {
+	kv()
+	k = key(F["tag"], F["transport"], F["op"], F["size"], F["depth"], F["procs"], F["mix"])
+	per_oct = F["per_oct"]
+	nb = split(F["h"], B, ",")
+	for (i = 1; i <= nb; i++) {
+		split(B[i], P, ":")
+		if (P[2] == "")
+			continue
+		b = P[1] + 0
+		H[k, b] += P[2]; HN[k] += P[2]
+		if (!(k in HMIN) || b < HMIN[k]) HMIN[k] = b
+		if (!(k in HMAX) || b > HMAX[k]) HMAX[k] = b
+	}
+	next
+}
+$2 == "bench-floor" {
+	kv()
+	fk = F["tool"] "|" F["test"] "|" F["size"]
+	FL[fk] = F["lat_us"] != "" ? F["lat_us"] : F["mb_s"] != "" ? F["mb_s"] : F["typ_us"]
+	if (F["test"] == "ib_send_lat")
+		for (x in F)
+			FLX[x] = F[x]
+	next
+}
+$2 == "bench-flow" {
+	kv()
+	ph = F["phase"]; g = $1
+	for (x in F)
+		FLOW[ph, g, x] = F[x]
+	next
+}
+$2 == "bench-env" { kv(); for (x in F) ENV[x] = F[x]; next }
+$2 ~ /^bench-guest/ || /FAIL/ { fails = fails "\n    " $0; bad = 1; next }
+$2 == "bxrig:" && $3 == "exit" && $4 != 0 { bad = 1 }
+
+END {
+	sizes = "64 4096 65536 1048576 16777216"
+	ns = split(sizes, SZ, " ")
+	printf("") > out
+	printf("# bx benchmark report\n\n") > out
+	printf("Guest kernel %s; %s guests with %s vCPU and %d MiB each, TCG; %s s per cell, ", \
+	       ENV["kernel"], ENV["guests"], ENV["cpus"], ENV["mem_kb"] / 1024, ENV["secs"]) > out
+	printf("%s s per incast setting (%s processes per client guest). ", ENV["incast_secs"], ENV["incast_procs"]) > out
+	printf("Guest 0 serves, guest 1 is the client of the single-client cells. ") > out
+	printf("Latency is the whole operation (request and response), in **ms**; ") > out
+	printf("qperf/perftest latencies are one-way, so they are doubled here (RTT).\n") > out
+	if (hostinfo != "")
+		printf("\nThe host during the run: %s.\n", hostinfo) > out
+	if (fails != "")
+		printf("\n**Failures:**\n%s\n", fails) > out
+
+	# ---- floor ----
+	printf("\n## The floor: raw verbs and TCP on the same rxe link (guest 1 -> 0)\n\n") > out
+	printf("| size | qperf rc_lat RTT | qperf tcp_lat RTT | qperf rc_bw MB/s | qperf tcp_bw MB/s |\n") > out
+	printf("| ---: | ---: | ---: | ---: | ---: |\n") > out
+	for (i = 1; i <= 4; i++) {
+		s = SZ[i]
+		a = FL["qperf|rc_lat|" s]; b = FL["qperf|tcp_lat|" s]
+		printf("| %s | %s | %s | %s | %s |\n", sz(s), a == "" ? "-" : ms(2 * a), \
+		       b == "" ? "-" : ms(2 * b), num(FL["qperf|rc_bw|" s]), num(FL["qperf|tcp_bw|" s])) > out
+		if (a != "")
+			printf("%d %g %g %g %g\n", s, 2 * a, 2 * b, FL["qperf|rc_bw|" s], \
+			       FL["qperf|tcp_bw|" s]) > (data "/floor.dat")
+	}
+	close(data "/floor.dat")
+	printf("\nqperf 64 KiB RDMA READ %s MB/s (`-nr 2`: at most 2 READs in flight, as bx), RDMA WRITE %s MB/s. ", \
+	       num(FL["qperf|rc_rdma_read_bw|65536"]), num(FL["qperf|rc_rdma_write_bw|65536"])) > out
+	printf("perftest busy-polls, which starves rxe'"'"'s own work on a 1-vCPU guest: ") > out
+	printf("ib_send_lat 64 B typical RTT %s (min %s, p99 %s), ", \
+	       FLX["typ_us"] == "" ? "-" : ms(2 * FLX["typ_us"]), \
+	       FLX["min_us"] == "" ? "-" : ms(2 * FLX["min_us"]), \
+	       FLX["p99_us"] == "" ? "-" : ms(2 * FLX["p99_us"])) > out
+	printf("ib_write_bw %s MB/s, ib_read_bw %s MB/s (64 KiB).\n", \
+	       num(FL["perftest|ib_write_bw|65536"]), num(FL["perftest|ib_read_bw|65536"])) > out
+
+	# ---- sweep ----
+	for (o = 1; o <= 2; o++) {
+		op = o == 1 ? "pull" : "push"
+		printf("\n## %s latency, one operation at a time (depth 1, 1 process)\n\n", \
+		       op == "pull" ? "Pull" : "Push") > out
+		printf("| size | bx mean | bx p50 | bx p99 | bx p99.9 | tcp mean | tcp p50 | tcp p99 | tcp p99.9 | bx/tcp p50 | bx/raw p50 | n bx/tcp | retx bx/tcp |\n") > out
+		printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+		for (i = 1; i <= ns; i++) {
+			s = SZ[i]
+			kb = key("sweep", "bx", op, s, 1, 1, 0)
+			kt = key("sweep", "tcp", op, s, 1, 1, 0)
+			if (!have(kb) && !have(kt))
+				continue
+			if (!have(kb) || !have(kt))
+				missing = missing " sweep/" op "/" s
+			raw = FL["qperf|rc_lat|" s]
+			pb = pct(kb, "p50_us", 0.5); pt = pct(kt, "p50_us", 0.5)
+			printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d | %s/%s |\n", sz(s), \
+			       ms(N[kb] ? SUM[kb] / N[kb] : ""), ms(pb), ms(pct(kb, "p99_us", 0.99)), \
+			       ms(pct(kb, "p999_us", 0.999)), ms(N[kt] ? SUM[kt] / N[kt] : ""), ms(pt), \
+			       ms(pct(kt, "p99_us", 0.99)), ms(pct(kt, "p999_us", 0.999)), \
+			       ratio(pb, pt), raw == "" ? "-" : ratio(pb, 2 * raw), N[kb], N[kt], \
+			       retx(kb), retx(kt)) > out
+			printf("%d %g %g %g %g %g %g %g %g\n", s, pb, pt, pct(kb, "p99_us", 0.99), \
+			       pct(kt, "p99_us", 0.99), MB[kb], MB[kt], \
+			       MB[key("depth", "bx", op, s, 8, 1, 0)] + 0, \
+			       MB[key("depth", "tcp", op, s, 8, 1, 0)] + 0) > (data "/sweep_" op ".dat")
+		}
+		close(data "/sweep_" op ".dat")
+		printf("\nCPU per %s, µs: client process (getrusage), client machine and server machine (/proc/stat, all CPU incl. rxe and softirq), server process.\n\n", op) > out
+		printf("| size | bx cli proc | bx cli machine | bx srv machine | bx srv proc | tcp cli proc | tcp cli machine | tcp srv machine | tcp srv proc | bx/tcp machines |\n") > out
+		printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+		for (i = 1; i <= ns; i++) {
+			s = SZ[i]
+			kb = key("sweep", "bx", op, s, 1, 1, 0)
+			kt = key("sweep", "tcp", op, s, 1, 1, 0)
+			if (!have(kb) && !have(kt))
+				continue
+			printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sz(s), \
+			       num(cpu(kb, "cli")), num(cpu(kb, "clig")), num(cpu(kb, "srvg")), num(cpu(kb, "srv")), \
+			       num(cpu(kt, "cli")), num(cpu(kt, "clig")), num(cpu(kt, "srvg")), num(cpu(kt, "srv")), \
+			       ratio(cpu(kb, "clig") + cpu(kb, "srvg"), cpu(kt, "clig") + cpu(kt, "srvg"))) > out
+		}
+	}
+
+	# ---- throughput ----
+	printf("\n## Throughput, MB/s (payload, 10^6 B/s), guest 1 -> 0\n\n") > out
+	printf("| size | bx pull d1 | bx pull d8 | tcp pull d1 | tcp pull d8 | bx push d1 | bx push d8 | tcp push d1 | tcp push d8 | qperf rc_bw | qperf tcp_bw |\n") > out
+	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+	for (i = 1; i <= ns; i++) {
+		s = SZ[i]
+		printf("| %s", sz(s)) > out
+		split("pull push", OPL, " ")
+		for (o = 1; o <= 2; o++)
+			for (t = 1; t <= 2; t++)
+				for (d = 1; d <= 8; d += 7) {
+					tp = t == 1 ? "bx" : "tcp"
+					k = key(d == 1 ? "sweep" : "depth", tp, OPL[o], s, d, 1, 0)
+					printf(" | %s", have(k) ? num(MB[k]) : "-") > out
+				}
+		printf(" | %s | %s |\n", num(FL["qperf|rc_bw|" s]), num(FL["qperf|tcp_bw|" s])) > out
+	}
+	printf("\nd1/d8: 1 or 8 operations in flight from one process. 16 MiB runs one at a time only (rxe). Retransmissions in the same cells (rxe completer retries for bx, TCP RetransSegs for tcp; both machines):\n\n") > out
+	printf("| size | bx pull d1 | bx pull d8 | tcp pull d1 | tcp pull d8 | bx push d1 | bx push d8 | tcp push d1 | tcp push d8 |\n") > out
+	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+	for (i = 1; i <= ns; i++) {
+		s = SZ[i]
+		printf("| %s", sz(s)) > out
+		for (o = 1; o <= 2; o++)
+			for (t = 1; t <= 2; t++)
+				for (d = 1; d <= 8; d += 7) {
+					tp = t == 1 ? "bx" : "tcp"
+					printf(" | %s", retx(key(d == 1 ? "sweep" : "depth", tp, OPL[o], s, d, 1, 0))) > out
+				}
+		printf(" |\n") > out
+	}
+
+	# ---- processes and peers ----
+	for (sc = 1; sc <= 2; sc++) {
+		if (sc == 1)
+			printf("\n## Processes on one client machine (pull, depth 1 each)\n\n") > out
+		else
+			printf("\n## Client machines at once (pull, 1 process each, depth 1)\n\n") > out
+		printf("| %s | size | bx ops/s | bx p50 | bx p99 | bx cli machine µs/op | bx srv machine µs/op | tcp ops/s | tcp p50 | tcp p99 | tcp cli machine µs/op | tcp srv machine µs/op |\n", \
+		       sc == 1 ? "procs" : "clients") > out
+		printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+		for (m = 1; m <= 4; m++) {
+			for (s = 4096; s <= 65536; s *= 16) {
+				kb = sc == 1 ? key("procs", "bx", "pull", s, 1, m, 0) : key("peers" m, "bx", "pull", s, 1, 1, 0)
+				kt = sc == 1 ? key("procs", "tcp", "pull", s, 1, m, 0) : key("peers" m, "tcp", "pull", s, 1, 1, 0)
+				if (!have(kb) && !have(kt))
+					continue
+				printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m, sz(s), \
+				       num(OPS[kb]), ms(pct(kb, "p50_us", 0.5)), ms(pct(kb, "p99_us", 0.99)), \
+				       num(cpu(kb, "clig")), num(cpu(kb, "srvg")), \
+				       num(OPS[kt]), ms(pct(kt, "p50_us", 0.5)), ms(pct(kt, "p99_us", 0.99)), \
+				       num(cpu(kt, "clig")), num(cpu(kt, "srvg"))) > out
+				printf("%d %d %g %g %g %g %g %g\n", m, s, OPS[kb], OPS[kt], cpu(kb, "srvg"), \
+				       cpu(kt, "srvg"), pct(kb, "p50_us", 0.5), pct(kt, "p50_us", 0.5)) \
+				       > (data (sc == 1 ? "/procs.dat" : "/peers.dat"))
+			}
+		}
+		close(data (sc == 1 ? "/procs.dat" : "/peers.dat"))
+	}
+	printf("\n\"cli machine\" is per operation of that machine'"'"'s own processes, averaged over the client machines; \"srv machine\" is the server'"'"'s busy time over all operations of the cell.\n") > out
+
+	# ---- incast ----
+	printf("\n## Incast: every client guest x %s processes, 4 in flight each, pull and push 1 MiB against guest 0\n\n", ENV["incast_procs"]) > out
+	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | MB/s (both) | ops | srv machine µs/op | retransmits |\n") > out
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+	split("off on small tcp", SETS, " ")
+	for (i = 1; i <= 4; i++) {
+		st = SETS[i]
+		tp = st == "tcp" ? "tcp" : "bx"
+		kp = key("incast-" st, tp, "pull", 1048576, 4, ENV["incast_procs"], 1)
+		ku = key("incast-" st, tp, "push", 1048576, 4, ENV["incast_procs"], 1)
+		if (!have(kp) && !have(ku)) {
+			missing = missing " incast/" st
+			continue
+		}
+		rt = 0
+		for (g = 0; g < ENV["guests"]; g++)
+			rt += tp == "tcp" ? FLOW["incast-" st, g, "tcp_RetransSegs"] : \
+			      FLOW["incast-" st, g, "rxe_completer_retry_err"]
+		label = st == "off" ? "bx, flow_control=N" : st == "on" ? "bx, flow_control=Y (defaults)" : \
+			st == "small" ? "bx, Y, wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=256" : "tcp"
+		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |\n", label, \
+		       ms(hpct(kp, 0.5)), ms(hpct(kp, 0.99)), ms(hpct(kp, 0.999)), \
+		       ms(hpct(ku, 0.5)), ms(hpct(ku, 0.99)), ms(hpct(ku, 0.999)), \
+		       num(MB[kp] + MB[ku]), N[kp] + N[ku], num(cpu(kp, "srvg")), rt) > out
+		cdf(kp, data "/incast_" st "_pull.dat")
+		cdf(ku, data "/incast_" st "_push.dat")
+	}
+	printf("\nretransmits: rxe `completer_retry_err` (bx) or TCP `RetransSegs`, summed over all guests. bx'"'"'s window counters on the server (peaks in bytes, waits in operations):\n\n") > out
+	printf("| setting | rx_peak_bytes | rx_waits | tx_peak_bytes | tx_waits | conn rd_waits | busy_retries | clients: wnd_waits | clients: max wnd_peak_bytes |\n") > out
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+	for (i = 1; i <= 3; i++) {
+		ph = "incast-" SETS[i]
+		ww = 0; wp = 0
+		for (g = 1; g < ENV["guests"]; g++) {
+			ww += FLOW[ph, g, "conn_wnd_waits"]
+			if (FLOW[ph, g, "conn_max_wnd_peak_bytes"] + 0 > wp)
+				wp = FLOW[ph, g, "conn_max_wnd_peak_bytes"]
+		}
+		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", SETS[i], \
+		       FLOW[ph, 0, "rx_peak_bytes"], FLOW[ph, 0, "rx_waits"], FLOW[ph, 0, "tx_peak_bytes"], \
+		       FLOW[ph, 0, "tx_waits"], FLOW[ph, 0, "conn_rd_waits"], FLOW[ph, 0, "busy_retries"], ww, wp) > out
+	}
+
+	# ---- sweep CDFs ----
+	for (i = 1; i <= ns; i++)
+		for (o = 1; o <= 2; o++)
+			for (t = 1; t <= 2; t++) {
+				op = o == 1 ? "pull" : "push"; tp = t == 1 ? "bx" : "tcp"
+				cdf(key("sweep", tp, op, SZ[i], 1, 1, 0), data "/cdf_" tp "_" op "_" SZ[i] ".dat")
+			}
+
+	if ((getline line < fastpath) > 0) {
+		printf("\n## Instructions of the portable fast path (callgrind, host)\n\n%s\n", line) > out
+		while ((getline line < fastpath) > 0)
+			print line > out
+	}
+	printf("\n## Plots\n\n") > out
+	printf("![latency CDF, pull](lat_cdf_pull.png)\n![latency CDF, push](lat_cdf_push.png)\n") > out
+	printf("![latency vs size](lat_vs_size.png)\n![throughput vs size](thr_vs_size.png)\n") > out
+	printf("![incast](incast_cdf.png)\n![scaling](scaling.png)\n") > out
+	if (missing != "") {
+		printf("\n**Missing cells:**%s\n", missing) > out
+		bad = 1
+	}
+	close(out)
+	if (!ncells) {
+		print "report: no bxperf results" > "/dev/stderr"
+		bad = 1
+	}
+	exit bad
+}' "$all"
+arc=$?
+set -e
+
+# ---- plots ----------------------------------------------------------------
+
+if ! command -v gnuplot > /dev/null; then
+	echo "report: gnuplot missing (make deps): no plots" >&2
+else
+	term="pngcairo size 900,560 font 'sans,10'"
+	gnuplot -e "set terminal pngcairo" > /dev/null 2>&1 || term="png size 900,560"
+	(
+	cd "$data"
+	cdfplot() {	# OP: bx and tcp at 64 B, 64 KiB, 1 MiB; the floor's RTT
+		local op=$1 p="" s c
+		for s in 64 65536 1048576; do
+			for t in bx tcp; do
+				f=cdf_${t}_${op}_$s.dat
+				[ -s "$f" ] || continue
+				c=$([ $t = bx ] && echo 1 || echo 2)
+				p+="${p:+, }'$f' using (\$1/1000):2 with steps lw 2 lc $c"
+				p+=" dt $([ "$s" = 64 ] && echo 1 || { [ "$s" = 65536 ] && echo 2 || echo 3; })"
+				p+=" title '$t $s B'"
+			done
+		done
+		[ -n "$p" ] || return 0
+		# The floor at 64 B: qperf round trips as vertical lines.
+		local arrows=""
+		if [ -s floor.dat ]; then
+			arrows=$(awk '$1 == 64 {
+				printf "set arrow from %g, graph 0 to %g, graph 1 nohead dt 4 lw 2 lc 3\n", $2 / 1000, $2 / 1000
+				printf "set label \"rc\\_lat 64 B RTT\" at %g, graph 0.95 rotate by 90 right offset char -0.8,0 tc lt 3\n", $2 / 1000
+				printf "set arrow from %g, graph 0 to %g, graph 1 nohead dt 4 lw 2 lc 4\n", $3 / 1000, $3 / 1000
+				printf "set label \"tcp\\_lat 64 B RTT\" at %g, graph 0.95 rotate by 90 right offset char -0.8,0 tc lt 4\n", $3 / 1000
+			}' floor.dat)
+		fi
+		gnuplot <<-EOF
+		set terminal $term
+		set output '../lat_cdf_$op.png'
+		$arrows
+		set title '$op latency CDF, depth 1 (solid 64 B, dashed 64 KiB, dotted 1 MiB)'
+		set logscale x
+		set xlabel 'latency, ms (whole operation)'
+		set ylabel 'fraction of operations'
+		set key bottom right
+		set grid
+		plot $p
+		EOF
+	}
+	cdfplot pull
+	cdfplot push
+	if [ -s sweep_pull.dat ]; then
+		floor=
+		[ -s floor.dat ] && floor=", 'floor.dat' using 1:(\$2/1000) with linespoints lw 2 lc 3 title 'qperf rc_lat RTT', 'floor.dat' using 1:(\$3/1000) with linespoints lw 2 lc 4 title 'qperf tcp_lat RTT'"
+		gnuplot <<-EOF
+		set terminal $term
+		set output '../lat_vs_size.png'
+		set title 'p50 latency vs size, depth 1'
+		set logscale xy
+		set xlabel 'bytes'
+		set ylabel 'ms'
+		set key top left
+		set grid
+		plot 'sweep_pull.dat' using 1:(\$2/1000) with linespoints lw 2 lc 1 title 'bx pull', \
+		     'sweep_pull.dat' using 1:(\$3/1000) with linespoints lw 2 lc 2 title 'tcp pull', \
+		     'sweep_push.dat' using 1:(\$2/1000) with linespoints lw 2 lc 1 dt 2 title 'bx push', \
+		     'sweep_push.dat' using 1:(\$3/1000) with linespoints lw 2 lc 2 dt 2 title 'tcp push' $floor
+		EOF
+		floor=
+		[ -s floor.dat ] && floor=", 'floor.dat' using 1:4 with linespoints lw 2 lc 3 title 'qperf rc_bw', 'floor.dat' using 1:5 with linespoints lw 2 lc 4 title 'qperf tcp_bw'"
+		gnuplot <<-EOF
+		set terminal $term
+		set output '../thr_vs_size.png'
+		set title 'throughput vs size (one client process; d8: 8 in flight)'
+		set logscale xy
+		set xlabel 'bytes'
+		set ylabel 'MB/s'
+		set key top left
+		set grid
+		plot 'sweep_pull.dat' using 1:6 with linespoints lw 2 lc 1 title 'bx pull', \
+		     'sweep_pull.dat' using 1:(\$8 > 0 ? \$8 : 1/0) with linespoints lw 2 lc 1 dt 3 title 'bx pull d8', \
+		     'sweep_pull.dat' using 1:7 with linespoints lw 2 lc 2 title 'tcp pull', \
+		     'sweep_pull.dat' using 1:(\$9 > 0 ? \$9 : 1/0) with linespoints lw 2 lc 2 dt 3 title 'tcp pull d8', \
+		     'sweep_push.dat' using 1:6 with linespoints lw 2 lc 1 dt 2 title 'bx push', \
+		     'sweep_push.dat' using 1:7 with linespoints lw 2 lc 2 dt 2 title 'tcp push' $floor
+		EOF
+	fi
+	p=""
+	for st in off on small tcp; do
+		for op in pull push; do
+			f=incast_${st}_$op.dat
+			[ -s "$f" ] || continue
+			c=$(case $st in off) echo 1 ;; on) echo 3 ;; small) echo 4 ;; *) echo 2 ;; esac)
+			p+="${p:+, }'$f' using (\$1/1000):2 with steps lw 2 lc $c dt $([ $op = pull ] && echo 1 || echo 2) title '$st $op'"
+		done
+	done
+	if [ -n "$p" ]; then
+		gnuplot <<-EOF
+		set terminal $term
+		set output '../incast_cdf.png'
+		set title 'incast, 1 MiB pull (solid) and push (dashed): bx window off / on / small, and tcp'
+		set logscale x
+		set xlabel 'completion latency, ms'
+		set ylabel 'fraction of operations'
+		set key bottom right
+		set grid
+		plot $p
+		EOF
+	fi
+	if [ -s procs.dat ] || [ -s peers.dat ]; then
+		gnuplot <<-EOF
+		set terminal $term
+		set output '../scaling.png'
+		set multiplot layout 1,2 title 'pull 4 KiB (solid) and 64 KiB (dashed), depth 1: ops/s and server CPU per op'
+		set grid
+		set xlabel 'processes on one client guest'
+		set ylabel 'ops/s (all)'
+		set y2label 'server machine µs/op'
+		set y2tics
+		set key top left
+		set xtics 1
+		plot 'procs.dat' using 1:(\$2 == 4096 ? \$3 : 1/0) with linespoints lw 2 lc 1 title 'bx ops/s', \
+		     'procs.dat' using 1:(\$2 == 4096 ? \$4 : 1/0) with linespoints lw 2 lc 2 title 'tcp ops/s', \
+		     'procs.dat' using 1:(\$2 == 65536 ? \$3 : 1/0) with linespoints lw 2 lc 1 dt 2 notitle, \
+		     'procs.dat' using 1:(\$2 == 65536 ? \$4 : 1/0) with linespoints lw 2 lc 2 dt 2 notitle, \
+		     'procs.dat' using 1:(\$2 == 4096 ? \$5 : 1/0) axes x1y2 with points pt 7 lc 1 title 'bx srv µs/op', \
+		     'procs.dat' using 1:(\$2 == 4096 ? \$6 : 1/0) axes x1y2 with points pt 7 lc 2 title 'tcp srv µs/op'
+		set xlabel 'client guests (1 process each)'
+		plot 'peers.dat' using 1:(\$2 == 4096 ? \$3 : 1/0) with linespoints lw 2 lc 1 title 'bx ops/s', \
+		     'peers.dat' using 1:(\$2 == 4096 ? \$4 : 1/0) with linespoints lw 2 lc 2 title 'tcp ops/s', \
+		     'peers.dat' using 1:(\$2 == 65536 ? \$3 : 1/0) with linespoints lw 2 lc 1 dt 2 notitle, \
+		     'peers.dat' using 1:(\$2 == 65536 ? \$4 : 1/0) with linespoints lw 2 lc 2 dt 2 notitle, \
+		     'peers.dat' using 1:(\$2 == 4096 ? \$5 : 1/0) axes x1y2 with points pt 7 lc 1 title 'bx srv µs/op', \
+		     'peers.dat' using 1:(\$2 == 4096 ? \$6 : 1/0) axes x1y2 with points pt 7 lc 2 title 'tcp srv µs/op'
+		unset multiplot
+		EOF
+	fi
+	) > "$data/gnuplot.log" 2>&1 || echo "report: gnuplot failed: $data/gnuplot.log" >&2
+fi
+echo "report: $dir/report.md ($(ls "$dir"/*.png 2>/dev/null | wc -l) plots)"
+exit "$arc"

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Regenerate the generic netlink code of bx from its YAML spec with the
+# kernel's generator (tools/net/ynl/ynl-gen-c.py from linux-source):
+#
+#   Documentation/netlink/specs/bx.yaml
+#     -> uapi/linux/bx_netlink.h   (attribute and command numbers)
+#     -> kmod/nl-gen.h, nl-gen.c  (policies, split ops, multicast groups)
+#
+#   tools/nl-regen.sh KSRC [--check]
+#
+# The generated files are committed, as in the kernel tree; --check only
+# compares (for `make style`). Needs python3-yaml and python3-jsonschema.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+ksrc=${1:?usage: nl-regen.sh KSRC [--check]}
+check=${2:-}
+gen=$ksrc/tools/net/ynl/ynl-gen-c.py
+
+# ynl-gen-c.py finds the spec's tree by its MAINTAINERS file and the
+# schema next to the specs directory: give it a tree that looks like one.
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root/Documentation/netlink/specs" "$root/out"
+touch "$root/MAINTAINERS"
+cp "$ksrc/Documentation/netlink/genetlink.yaml" "$root/Documentation/netlink/"
+cp "$top/Documentation/netlink/specs/bx.yaml" "$root/Documentation/netlink/specs/"
+spec=$root/Documentation/netlink/specs/bx.yaml
+
+python3 "$gen" --spec "$spec" --mode uapi --header -o "$root/out/bx_netlink.h"
+python3 "$gen" --spec "$spec" --mode kernel --header -o "$root/out/nl-gen.h"
+python3 "$gen" --spec "$spec" --mode kernel --source -o "$root/out/nl-gen.c"
+# The generated source includes its header by the kernel tree's path.
+sed -i 's|#include "bx-nl-gen.h"|#include "nl-gen.h"|' "$root/out/nl-gen.c"
+
+rc=0
+for f in uapi/linux/bx_netlink.h kmod/nl-gen.h kmod/nl-gen.c; do
+	new=$root/out/$(basename "$f")
+	if [ "$check" = --check ]; then
+		cmp -s "$new" "$top/$f" || { echo "$f is stale: run tools/nl-regen.sh"; rc=1; }
+	else
+		cp "$new" "$top/$f"
+		echo "  GEN $f"
+	fi
+done
+exit $rc
