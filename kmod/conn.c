@@ -582,7 +582,8 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 	spin_lock(&conn->lock);
 	for (;;) {
 		if (conn->state == BX_CONN_STATE_DOWN) {
-			err = conn->err;
+			/* Never sent: safe to send again. */
+			err = -ENOTCONN;
 			goto fail;
 		}
 		if (op->kind == BX_K_CTL) {
@@ -632,10 +633,9 @@ void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
 {
 	spin_lock(&conn->lock);
 	if (conn->state == BX_CONN_STATE_DOWN) {
-		int err = conn->err;
-
 		spin_unlock(&conn->lock);
-		bx_op_fail(op, err);
+		/* Not delivered (BUSY, or never sent): safe to send again. */
+		bx_op_fail(op, -ENOTCONN);
 		bx_op_put(op);
 		return;
 	}
@@ -656,10 +656,9 @@ void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 		op->retries++;
 	spin_lock(&conn->lock);
 	if (conn->state == BX_CONN_STATE_DOWN) {
-		int err = conn->err;
-
 		spin_unlock(&conn->lock);
-		bx_op_fail(op, err);
+		/* Not delivered (BUSY, or never sent): safe to send again. */
+		bx_op_fail(op, -ENOTCONN);
 		bx_op_put(op);
 		return;
 	}
@@ -1012,6 +1011,7 @@ static void conn_established(struct bx_conn *conn)
 {
 	struct bx_peer *peer = conn->peer;
 	struct bx_op *op, *tmp;
+	bool restarted;
 	LIST_HEAD(list);
 
 	mutex_lock(&peer->lock);
@@ -1027,9 +1027,19 @@ static void conn_established(struct bx_conn *conn)
 		&conn->peer->addr);
 	if (peer->conn == conn)
 		list_splice_init(&peer->pending, &list);
+	/* A new incarnation: nothing of the old one's state is valid. */
+	restarted = peer->epoch && peer->epoch != conn->peer_epoch;
+	if (restarted)
+		WRITE_ONCE(peer->restarts, peer->restarts + 1);
+	peer->epoch = conn->peer_epoch;
 	spin_unlock(&conn->lock);
 	mutex_unlock(&peer->lock);
 	bx_nl_conn_event(conn, BX_CMD_CONN_UP_NTF);
+	if (restarted) {
+		pr_info("peer %pISc restarted (epoch %llx)\n", &peer->addr,
+			conn->peer_epoch);
+		bx_nl_conn_event(conn, BX_CMD_PEER_RESTART_NTF);
+	}
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
 		bx_conn_get(conn);
@@ -1110,6 +1120,8 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	 * before our ESTABLISHED event arrives: we are up now.
 	 */
 	conn_established(conn);
+	/* The peer's reference keeps it; ours (from conn_alloc()) goes. */
+	bx_conn_put(conn);
 	return 0;
 
 err_fail:
@@ -1348,7 +1360,8 @@ static void conn_teardown(struct work_struct *work)
 	}
 	cancel_delayed_work_sync(&conn->retry_work);
 	conn_flush_queues(conn, &list);
-	fail_list(&list, err);
+	/* Queued ones never reached the peer (or it answered BUSY). */
+	fail_list(&list, -ENOTCONN);
 
 	/* 4. Free the verbs objects, then the id. */
 	conn_free_qp(conn);
@@ -1477,6 +1490,8 @@ int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
 	    (c->bdev && nla_put_string(skb, BX_A_CONN_DEV_NAME,
 				       dev_name(&c->bdev->ibdev->dev))) ||
 	    nl_put_u64(skb, BX_A_CONN_PEER_EPOCH, c->peer_epoch) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_RESTARTS,
+			READ_ONCE(c->peer->restarts)) ||
 	    nla_put_u32(skb, BX_A_CONN_AWAITING, nops))
 		return -EMSGSIZE;
 

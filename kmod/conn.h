@@ -39,13 +39,18 @@ struct bx_op;
  * @lock:	protects @conn and @pending; process context only
  * @conn:	the connection or connection attempt (ref), or NULL
  * @pending:	operations waiting for @conn to come up
+ * @epoch:	the peer's incarnation as its last connection reported it
+ *		(0: never connected); a new value means it restarted
+ * @restarts:	times a connection found a new incarnation
  */
 struct bx_peer {
 	u32			id;
 	struct sockaddr_storage	addr;
-	struct mutex		lock;	/* @conn, @pending */
+	struct mutex		lock;	/* @conn, @pending, @epoch, @restarts */
 	struct bx_conn		*conn;
 	struct list_head	pending;
+	u64			epoch;
+	u32			restarts;
 };
 
 /**
@@ -82,8 +87,11 @@ struct bx_flowq {
 
 /**
  * struct bx_conn - one RC connection to a peer, shared by every process
- * @ref:	held by the peer while it points here, by bx_conns, by every
- *		operation assigned to it and by the teardown work
+ * @ref:	held by the peer while it points here (conn_alloc()'s reference
+ *		becomes that one), by every operation assigned to it, by a
+ *		host window wait and by the teardown work; bx_conns holds
+ *		none: teardown takes the connection off it
+ * @host_node:	on bx_host.waiters while @host_wait
  * @node:	in bx_conns, under bx_conns_lock
  * @peer:	the remote host
  * @bdev:	local device (ref) from address resolution on

@@ -65,7 +65,9 @@ bx_text_range() {
 		sort | sed -n '1p;$p'
 }
 
+# fs_set PROBABILITY
 fs_set() {
+	prob=$1
 	set -- $(bx_text_range)
 	[ -n "$1" ] && [ -n "$2" ] || fail "no bx text symbols"
 	printf '0x%s\n' "$1" > $D/failslab/require-start
@@ -77,7 +79,7 @@ fs_set() {
 	echo 0 > $D/failslab/verbose
 	echo 1 > $D/failslab/interval
 	echo -1 > $D/failslab/times
-	echo "$3" > $D/failslab/probability
+	echo "$prob" > $D/failslab/probability
 }
 
 fs_reset() {

@@ -15,6 +15,8 @@
 dir=$(cd "$(dirname "$0")" && pwd)
 timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
 timeout=${timeout:-300}
+# KASAN, lockdep and kmemleak make the debug kernel several times slower.
+[ "${BXRIG_FLAVOR:-}" = debug ] && timeout=$((timeout * 3))
 splats=${BX_SPLATS:-/rig/splats}
 tests=${*:-dev_test libbx_test data_test module.sh fault.sh rdma_link.sh data.sh flow.sh trinity.sh}
 P=0 F=0 S=0

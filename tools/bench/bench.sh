@@ -81,9 +81,19 @@ if [ -z "$report_only" ]; then
 	rpid=$!
 	# Progress: guest 0's phase lines and every failure, as they come.
 	seen=0
+	dead=
 	while kill -0 "$rpid" 2>/dev/null; do
 		sleep 3
 		[ $((SECONDS % 60)) -lt 3 ] && hostload during >> "$run/host.txt"
+		# A guest that panicked leaves the others waiting at a barrier
+		# until it times out: stop the run at once.
+		if [ -z "$dead" ] &&
+		   dead=$(grep -l -a 'Kernel panic' "$run"/g*/console.log 2>/dev/null); then
+			echo "bench: a guest panicked ($dead): stopping the run"
+			kill "$rpid" 2>/dev/null
+		else
+			dead=
+		fi
 		[ -f "$run/g0/result.log" ] || continue
 		lines=$(tr -d '\r' < "$run/g0/result.log" | grep -c '^bench-phase' || true)
 		if [ "$lines" -gt "$seen" ]; then
