@@ -88,9 +88,16 @@ static bool check(const uint8_t *p, uint32_t len)
 	return true;
 }
 
+/* A client process's ready flag: a process that dies must not hold up
+ * the others waiting for it to start.
+ */
+static int *my_ready;
+
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "bx_pp: %s: %s\n", what, strerror(-err));
+	if (my_ready)
+		__atomic_store_n(my_ready, 1, __ATOMIC_RELEASE);
 	exit(2);
 }
 
@@ -207,7 +214,23 @@ struct stats {
 	long	ok, failed, bad;
 	long	err[8];
 	long long bytes;
+	int	ready;		/* set up and waiting for the others */
 };
+
+/* All processes start their clock together (fair comparisons). */
+static void start_together(struct stats *all, int procs, struct stats *me)
+{
+	__atomic_store_n(&me->ready, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		int n = 0;
+
+		for (int p = 0; p < procs; p++)
+			n += __atomic_load_n(&all[p].ready, __ATOMIC_ACQUIRE);
+		if (n == procs)
+			return;
+		usleep(1000);
+	}
+}
 
 static const int errs_seen[8] = { ENOBUFS, ECONNREFUSED, ECONNRESET,
 				  ETIMEDOUT, EHOSTUNREACH, EMSGSIZE, EIO, 0 };
@@ -224,16 +247,17 @@ static void count_err(struct stats *st, int res)
 
 static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 		       int nsizes, int iters, int q, int region_mb, int mode,
-		       int secs, struct stats *st)
+		       int secs, struct stats *all, int procs, struct stats *st)
 {
 	struct slot *slots = calloc(q, sizeof(*slots));
 	struct bx_cqe cqes[64];
 	uint64_t seed = (uint64_t)getpid() << 32 | 12345;
-	time_t end = secs ? time(NULL) + secs : 0;
+	time_t end;
 	uint32_t peer;
 	struct bx *bx;
 	int ret;
 
+	my_ready = &st->ready;
 	ret = bx_open(&bx, 0);
 	if (ret)
 		die("open", ret);
@@ -243,6 +267,8 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 	ret = bx_peer(bx, addr, &peer);
 	if (ret)
 		die("peer", ret);
+	start_together(all, procs, st);
+	end = secs ? time(NULL) + secs : 0;
 
 	/* With -t, one timed run whose operations cycle through the sizes. */
 	for (int si = 0; si < (end ? 1 : nsizes); si++) {
@@ -350,7 +376,7 @@ static int client(const char *addr, uint32_t service, uint32_t *sizes,
 	for (int p = 0; p < procs; p++) {
 		if (!fork()) {
 			client_proc(addr, service, sizes, nsizes, iters, q,
-				    region_mb, mode, secs, &st[p]);
+				    region_mb, mode, secs, st, procs, &st[p]);
 			_exit(0);
 		}
 	}
