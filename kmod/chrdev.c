@@ -99,6 +99,27 @@ int bx_files_show(struct seq_file *m, void *unused)
 
 static struct bx_region *file_region(struct bx_file *f);
 
+static int file_nl_fill(struct sk_buff *skb, void *file)
+{
+	struct bx_file *f = file;
+	struct bx_region *r = file_region(f);
+	u32 inflight;
+
+	spin_lock(&f->lock);
+	inflight = f->inflight;
+	spin_unlock(&f->lock);
+	if (nla_put_u32(skb, BX_A_PROC_PID, f->tgid) ||
+	    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_TX,
+			      atomic64_read(&f->bytes_tx), BX_A_PROC_PAD) ||
+	    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_RX,
+			      atomic64_read(&f->bytes_rx), BX_A_PROC_PAD) ||
+	    nla_put_u32(skb, BX_A_PROC_INFLIGHT, inflight) ||
+	    nla_put_u64_64bit(skb, BX_A_PROC_REGION_BYTES, r ? r->size : 0,
+			      BX_A_PROC_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
 int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	unsigned long i = 0;
@@ -107,43 +128,15 @@ int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 
 	mutex_lock(&bx_files_lock);
 	list_for_each_entry(f, &bx_files, node) {
-		struct bx_region *r;
-		u32 inflight;
-		void *hdr;
-
 		if (i++ < cb->args[0])
 			continue;
-		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
-				  cb->nlh->nlmsg_seq, &bx_nl_family,
-				  NLM_F_MULTI, BX_CMD_PROC_GET);
-		if (!hdr) {
-			ret = -EMSGSIZE;
+		ret = bx_nl_dump_one(skb, cb, BX_CMD_PROC_GET, file_nl_fill, f);
+		if (ret)
 			break;
-		}
-		spin_lock(&f->lock);
-		inflight = f->inflight;
-		spin_unlock(&f->lock);
-		r = file_region(f);
-		if (nla_put_u32(skb, BX_A_PROC_PID, f->tgid) ||
-		    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_TX,
-				      atomic64_read(&f->bytes_tx),
-				      BX_A_PROC_PAD) ||
-		    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_RX,
-				      atomic64_read(&f->bytes_rx),
-				      BX_A_PROC_PAD) ||
-		    nla_put_u32(skb, BX_A_PROC_INFLIGHT, inflight) ||
-		    nla_put_u64_64bit(skb, BX_A_PROC_REGION_BYTES,
-				      r ? r->size : 0,
-				      BX_A_PROC_PAD)) {
-			genlmsg_cancel(skb, hdr);
-			ret = -EMSGSIZE;
-			break;
-		}
-		genlmsg_end(skb, hdr);
 		cb->args[0] = i;
 	}
 	mutex_unlock(&bx_files_lock);
-	return ret == -EMSGSIZE && skb->len ? skb->len : ret;
+	return bx_nl_dump_done(skb, ret);
 }
 
 static int bx_open(struct inode *inode, struct file *filp)

@@ -628,20 +628,32 @@ fail:
 	bx_op_put(op);
 }
 
-/* @op was admitted and is registered: next in line for a send buffer. */
-void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
+/*
+ * Put @op (with its reference) on @q of @conn, unless the connection is
+ * down: then @op fails with ENOTCONN -- it was never delivered (never
+ * sent, or answered BUSY), so it is safe to send again. Returns whether
+ * it was queued.
+ */
+static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
+			 struct bx_op *op)
 {
 	spin_lock(&conn->lock);
 	if (conn->state == BX_CONN_STATE_DOWN) {
 		spin_unlock(&conn->lock);
-		/* Not delivered (BUSY, or never sent): safe to send again. */
 		bx_op_fail(op, -ENOTCONN);
 		bx_op_put(op);
-		return;
+		return false;
 	}
-	list_add_tail(&op->node, &conn->readyq);
+	list_add_tail(&op->node, q);
 	spin_unlock(&conn->lock);
-	bx_conn_kick(conn);
+	return true;
+}
+
+/* @op was admitted and is registered: next in line for a send buffer. */
+void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
+{
+	if (conn_requeue(conn, &conn->readyq, op))
+		bx_conn_kick(conn);
 }
 
 /*
@@ -654,20 +666,14 @@ void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 
 	if (op->retries < U8_MAX)
 		op->retries++;
-	spin_lock(&conn->lock);
-	if (conn->state == BX_CONN_STATE_DOWN) {
-		spin_unlock(&conn->lock);
-		/* Not delivered (BUSY, or never sent): safe to send again. */
-		bx_op_fail(op, -ENOTCONN);
-		bx_op_put(op);
+	if (!conn_requeue(conn, &conn->retryq, op))
 		return;
-	}
-	conn->busy_retries++;
-	list_add_tail(&op->node, &conn->retryq);
-	spin_unlock(&conn->lock);
 	spin_lock(&bx_host.lock);
 	bx_host.busy_retries++;
 	spin_unlock(&bx_host.lock);
+	spin_lock(&conn->lock);
+	conn->busy_retries++;
+	spin_unlock(&conn->lock);
 	/* An earlier, shorter timer wins; the ops behind it wait a bit less. */
 	queue_delayed_work(bx_wq, &conn->retry_work, delay);
 }
@@ -1520,6 +1526,11 @@ int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
 	return ret ? -EMSGSIZE : 0;
 }
 
+static int conn_nl_fill(struct sk_buff *skb, void *conn)
+{
+	return bx_conn_nl_fill(skb, conn);
+}
+
 int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	unsigned long i = 0;
@@ -1529,29 +1540,15 @@ int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	mutex_lock(&bx_conns_lock);
 	cb->seq = bx_conns_gen;
 	list_for_each_entry(c, &bx_conns, node) {
-		void *hdr;
-
 		if (i++ < cb->args[0])
 			continue;
-		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
-				  cb->nlh->nlmsg_seq, &bx_nl_family,
-				  NLM_F_MULTI, BX_CMD_CONN_GET);
-		if (!hdr) {
-			ret = -EMSGSIZE;
+		ret = bx_nl_dump_one(skb, cb, BX_CMD_CONN_GET, conn_nl_fill, c);
+		if (ret)
 			break;
-		}
-		genl_dump_check_consistent(cb, hdr);
-		ret = bx_conn_nl_fill(skb, c);
-		if (ret) {
-			genlmsg_cancel(skb, hdr);
-			break;
-		}
-		genlmsg_end(skb, hdr);
 		cb->args[0] = i;
 	}
 	mutex_unlock(&bx_conns_lock);
-	/* A full message ends this part; the next one resumes. */
-	return ret == -EMSGSIZE && skb->len ? skb->len : ret;
+	return bx_nl_dump_done(skb, ret);
 }
 
 /* The connection to peer @peer_id (a reference), or NULL. */

@@ -223,6 +223,11 @@ int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev)
 	return ret ? -EMSGSIZE : 0;
 }
 
+static int dev_nl_fill(struct sk_buff *skb, void *bdev)
+{
+	return bx_dev_nl_fill(skb, bdev);
+}
+
 int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct bx_dev *bdev;
@@ -232,28 +237,15 @@ int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	mutex_lock(&bx_devs_lock);
 	cb->seq = bx_devs_gen;
 	list_for_each_entry(bdev, &bx_devs, node) {
-		void *hdr;
-
 		if (i++ < cb->args[0])
 			continue;
-		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid,
-				  cb->nlh->nlmsg_seq, &bx_nl_family,
-				  NLM_F_MULTI, BX_CMD_DEV_GET);
-		if (!hdr) {
-			ret = -EMSGSIZE;
+		ret = bx_nl_dump_one(skb, cb, BX_CMD_DEV_GET, dev_nl_fill, bdev);
+		if (ret)
 			break;
-		}
-		genl_dump_check_consistent(cb, hdr);
-		ret = bx_dev_nl_fill(skb, bdev);
-		if (ret) {
-			genlmsg_cancel(skb, hdr);
-			break;
-		}
-		genlmsg_end(skb, hdr);
 		cb->args[0] = i;
 	}
 	mutex_unlock(&bx_devs_lock);
-	return ret == -EMSGSIZE && skb->len ? skb->len : ret;
+	return bx_nl_dump_done(skb, ret);
 }
 
 int bx_dev_init(void)

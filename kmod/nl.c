@@ -31,46 +31,75 @@ static bool nl_listening(void)
 	return genl_has_listeners(&bx_nl_family, &init_net, BX_NLGRP_EVENTS);
 }
 
-static void nl_event(struct sk_buff *skb, void *hdr)
+/* Multicast @cmd with what @fill puts for @obj. */
+static void nl_event(u8 cmd, int (*fill)(struct sk_buff *, void *),
+		     void *obj)
 {
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!nl_listening())
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return;
+	hdr = genlmsg_put(skb, 0, 0, &bx_nl_family, 0, cmd);
+	if (!hdr || fill(skb, obj)) {
+		nlmsg_free(skb);
+		return;
+	}
 	genlmsg_end(skb, hdr);
 	genlmsg_multicast(&bx_nl_family, skb, 0, BX_NLGRP_EVENTS, GFP_KERNEL);
 }
 
+static int nl_fill_conn(struct sk_buff *skb, void *conn)
+{
+	return bx_conn_nl_fill(skb, conn);
+}
+
+static int nl_fill_dev(struct sk_buff *skb, void *bdev)
+{
+	return bx_dev_nl_fill(skb, bdev);
+}
+
 void bx_nl_conn_event(struct bx_conn *conn, u8 cmd)
 {
-	struct sk_buff *skb;
-	void *hdr;
-
-	if (!nl_listening())
-		return;
-	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!skb)
-		return;
-	hdr = genlmsg_put(skb, 0, 0, &bx_nl_family, 0, cmd);
-	if (!hdr || bx_conn_nl_fill(skb, conn)) {
-		nlmsg_free(skb);
-		return;
-	}
-	nl_event(skb, hdr);
+	nl_event(cmd, nl_fill_conn, conn);
 }
 
 void bx_nl_dev_event(struct bx_dev *bdev, u8 cmd)
 {
-	struct sk_buff *skb;
+	nl_event(cmd, nl_fill_dev, bdev);
+}
+
+/*
+ * One object of a dump: a message of @cmd with what @fill puts for @obj.
+ * Returns -EMSGSIZE (nothing added) when @skb is full.
+ */
+int bx_nl_dump_one(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
+		   int (*fill)(struct sk_buff *, void *), void *obj)
+{
 	void *hdr;
 
-	if (!nl_listening())
-		return;
-	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!skb)
-		return;
-	hdr = genlmsg_put(skb, 0, 0, &bx_nl_family, 0, cmd);
-	if (!hdr || bx_dev_nl_fill(skb, bdev)) {
-		nlmsg_free(skb);
-		return;
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &bx_nl_family, NLM_F_MULTI, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	genl_dump_check_consistent(cb, hdr);
+	if (fill(skb, obj)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
 	}
-	nl_event(skb, hdr);
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* What a dump part returns: a full message ends the part (the next one
+ * resumes), an empty one with an error is the error.
+ */
+int bx_nl_dump_done(struct sk_buff *skb, int ret)
+{
+	return ret == -EMSGSIZE && skb->len ? skb->len : ret;
 }
 
 /* ---- requests ----------------------------------------------------------- */

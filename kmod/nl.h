@@ -19,6 +19,10 @@ void bx_nl_uninit(void);
 void bx_nl_conn_event(struct bx_conn *conn, u8 cmd);
 void bx_nl_dev_event(struct bx_dev *bdev, u8 cmd);
 
+int bx_nl_dump_one(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
+		   int (*fill)(struct sk_buff *, void *), void *obj);
+int bx_nl_dump_done(struct sk_buff *skb, int ret);
+
 /* Fill helpers of the objects' owners (conn.c, dev.c, chrdev.c). */
 int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *conn);
 int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);

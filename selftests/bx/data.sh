@@ -26,7 +26,6 @@ if [ "${BXRIG_N:-1}" -lt 3 ]; then
 	exit $KSFT_SKIP
 fi
 
-stat_of() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/bx/stats; }
 idle() {
 	[ "$(stat_of ops_inflight)" = 0 ] && [ "$(stat_of mrs_inuse)" = 0 ] &&
 		[ "$(stat_of region_bytes)" = 0 ]
@@ -34,37 +33,11 @@ idle() {
 conns() { wc -l < /sys/kernel/debug/bx/conns; }
 b() { bxrig barrier "data.$1" 180; }
 
-# A case keeps going after a failed step so that every guest still meets
-# every barrier; it fails at its end if any step failed.
-ERR=
-try() { "$@" || ERR=1; }
-result() { [ -z "$ERR" ]; }
-
-# Start the server for one case; clients wait for "up".
-serve_start() {
-	$PP serve -s $SVC "$@" > /tmp/srv.out 2>&1 &
-	SRV=$!
-	wait_until 10 grep -q ready /tmp/srv.out ||
-		{ echo "# FAIL: server not ready: $(cat /tmp/srv.out)"; ERR=1; }
-}
-
-serve_stop() {
-	kill -TERM $SRV
-	wait $SRV
-	rc=$?
-	echo "# $(tail -1 /tmp/srv.out)"
-	[ $rc -eq 0 ] || { echo "# FAIL: server saw bad data: $(cat /tmp/srv.out)"; return 1; }
-	grep -q "bad 0 errors 0" /tmp/srv.out ||
-		{ echo "# FAIL: server: $(tail -1 /tmp/srv.out)"; return 1; }
-}
-
 client_ok() {
 	out=$("$PP" client -a "$SERVER" -s $SVC "$@" 2>&1) ||
 		{ echo "# FAIL: client $*: $out"; return 1; }
 	echo "# $(echo "$out" | head -1)"
 }
-
-check() { "$@" || { echo "# FAIL: $*"; return 1; }; }
 
 case_sizes() {
 	if [ "$ID" -eq 0 ]; then

@@ -33,16 +33,11 @@ if [ "${BXRIG_N:-1}" -lt 4 ]; then
 fi
 
 b() { bxrig barrier "flow.$1" 240; }
-ERR=
-try() { "$@" || ERR=1; }
-result() { [ -z "$ERR" ]; }
-check() { "$@" || { echo "# FAIL: $*"; return 1; }; }
 
 # Sum (or max) of KEY over every connection line, and a host value.
 conn_sum() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) s += $(i + 1) } END { print s + 0 }' $DBG/conns; }
 conn_max() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k && $(i + 1) > m) m = $(i + 1) } END { print m + 0 }' $DBG/conns; }
 flow_of() { awk -v k="$1" '$1 == k { print $2 }' $DBG/flow; }
-stat_of() { awk -v k="$1" '$1 == k { print $2 }' $DBG/stats; }
 
 # Everything in flight is gone and every window is empty.
 flow_idle() {
@@ -67,22 +62,6 @@ credits_idle() {
 }
 
 no_rnr() { [ "$(flow_of rnr_events)" = 0 ] && [ "$(conn_sum rnr)" = 0 ]; }
-
-serve_start() {
-	$PP serve -s $SVC "$@" > /tmp/srv.out 2>&1 &
-	SRV=$!
-	wait_until 10 grep -q ready /tmp/srv.out ||
-		{ echo "# FAIL: server not ready: $(cat /tmp/srv.out)"; ERR=1; }
-}
-
-serve_stop() {
-	kill -TERM $SRV
-	rc=0
-	wait $SRV || rc=$?
-	echo "# $(tail -1 /tmp/srv.out)"
-	[ $rc -eq 0 ] && grep -q "bad 0 errors 0" /tmp/srv.out ||
-		{ echo "# FAIL: server: $(cat /tmp/srv.out)"; return 1; }
-}
 
 client_bg() {
 	"$PP" client -a "$SERVER" -s $SVC "$@" > /tmp/cli.out 2>&1 &

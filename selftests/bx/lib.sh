@@ -55,3 +55,31 @@ wait_until() {
 bx_devices() { cat /sys/kernel/debug/bx/devices 2>/dev/null; }
 bx_has_dev() { bx_devices | grep -q "^$1 "; }
 bx_lacks_dev() { ! bx_has_dev "$1"; }
+# A module-wide counter of debugfs "stats".
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/bx/stats; }
+
+# ---- cases that span guests ----------------------------------------------
+# A case keeps going after a failed step so that every guest still meets
+# every barrier; it fails at its end (result) if any step failed.
+ERR=
+try() { "$@" || ERR=1; }
+result() { [ -z "$ERR" ]; }
+check() { "$@" || { echo "# FAIL: $*"; return 1; }; }
+
+# bx_pp serve ARGS... in the background, on service $SVC; waits for it.
+serve_start() {
+	"$PP" serve -s "$SVC" "$@" > /tmp/srv.out 2>&1 &
+	SRV=$!
+	wait_until 10 grep -q ready /tmp/srv.out ||
+		{ echo "# FAIL: server not ready: $(cat /tmp/srv.out)"; ERR=1; }
+}
+
+# Stop it; it must have seen no bad data and no error.
+serve_stop() {
+	kill -TERM "$SRV"
+	rc=0
+	wait "$SRV" || rc=$?
+	echo "# $(tail -1 /tmp/srv.out)"
+	[ $rc -eq 0 ] && grep -q "bad 0 errors 0" /tmp/srv.out ||
+		{ echo "# FAIL: server: $(cat /tmp/srv.out)"; return 1; }
+}

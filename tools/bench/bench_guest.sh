@@ -49,10 +49,10 @@ fail() { echo "bench-guest $ID: FAIL: $*"; rc=1; }
 # its end waits for the slowest guest's share of it.
 b() {
 	case $1 in
-	*.done|end) t=900 ;;
-	*) t=180 ;;
+	*.done|end) bt=900 ;;
+	*) bt=180 ;;
 	esac
-	bxrig barrier "bench.$1" "$t" || fail "barrier $1"
+	bxrig barrier "bench.$1" "$bt" || fail "barrier $1"
 }
 say() { [ "$ID" -eq 0 ] && echo "bench-phase $1"; }
 has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }

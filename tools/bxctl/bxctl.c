@@ -1,0 +1,1166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bxctl: show and tune bx through its generic netlink family "bx"
+ * (Documentation/netlink/specs/bx.yaml), in the manner of iproute2's
+ * rdma and ss. See usage() or tools/bxctl/README.md.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <linux/bx_netlink.h>
+
+#include "bxnl.h"
+
+#define BXCTL_VERSION	"0.1"
+
+static const char *prog = "bxctl";
+static bool json, details;
+static struct bxnl nl;
+
+/* ---- output helpers ----------------------------------------------------- */
+
+static void jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* Printable copy of a kernel string for tables (no control characters). */
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+			*s = '?';
+}
+
+/* ---- attribute descriptions --------------------------------------------- */
+
+enum fmt {
+	F_U8,		/* number */
+	F_U32,
+	F_S32,
+	F_U64,
+	F_HEX64,	/* u64, hex in text, number in JSON */
+	F_STR,
+	F_FLAG,		/* true/false */
+	F_ADDR,		/* struct in6_addr; v4-mapped shown as IPv4 */
+	F_STATE,	/* enum bx_conn_state */
+	F_ERRNO,	/* s32, negative errno */
+};
+
+struct field {
+	uint16_t	type;
+	const char	*name;
+	enum fmt	fmt;
+	bool		brk;	/* text details: start a new line here */
+};
+
+static const struct field dev_fields[] = {
+	{ BX_A_DEV_NAME,	"name",		F_STR, false },
+	{ BX_A_DEV_PORT,	"port",		F_U32, false },
+	{ BX_A_DEV_NETDEV,	"netdev",	F_STR, false },
+	{ 0 }
+};
+
+static const struct field conn_fields[] = {
+	{ BX_A_CONN_PEER_ID,		"peer-id",	  F_U32, false },
+	{ BX_A_CONN_PEER_ADDR,		"peer-addr",	  F_ADDR, false },
+	{ BX_A_CONN_STATE,		"state",	  F_STATE, false },
+	{ BX_A_CONN_ACTIVE,		"active",	  F_FLAG, false },
+	{ BX_A_CONN_DEV_NAME,		"dev-name",	  F_STR, false },
+	{ BX_A_CONN_QPN,		"qpn",		  F_U32, false },
+	{ BX_A_CONN_ERR,		"err",		  F_ERRNO, false },
+	{ BX_A_CONN_PEER_EPOCH,		"peer-epoch",	  F_HEX64, true },
+	{ BX_A_CONN_AWAITING,		"awaiting",	  F_U32, false },
+	{ BX_A_CONN_TX_MSGS,		"tx-msgs",	  F_U64, false },
+	{ BX_A_CONN_RX_MSGS,		"rx-msgs",	  F_U64, false },
+	{ BX_A_CONN_CREDITS,		"credits",	  F_U32, true },
+	{ BX_A_CONN_CREDITS_MAX,	"credits-max",	  F_U32, false },
+	{ BX_A_CONN_GRANT,		"grant",	  F_U32, false },
+	{ BX_A_CONN_CREDIT_STALLS,	"credit-stalls",  F_U64, false },
+	{ BX_A_CONN_CREDIT_UPDATES,	"credit-updates", F_U64, false },
+	{ BX_A_CONN_WND_BYTES,		"wnd-bytes",	  F_U64, true },
+	{ BX_A_CONN_WND_OPS,		"wnd-ops",	  F_U32, false },
+	{ BX_A_CONN_WND_PEAK_BYTES,	"wnd-peak-bytes", F_U64, false },
+	{ BX_A_CONN_WND_WAITS,		"wnd-waits",	  F_U64, false },
+	{ BX_A_CONN_RD_BYTES,		"rd-bytes",	  F_U64, true },
+	{ BX_A_CONN_RD_READS,		"rd-reads",	  F_U32, false },
+	{ BX_A_CONN_RD_PEAK_BYTES,	"rd-peak-bytes",  F_U64, false },
+	{ BX_A_CONN_BUSY_RETRIES,	"busy-retries",	  F_U64, false },
+	{ BX_A_CONN_RNR,		"rnr",		  F_U64, false },
+	{ 0 }
+};
+
+static const struct field proc_fields[] = {
+	{ BX_A_PROC_PID,		"pid",		F_U32, false },
+	{ BX_A_PROC_BYTES_TX,		"bytes-tx",	F_U64, false },
+	{ BX_A_PROC_BYTES_RX,		"bytes-rx",	F_U64, false },
+	{ BX_A_PROC_INFLIGHT,		"inflight",	F_U32, false },
+	{ BX_A_PROC_REGION_BYTES,	"region-bytes",	F_U64, false },
+	{ 0 }
+};
+
+static const struct field stats_fields[] = {
+	{ BX_A_STATS_CONNS,		"conns",	 F_U32, false },
+	{ BX_A_STATS_OPS_INFLIGHT,	"ops-inflight",	 F_U64, false },
+	{ BX_A_STATS_MRS_INUSE,		"mrs-inuse",	 F_U64, false },
+	{ BX_A_STATS_REGION_BYTES,	"region-bytes",	 F_U64, false },
+	{ BX_A_STATS_COPIED_BYTES,	"copied-bytes",	 F_U64, false },
+	{ BX_A_STATS_TX_BYTES,		"tx-bytes",	 F_U64, false },
+	{ BX_A_STATS_TX_PEAK_BYTES,	"tx-peak-bytes", F_U64, false },
+	{ BX_A_STATS_RX_BYTES,		"rx-bytes",	 F_U64, false },
+	{ BX_A_STATS_RX_PEAK_BYTES,	"rx-peak-bytes", F_U64, false },
+	{ BX_A_STATS_BUSY_RETRIES,	"busy-retries",	 F_U64, false },
+	{ BX_A_STATS_RNR_EVENTS,	"rnr-events",	 F_U64, false },
+	{ 0 }
+};
+
+static const struct field tun_fields[] = {
+	{ BX_A_TUNABLES_WND_KB,		"wnd-kb",	 F_U32, false },
+	{ BX_A_TUNABLES_WND_OPS,	"wnd-ops",	 F_U32, false },
+	{ BX_A_TUNABLES_HOST_WND_KB,	"host-wnd-kb",	 F_U32, false },
+	{ BX_A_TUNABLES_HOST_WND_OPS,	"host-wnd-ops",	 F_U32, false },
+	{ BX_A_TUNABLES_RX_WND_KB,	"rx-wnd-kb",	 F_U32, false },
+	{ BX_A_TUNABLES_RD_MAX,		"rd-max",	 F_U32, false },
+	{ BX_A_TUNABLES_CREDIT_BATCH,	"credit-batch",	 F_U32, false },
+	{ BX_A_TUNABLES_RDV_THRESHOLD,	"rdv-threshold", F_U32, false },
+	{ BX_A_TUNABLES_DRR_QUANTUM,	"drr-quantum",	 F_U32, false },
+	{ BX_A_TUNABLES_FLOW_CONTROL,	"flow-control",	 F_U8, false },
+	{ 0 }
+};
+
+#define ATTR_MAX	64	/* above every BX_A_*_MAX */
+
+_Static_assert(BX_A_CONN_MAX < ATTR_MAX && BX_A_STATS_MAX < ATTR_MAX &&
+	      BX_A_PROC_MAX < ATTR_MAX && BX_A_DEV_MAX < ATTR_MAX &&
+	      BX_A_TUNABLES_MAX < ATTR_MAX, "ATTR_MAX too small");
+
+static const char *field_name(const struct field *fields, int type)
+{
+	for (const struct field *f = fields; f->name; f++)
+		if (f->type == type)
+			return f->name;
+	return NULL;
+}
+
+static const char *state_name(uint32_t s)
+{
+	switch (s) {
+	case BX_CONN_STATE_CONNECTING:	return "connecting";
+	case BX_CONN_STATE_UP:		return "up";
+	case BX_CONN_STATE_DOWN:	return "down";
+	}
+	return NULL;
+}
+
+static void fmt_addr(const struct nlattr *a, char *buf, size_t len)
+{
+	struct in6_addr a6;
+
+	snprintf(buf, len, "?");
+	if (!bxnl_get(a, &a6, sizeof(a6)))
+		return;
+	if (IN6_IS_ADDR_V4MAPPED(&a6))
+		inet_ntop(AF_INET, &a6.s6_addr[12], buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, &a6, buf, (socklen_t)len);
+}
+
+/*
+ * Format attribute @a as field @f into @buf: for text (@js false) or as
+ * a JSON value. False if absent or malformed (flags: never).
+ */
+static bool fmt_field(const struct field *f, const struct nlattr *a, bool js,
+		      char *buf, size_t len)
+{
+	uint64_t u64;
+	uint32_t u32;
+	int32_t s32;
+	uint8_t u8;
+	const char *s;
+
+	switch (f->fmt) {
+	case F_U8:
+		if (!bxnl_get_u8(a, &u8))
+			return false;
+		snprintf(buf, len, "%u", u8);
+		return true;
+	case F_U32:
+		if (!bxnl_get_u32(a, &u32))
+			return false;
+		snprintf(buf, len, "%" PRIu32, u32);
+		return true;
+	case F_S32:
+	case F_ERRNO:
+		if (!bxnl_get_s32(a, &s32))
+			return false;
+		snprintf(buf, len, "%" PRId32, s32);
+		return true;
+	case F_U64:
+		if (!bxnl_get_u64(a, &u64))
+			return false;
+		snprintf(buf, len, "%" PRIu64, u64);
+		return true;
+	case F_HEX64:
+		if (!bxnl_get_u64(a, &u64))
+			return false;
+		snprintf(buf, len, js ? "%" PRIu64 : "%#" PRIx64, u64);
+		return true;
+	case F_FLAG:
+		snprintf(buf, len, "%s", a ? "true" : "false");
+		return true;
+	case F_STATE:
+		if (!bxnl_get_u32(a, &u32))
+			return false;
+		s = state_name(u32);
+		if (s)
+			snprintf(buf, len, js ? "\"%s\"" : "%s", s);
+		else
+			snprintf(buf, len, js ? "\"%" PRIu32 "\"" : "%" PRIu32, u32);
+		return true;
+	case F_ADDR: {
+		char tmp[INET6_ADDRSTRLEN];
+
+		if (!a || bxnl_len(a) != sizeof(struct in6_addr))
+			return false;
+		fmt_addr(a, tmp, sizeof(tmp));
+		snprintf(buf, len, js ? "\"%s\"" : "%s", tmp);
+		return true;
+	}
+	case F_STR:
+		s = bxnl_get_str(a);
+		if (!s)
+			return false;
+		if (js) {
+			/* Escaped by the caller, who prints strings itself. */
+			snprintf(buf, len, "%s", s);
+		} else {
+			snprintf(buf, len, "%s", s);
+			sanitize(buf);
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Print the fields of one object as a JSON object. */
+static void print_json_obj(const struct field *fields,
+			   const struct nlattr **tb, const char *event)
+{
+	bool first = true;
+	char buf[256];
+
+	putchar('{');
+	if (event) {
+		printf("\"event\":");
+		jstr(stdout, event);
+		first = false;
+	}
+	for (const struct field *f = fields; f->name; f++) {
+		if (!fmt_field(f, tb[f->type], true, buf, sizeof(buf)))
+			continue;
+		printf("%s\"%s\":", first ? "" : ",", f->name);
+		if (f->fmt == F_STR)
+			jstr(stdout, buf);
+		else
+			fputs(buf, stdout);
+		first = false;
+	}
+	putchar('}');
+}
+
+/* "name value" pairs; @wrap: break lines where a field says so. */
+static void print_text_pairs(const struct field *fields,
+			     const struct nlattr **tb, bool wrap)
+{
+	bool first = true;
+	char buf[256];
+
+	for (const struct field *f = fields; f->name; f++) {
+		if (f->fmt == F_FLAG) {
+			if (tb[f->type]) {
+				printf("%s%s", first ? "" : " ", f->name);
+				first = false;
+			}
+			continue;
+		}
+		if (!fmt_field(f, tb[f->type], false, buf, sizeof(buf)))
+			continue;
+		if (wrap && f->brk && !first)
+			printf("\n   ");
+		printf("%s%s %s", first ? "" : " ", f->name, buf);
+		first = false;
+	}
+}
+
+/* One "name  value" line per field, aligned. */
+static void print_text_lines(const struct field *fields,
+			     const struct nlattr **tb)
+{
+	size_t w = 0;
+	char buf[256];
+
+	for (const struct field *f = fields; f->name; f++)
+		if (strlen(f->name) > w)
+			w = strlen(f->name);
+	for (const struct field *f = fields; f->name; f++)
+		if (fmt_field(f, tb[f->type], false, buf, sizeof(buf)))
+			printf("%-*s  %s\n", (int)w, f->name, buf);
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+#define TBL_COLS	16
+
+struct table {
+	int	ncols;
+	char	**cells;	/* row-major, ncols per row; row 0 = header */
+	size_t	n, cap;
+};
+
+static void tbl_add(struct table *t, const char *s)
+{
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 64;
+		char **c = realloc(t->cells, ncap * sizeof(*c));
+
+		if (!c) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			exit(1);
+		}
+		t->cells = c;
+		t->cap = ncap;
+	}
+	t->cells[t->n] = strdup(s ? s : "-");
+	if (!t->cells[t->n]) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(1);
+	}
+	t->n++;
+}
+
+static void tbl_print(struct table *t)
+{
+	size_t w[TBL_COLS] = { 0 };
+
+	for (size_t i = 0; i < t->n; i++) {
+		size_t l = strlen(t->cells[i]);
+
+		if (l > w[i % t->ncols])
+			w[i % t->ncols] = l;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		int c = (int)(i % t->ncols);
+
+		if (c == t->ncols - 1)
+			printf("%s\n", t->cells[i]);
+		else
+			printf("%-*s  ", (int)w[c], t->cells[i]);
+	}
+	for (size_t i = 0; i < t->n; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->n = t->cap = 0;
+}
+
+/* The text of attribute @type of @fields in @tb, or "-". */
+static const char *cell(const struct field *fields, const struct nlattr **tb,
+			int type, char *buf, size_t len)
+{
+	for (const struct field *f = fields; f->name; f++)
+		if (f->type == type)
+			return fmt_field(f, tb[type], false, buf, len) ? buf : "-";
+	return "-";
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+/*
+ * Report a failed request: the kernel's extended ACK (naming the
+ * offending attribute of @req by its name in @fields) and the errno text.
+ */
+static int nl_error(const char *what, int err, const struct bxnl_msg *req,
+		    const struct field *fields)
+{
+	const char *attr = NULL;
+
+	if (req && fields && nl.ext.has_off)
+		attr = field_name(fields, bxnl_attr_at(req, nl.ext.off));
+	fprintf(stderr, "%s: %s: ", prog, what);
+	if (attr)
+		fprintf(stderr, "%s: ", attr);
+	if (nl.ext.msg[0]) {
+		fprintf(stderr, "%s", nl.ext.msg);
+		if (nl.ext.has_range)
+			fprintf(stderr, " (valid range %" PRIu64 "..%" PRIu64 ")",
+				nl.ext.min, nl.ext.max);
+		if (nl.ext.has_miss) {
+			const char *m = fields ? field_name(fields, (int)nl.ext.miss_type) : NULL;
+
+			if (m)
+				fprintf(stderr, " (missing %s)", m);
+			else
+				fprintf(stderr, " (missing attribute %" PRIu32 ")",
+					nl.ext.miss_type);
+		}
+		fprintf(stderr, ": ");
+	}
+	fprintf(stderr, "%s", strerror(-err));
+	if (err == -EPERM)
+		fprintf(stderr, " (needs CAP_NET_ADMIN)");
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int nl_setup(const char *grp)
+{
+	int ret = bxnl_open(&nl);
+
+	if (ret) {
+		fprintf(stderr, "%s: netlink socket: %s\n", prog, strerror(-ret));
+		return 1;
+	}
+	ret = bxnl_resolve(&nl, BX_FAMILY_NAME, grp);
+	if (ret == -ENOENT) {
+		fprintf(stderr,
+			"%s: generic netlink family \"%s\" not found: is the bx module loaded?\n",
+			prog, BX_FAMILY_NAME);
+		return 1;
+	}
+	if (ret)
+		return nl_error("resolving family " BX_FAMILY_NAME, ret, NULL, NULL);
+	return 0;
+}
+
+/* ---- dumps and gets ------------------------------------------------------ */
+
+struct collect {
+	const struct field	*fields;
+	struct table		tbl;
+	unsigned int		n;
+	int			(*row)(struct collect *c, const struct nlattr **tb);
+};
+
+static int collect_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[ATTR_MAX + 1];
+	struct collect *c = arg;
+
+	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
+		fprintf(stderr, "%s: malformed message from the kernel\n", prog);
+		return -EPROTO;
+	}
+	if (json) {
+		printf("%s", c->n ? "," : "");
+		print_json_obj(c->fields, tb, NULL);
+	} else if (c->row) {
+		c->row(c, tb);
+	} else {
+		print_text_pairs(c->fields, tb, details);
+		putchar('\n');
+	}
+	c->n++;
+	return 0;
+}
+
+/* Dump @cmd; rows via @c (tables) or JSON. */
+static int run_dump(uint8_t cmd, const char *what, struct collect *c)
+{
+	struct bxnl_msg m;
+	int ret;
+
+	bxnl_msg_init(&m, nl.family, cmd, BX_FAMILY_VERSION);
+	if (json)
+		putchar('[');
+	ret = bxnl_dump(&nl, &m, collect_cb, c);
+	if (json) {
+		printf("]\n");
+	} else if (!ret && c->tbl.ncols) {
+		tbl_print(&c->tbl);
+	}
+	if (ret == -EINTR) {
+		fprintf(stderr, "%s: %s: the objects kept changing during %d dumps\n",
+			prog, what, nl.dump_tries);
+		return 1;
+	}
+	if (ret)
+		return nl_error(what, ret, &m, c->fields);
+	return 0;
+}
+
+static int dev_row(struct collect *c, const struct nlattr **tb)
+{
+	char b[256];
+
+	tbl_add(&c->tbl, cell(dev_fields, tb, BX_A_DEV_NAME, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(dev_fields, tb, BX_A_DEV_PORT, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(dev_fields, tb, BX_A_DEV_NETDEV, b, sizeof(b)));
+	return 0;
+}
+
+static int cmd_dev(void)
+{
+	struct collect c = { .fields = dev_fields, .row = dev_row };
+
+	if (!json && !details) {
+		c.tbl.ncols = 3;
+		tbl_add(&c.tbl, "NAME");
+		tbl_add(&c.tbl, "PORT");
+		tbl_add(&c.tbl, "NETDEV");
+	} else {
+		c.row = NULL;
+	}
+	return run_dump(BX_CMD_DEV_GET, "dev", &c);
+}
+
+static int conn_row(struct collect *c, const struct nlattr **tb)
+{
+	const struct field *F = conn_fields;
+	char b[256], b2[64];
+	uint32_t x, y;
+	uint64_t q;
+
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_PEER_ID, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_PEER_ADDR, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_STATE, b, sizeof(b)));
+	tbl_add(&c->tbl, tb[BX_A_CONN_ACTIVE] ? "out" : "in");
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_DEV_NAME, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_QPN, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_AWAITING, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_TX_MSGS, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_RX_MSGS, b, sizeof(b)));
+	if (bxnl_get_u32(tb[BX_A_CONN_CREDITS], &x) &&
+	    bxnl_get_u32(tb[BX_A_CONN_CREDITS_MAX], &y))
+		snprintf(b2, sizeof(b2), "%" PRIu32 "/%" PRIu32, x, y);
+	else
+		snprintf(b2, sizeof(b2), "-");
+	tbl_add(&c->tbl, b2);
+	if (bxnl_get_u64(tb[BX_A_CONN_WND_BYTES], &q) &&
+	    bxnl_get_u32(tb[BX_A_CONN_WND_OPS], &x))
+		snprintf(b2, sizeof(b2), "%" PRIu64 "/%" PRIu32, q, x);
+	else
+		snprintf(b2, sizeof(b2), "-");
+	tbl_add(&c->tbl, b2);
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_ERR, b, sizeof(b)));
+	return 0;
+}
+
+static void conn_header(struct collect *c)
+{
+	static const char *const hdr[] = {
+		"PEER-ID", "PEER", "STATE", "DIR", "DEV", "QPN", "AWAIT",
+		"TX-MSGS", "RX-MSGS", "CREDITS", "WND-BYTES/OPS", "ERR",
+	};
+
+	c->tbl.ncols = (int)(sizeof(hdr) / sizeof(hdr[0]));
+	for (int i = 0; i < c->tbl.ncols; i++)
+		tbl_add(&c->tbl, hdr[i]);
+}
+
+static int cmd_conn_get(uint32_t peer)
+{
+	struct collect c = { .fields = conn_fields };
+	struct bxnl_msg m;
+	int ret;
+
+	bxnl_msg_init(&m, nl.family, BX_CMD_CONN_GET, BX_FAMILY_VERSION);
+	bxnl_put_u32(&m, BX_A_CONN_PEER_ID, peer);
+	details = true;
+	ret = bxnl_do(&nl, &m, collect_cb, &c);
+	if (json && !ret)
+		putchar('\n');
+	if (ret)
+		return nl_error("conn", ret, &m, conn_fields);
+	return 0;
+}
+
+static int cmd_conn(void)
+{
+	struct collect c = { .fields = conn_fields, .row = conn_row };
+
+	if (!json && !details)
+		conn_header(&c);
+	else
+		c.row = NULL;
+	return run_dump(BX_CMD_CONN_GET, "conn", &c);
+}
+
+static int proc_row(struct collect *c, const struct nlattr **tb)
+{
+	char b[256];
+
+	for (const struct field *f = proc_fields; f->name; f++)
+		tbl_add(&c->tbl, cell(proc_fields, tb, f->type, b, sizeof(b)));
+	return 0;
+}
+
+static int cmd_proc(void)
+{
+	struct collect c = { .fields = proc_fields, .row = proc_row };
+
+	if (!json && !details) {
+		c.tbl.ncols = 5;
+		tbl_add(&c.tbl, "PID");
+		tbl_add(&c.tbl, "BYTES-TX");
+		tbl_add(&c.tbl, "BYTES-RX");
+		tbl_add(&c.tbl, "INFLIGHT");
+		tbl_add(&c.tbl, "REGION-BYTES");
+	} else {
+		c.row = NULL;
+	}
+	return run_dump(BX_CMD_PROC_GET, "proc", &c);
+}
+
+struct single {
+	const struct field	*fields;
+	bool			got;
+};
+
+static int single_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[ATTR_MAX + 1];
+	struct single *s = arg;
+
+	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
+		fprintf(stderr, "%s: malformed message from the kernel\n", prog);
+		return -EPROTO;
+	}
+	if (s->got)
+		return 0;
+	s->got = true;
+	if (json) {
+		print_json_obj(s->fields, tb, NULL);
+		putchar('\n');
+	} else {
+		print_text_lines(s->fields, tb);
+	}
+	return 0;
+}
+
+static int cmd_get(uint8_t cmd, const char *what, const struct field *fields)
+{
+	struct single s = { .fields = fields };
+	struct bxnl_msg m;
+	int ret;
+
+	bxnl_msg_init(&m, nl.family, cmd, BX_FAMILY_VERSION);
+	ret = bxnl_do(&nl, &m, single_cb, &s);
+	if (ret)
+		return nl_error(what, ret, &m, fields);
+	if (!s.got) {
+		fprintf(stderr, "%s: %s: no reply from the kernel\n", prog, what);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- set ----------------------------------------------------------------- */
+
+static const struct field *tunable_by_name(const char *name)
+{
+	char n[64];
+
+	snprintf(n, sizeof(n), "%s", name);
+	for (char *p = n; *p; p++)
+		if (*p == '_')
+			*p = '-';
+	for (const struct field *f = tun_fields; f->name; f++)
+		if (!strcmp(f->name, n))
+			return f;
+	return NULL;
+}
+
+static bool parse_u32(const char *s, uint32_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+' || isspace((unsigned char)*s))
+		return false;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || *end || x > UINT32_MAX)
+		return false;
+	*v = (uint32_t)x;
+	return true;
+}
+
+static bool parse_bool(const char *s, uint8_t *v)
+{
+	static const char *const yes[] = { "1", "y", "yes", "on", "true" };
+	static const char *const no[] = { "0", "n", "no", "off", "false" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*v = 1;
+			return true;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*v = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int cmd_set(int argc, char **argv)
+{
+	bool seen[ATTR_MAX + 1] = { false };
+	struct bxnl_msg m;
+	int ret;
+
+	if (argc == 0 || argc % 2) {
+		fprintf(stderr, "%s: usage: %s set NAME VALUE [NAME VALUE...]\n",
+			prog, prog);
+		return 1;
+	}
+	/* Arguments first: nothing goes to the kernel if one is bad. */
+	bxnl_msg_init(&m, 0, BX_CMD_TUNABLES_SET, BX_FAMILY_VERSION);
+	for (int i = 0; i < argc; i += 2) {
+		const struct field *f = tunable_by_name(argv[i]);
+		uint32_t v;
+		uint8_t b;
+
+		if (!f) {
+			fprintf(stderr, "%s: set: unknown tunable \"%s\"; one of:",
+				prog, argv[i]);
+			for (f = tun_fields; f->name; f++)
+				fprintf(stderr, " %s", f->name);
+			fputc('\n', stderr);
+			return 1;
+		}
+		if (seen[f->type]) {
+			fprintf(stderr, "%s: set: %s given twice\n", prog, f->name);
+			return 1;
+		}
+		seen[f->type] = true;
+		if (f->fmt == F_U8) {
+			if (!parse_bool(argv[i + 1], &b)) {
+				fprintf(stderr, "%s: set: %s: \"%s\" is not 0/1 (off/on)\n",
+					prog, f->name, argv[i + 1]);
+				return 1;
+			}
+			ret = bxnl_put_u8(&m, f->type, b);
+		} else {
+			if (!parse_u32(argv[i + 1], &v)) {
+				fprintf(stderr, "%s: set: %s: \"%s\" is not an unsigned 32-bit number\n",
+					prog, f->name, argv[i + 1]);
+				return 1;
+			}
+			ret = bxnl_put_u32(&m, f->type, v);
+		}
+		if (ret) {
+			fprintf(stderr, "%s: set: too many values\n", prog);
+			return 1;
+		}
+	}
+	ret = nl_setup(NULL);
+	if (ret)
+		return ret;
+	m.u.nlh.nlmsg_type = nl.family;
+	ret = bxnl_do(&nl, &m, NULL, NULL);
+	if (ret)
+		return nl_error("set", ret, &m, tun_fields);
+	if (nl.ext.msg[0])
+		fprintf(stderr, "%s: set: warning: %s\n", prog, nl.ext.msg);
+	return 0;
+}
+
+/* ---- monitor ------------------------------------------------------------- */
+
+struct mon {
+	unsigned long	count, limit;
+	uint32_t	ctrl_grp;	/* nlctrl "notify": bx unloaded/reloaded */
+};
+
+static const char *event_name(uint8_t cmd, const struct field **fields)
+{
+	switch (cmd) {
+	case BX_CMD_CONN_UP_NTF:
+		*fields = conn_fields;
+		return "conn-up";
+	case BX_CMD_CONN_DOWN_NTF:
+		*fields = conn_fields;
+		return "conn-down";
+	case BX_CMD_DEV_ADD_NTF:
+		*fields = dev_fields;
+		return "dev-add";
+	case BX_CMD_DEV_DEL_NTF:
+		*fields = dev_fields;
+		return "dev-del";
+	}
+	*fields = NULL;
+	return NULL;
+}
+
+/* The text line of a connection event: the essentials. */
+static const struct field conn_event_fields[] = {
+	{ BX_A_CONN_PEER_ID,	"peer-id",	F_U32, false },
+	{ BX_A_CONN_PEER_ADDR,	"peer",		F_ADDR, false },
+	{ BX_A_CONN_STATE,	"state",	F_STATE, false },
+	{ BX_A_CONN_ACTIVE,	"active",	F_FLAG, false },
+	{ BX_A_CONN_DEV_NAME,	"dev",		F_STR, false },
+	{ BX_A_CONN_QPN,	"qpn",		F_U32, false },
+	{ BX_A_CONN_ERR,	"err",		F_ERRNO, false },
+	{ BX_A_CONN_PEER_EPOCH,	"peer-epoch",	F_HEX64, false },
+	{ 0 }
+};
+
+/* Our family came back (module reloaded): follow its new ids. */
+static void mon_ctrl(const struct nlmsghdr *nlh, struct mon *st)
+{
+	struct bxnl_family f = { .name = BX_FAMILY_NAME, .grp = BX_MCGRP_EVENTS };
+	uint8_t cmd = bxnl_genl_cmd(nlh);
+
+	if (cmd != CTRL_CMD_NEWFAMILY && cmd != CTRL_CMD_NEWMCAST_GRP)
+		return;
+	if (bxnl_family_cb(nlh, &f) || !f.found)
+		return;
+	nl.family = f.id;
+	if (f.grp_id && f.grp_id != nl.mcgrp && !bxnl_join(&nl, f.grp_id))
+		nl.mcgrp = f.grp_id;
+	(void)st;
+}
+
+static int mon_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[ATTR_MAX + 1];
+	const struct field *fields;
+	struct mon *st = arg;
+	const char *name;
+	uint8_t cmd;
+
+	if (nlh->nlmsg_type == GENL_ID_CTRL) {
+		mon_ctrl(nlh, st);
+		return 0;
+	}
+	if (nlh->nlmsg_type != nl.family)
+		return 0;
+	cmd = bxnl_genl_cmd(nlh);
+	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
+		fprintf(stderr, "%s: monitor: malformed event (cmd %u)\n", prog, cmd);
+		return 0;
+	}
+	name = event_name(cmd, &fields);
+	if (json) {
+		if (name) {
+			print_json_obj(fields, tb, name);
+		} else {
+			printf("{\"event\":\"cmd-%u\"}", cmd);
+		}
+		putchar('\n');
+	} else if (name) {
+		printf("%s ", name);
+		print_text_pairs(fields == conn_fields ? conn_event_fields : fields,
+				 tb, false);
+		putchar('\n');
+	} else {
+		printf("cmd-%u\n", cmd);
+	}
+	fflush(stdout);
+	st->count++;
+	return st->limit && st->count >= st->limit ? 1 : 0;
+}
+
+static int cmd_monitor(unsigned long limit)
+{
+	struct mon st = { .limit = limit };
+	struct bxnl ctl;
+	int ret;
+
+	/* The controller's group first, so a reload is never missed. */
+	if (!bxnl_open(&ctl)) {
+		if (!bxnl_resolve(&ctl, "nlctrl", "notify"))
+			st.ctrl_grp = ctl.mcgrp;
+		bxnl_close(&ctl);
+	}
+	ret = nl_setup(BX_MCGRP_EVENTS);
+	if (ret)
+		return ret;
+	if (st.ctrl_grp)
+		(void)bxnl_join(&nl, st.ctrl_grp);
+	ret = bxnl_join(&nl, nl.mcgrp);
+	if (ret)
+		return nl_error("monitor: joining group " BX_MCGRP_EVENTS, ret,
+				NULL, NULL);
+	/* Events can come in bursts (a device with many connections). */
+	{
+		int sz = 1 << 20;
+
+		(void)setsockopt(nl.fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+	for (;;) {
+		ret = bxnl_recv_events(&nl, 0, mon_cb, &st);
+		if (ret == 1)
+			return 0;
+		if (ret == -ENOBUFS) {
+			fprintf(stderr, "%s: monitor: events lost (receive buffer overrun)\n",
+				prog);
+			continue;
+		}
+		if (ret < 0)
+			return nl_error("monitor", ret, NULL, NULL);
+	}
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"NAME\n"
+"    bxctl - show and tune bx, the host-wide RDMA transport\n"
+"\n"
+"SYNOPSIS\n"
+"    bxctl [OPTIONS] dev [show]\n"
+"    bxctl [OPTIONS] conn [show] [peer ID]\n"
+"    bxctl [OPTIONS] proc [show]\n"
+"    bxctl [OPTIONS] stats [show]\n"
+"    bxctl [OPTIONS] tunables [show]\n"
+"    bxctl set NAME VALUE [NAME VALUE...]\n"
+"    bxctl [OPTIONS] monitor [-c N]\n"
+"    bxctl -h | -V\n"
+"\n"
+"DESCRIPTION\n"
+"    bxctl talks to the bx kernel module over its generic netlink family\n"
+"    \"bx\" (Documentation/netlink/specs/bx.yaml).\n"
+"\n"
+"    dev        RDMA devices bx is bound to: name, port, network device.\n"
+"    conn       Connections to peer hosts, one per peer: peer id and\n"
+"               address, state (connecting, up, down), direction (out: this\n"
+"               host connected), device, QP number, operations awaiting a\n"
+"               response, messages, credits, send window, error. With\n"
+"               \"peer ID\", that one connection with every counter.\n"
+"    proc       Processes with /dev/bx open: pid, payload bytes sent and\n"
+"               received, operations in flight, region size.\n"
+"    stats      Host-wide counters.\n"
+"    tunables   Current tunables (Documentation/bx.rst, \"Tunables\").\n"
+"    set        Set tunables, all in one request: all or nothing. Names\n"
+"               as in tunables (wnd-kb, wnd-ops, host-wnd-kb,\n"
+"               host-wnd-ops, rx-wnd-kb, rd-max, credit-batch,\n"
+"               rdv-threshold, drr-quantum, flow-control; \"_\" for \"-\"\n"
+"               works too). Needs CAP_NET_ADMIN. A value out of range is\n"
+"               refused by the kernel, which says why.\n"
+"    monitor    Print one line per event (conn-up, conn-down, dev-add,\n"
+"               dev-del) until killed; follows bx across a module reload.\n"
+"\n"
+"OPTIONS\n"
+"    -j, --json     JSON: one document per command (an array for dev,\n"
+"                   conn and proc, an object otherwise); monitor prints\n"
+"                   one object per line, with \"event\" first.\n"
+"    -d, --details  conn/dev/proc: every attribute, as name value pairs.\n"
+"    -c, --count N  monitor: exit after N events.\n"
+"    -h, --help     This text.\n"
+"    -V, --version  Version.\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on success; 1 on any error, with the kernel's extended ACK message\n"
+"    (if any) and the errno text on stderr.\n"
+"\n"
+"EXAMPLES\n"
+"    bxctl conn\n"
+"    bxctl -j conn show peer 1\n"
+"    bxctl set wnd-kb 1024 wnd-ops 256\n"
+"    bxctl -j monitor -c 2\n");
+}
+
+static bool is(const char *arg, const char *const *names)
+{
+	for (; *names; names++)
+		if (!strcmp(arg, *names))
+			return true;
+	return false;
+}
+
+static const char *const A_DEV[] = { "dev", "device", "devices", NULL };
+static const char *const A_CONN[] = { "conn", "conns", "connection",
+				      "connections", NULL };
+static const char *const A_PROC[] = { "proc", "procs", "process",
+				      "processes", NULL };
+static const char *const A_STATS[] = { "stats", "stat", "statistics", NULL };
+static const char *const A_TUN[] = { "tunables", "tunable", "tun", NULL };
+static const char *const A_SET[] = { "set", NULL };
+static const char *const A_MON[] = { "monitor", "mon", NULL };
+static const char *const A_SHOW[] = { "show", "list", "get", NULL };
+
+static int bad_args(const char *obj, const char *arg)
+{
+	fprintf(stderr, "%s: %s: unexpected argument \"%s\"; see %s -h\n",
+		prog, obj, arg, prog);
+	return 1;
+}
+
+/* "[show]" and nothing else. */
+static int only_show(const char *obj, int argc, char **argv)
+{
+	if (argc > 0 && is(argv[0], A_SHOW)) {
+		argc--;
+		argv++;
+	}
+	return argc ? bad_args(obj, argv[0]) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long count = 0;
+	bool have_count = false;
+	char **pos;
+	int npos = 0, ret;
+
+	nl.fd = -1;
+	pos = calloc((size_t)argc + 1, sizeof(*pos));
+	if (!pos)
+		return 1;
+	/* Options anywhere (only numbers after -c), "--" ends them. */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			while (++i < argc)
+				pos[npos++] = argv[i];
+			break;
+		}
+		if (a[0] != '-' || !a[1]) {
+			pos[npos++] = argv[i];
+		} else if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "-d") || !strcmp(a, "--details")) {
+			details = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			printf("bxctl %s (bx netlink family version %d)\n",
+			       BXCTL_VERSION, BX_FAMILY_VERSION);
+			return 0;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--count")) {
+			char *end;
+
+			if (++i >= argc) {
+				fprintf(stderr, "%s: -c needs a number\n", prog);
+				return 1;
+			}
+			errno = 0;
+			count = strtoul(argv[i], &end, 10);
+			if (errno || *end || !*argv[i] || argv[i][0] == '-' || !count) {
+				fprintf(stderr, "%s: -c: \"%s\" is not a positive number\n",
+					prog, argv[i]);
+				return 1;
+			}
+			have_count = true;
+		} else {
+			fprintf(stderr, "%s: unknown option \"%s\"; see %s -h\n",
+				prog, a, prog);
+			return 1;
+		}
+	}
+	if (!npos) {
+		usage(stderr);
+		return 1;
+	}
+	if (!strcmp(pos[0], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (have_count && !is(pos[0], A_MON)) {
+		fprintf(stderr, "%s: -c is for monitor only\n", prog);
+		return 1;
+	}
+
+	if (is(pos[0], A_DEV)) {
+		ret = only_show("dev", npos - 1, pos + 1);
+		if (!ret)
+			ret = nl_setup(NULL);
+		if (!ret)
+			ret = cmd_dev();
+	} else if (is(pos[0], A_CONN)) {
+		int i = 1;
+		uint32_t peer = 0;
+		bool one = false;
+
+		if (i < npos && is(pos[i], A_SHOW))
+			i++;
+		if (i < npos && !strcmp(pos[i], "peer"))
+			i++;
+		if (i < npos) {
+			if (!parse_u32(pos[i], &peer)) {
+				fprintf(stderr, "%s: conn: \"%s\" is not a peer id\n",
+					prog, pos[i]);
+				return 1;
+			}
+			one = true;
+			i++;
+		} else if (i > 1 && !strcmp(pos[i - 1], "peer")) {
+			fprintf(stderr, "%s: conn: peer needs an id\n", prog);
+			return 1;
+		}
+		if (i < npos)
+			return bad_args("conn", pos[i]);
+		ret = nl_setup(NULL);
+		if (!ret)
+			ret = one ? cmd_conn_get(peer) : cmd_conn();
+	} else if (is(pos[0], A_PROC)) {
+		ret = only_show("proc", npos - 1, pos + 1);
+		if (!ret)
+			ret = nl_setup(NULL);
+		if (!ret)
+			ret = cmd_proc();
+	} else if (is(pos[0], A_STATS)) {
+		ret = only_show("stats", npos - 1, pos + 1);
+		if (!ret)
+			ret = nl_setup(NULL);
+		if (!ret)
+			ret = cmd_get(BX_CMD_STATS_GET, "stats", stats_fields);
+	} else if (is(pos[0], A_TUN)) {
+		if (npos > 1 && !strcmp(pos[1], "set")) {
+			ret = cmd_set(npos - 2, pos + 2);
+		} else {
+			ret = only_show("tunables", npos - 1, pos + 1);
+			if (!ret)
+				ret = nl_setup(NULL);
+			if (!ret)
+				ret = cmd_get(BX_CMD_TUNABLES_GET, "tunables",
+					      tun_fields);
+		}
+	} else if (is(pos[0], A_SET)) {
+		ret = cmd_set(npos - 1, pos + 1);
+	} else if (is(pos[0], A_MON)) {
+		if (npos > 1)
+			return bad_args("monitor", pos[1]);
+		ret = cmd_monitor(count);
+	} else {
+		fprintf(stderr, "%s: unknown object \"%s\"; see %s -h\n",
+			prog, pos[0], prog);
+		ret = 1;
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		if (!ret)
+			fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
+		ret = 1;
+	}
+	bxnl_close(&nl);
+	free(pos);
+	return ret;
+}
