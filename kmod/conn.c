@@ -164,6 +164,7 @@ void bx_conn_put(struct bx_conn *conn)
 static void conn_teardown(struct work_struct *work);
 static void conn_qp_err_work(struct work_struct *work);
 static void conn_retry_work(struct work_struct *work);
+static void conn_connect_timeout(struct work_struct *work);
 
 static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 {
@@ -184,6 +185,7 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
 	bx_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
 	INIT_DELAYED_WORK(&conn->retry_work, conn_retry_work);
+	INIT_DELAYED_WORK(&conn->connect_work, conn_connect_timeout);
 	xa_init_flags(&conn->ops, XA_FLAGS_ALLOC1);
 	INIT_WORK(&conn->teardown, conn_teardown);
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);
@@ -1216,6 +1218,20 @@ static int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0;
 }
 
+/*
+ * An attempt still connecting after connect_timeout_ms fails with
+ * -ETIMEDOUT: its waiting operations were never sent, and the next
+ * submission starts afresh. (Teardown cancels this before the last put.)
+ */
+static void conn_connect_timeout(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(to_delayed_work(work),
+					    struct bx_conn, connect_work);
+
+	if (READ_ONCE(conn->state) == BX_CONN_STATE_CONNECTING)
+		bx_conn_fail(conn, -ETIMEDOUT);
+}
+
 /* Connect to @peer; called with peer->lock held. */
 static struct bx_conn *conn_connect(struct bx_peer *peer)
 {
@@ -1239,6 +1255,8 @@ static struct bx_conn *conn_connect(struct bx_peer *peer)
 				2000);
 	if (ret)
 		goto err_fail;
+	queue_delayed_work(bx_wq, &conn->connect_work,
+			   msecs_to_jiffies(READ_ONCE(bx_connect_timeout_ms)));
 	return conn;
 
 err_fail:
@@ -1365,6 +1383,7 @@ static void conn_teardown(struct work_struct *work)
 		bx_op_put(op);
 	}
 	cancel_delayed_work_sync(&conn->retry_work);
+	cancel_delayed_work_sync(&conn->connect_work);
 	conn_flush_queues(conn, &list);
 	/* Queued ones never reached the peer (or it answered BUSY). */
 	fail_list(&list, -ENOTCONN);
@@ -1458,9 +1477,9 @@ int bx_conn_show(struct seq_file *m, void *unused)
 		seq_printf(m, " rd_bytes %llu rd_reads %u rd_peak_bytes %llu rd_peak_reads %u rd_waits %llu",
 			   c->rdwnd.bytes, c->rdwnd.reads, c->rdwnd.peak_bytes,
 			   c->rdwnd.peak_reads, c->rdwnd.waits);
-		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu\n",
+		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu restarts %u\n",
 			   c->txq.nactive, c->rdq.nactive, c->busy_retries,
-			   c->rnr_events);
+			   c->rnr_events, READ_ONCE(c->peer->restarts));
 		spin_unlock(&c->lock);
 	}
 	mutex_unlock(&bx_conns_lock);

@@ -110,6 +110,8 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
+ * @connect_work: fails an attempt still connecting after
+ *		connect_timeout_ms (the CM's own retries last a minute)
  * @wnd:	what we sent and await: requests and replies (bytes, ops)
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
  * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave
@@ -161,6 +163,7 @@ struct bx_conn {
 	u32			seq_alloc;
 
 	struct delayed_work	retry_work;
+	struct delayed_work	connect_work;
 	struct xarray		ops;
 	struct work_struct	teardown;
 	struct completion	torn_down;

@@ -99,6 +99,11 @@ static struct bx_tunable bx_t_drr_quantum = { &bx_drr_quantum, 512, 16777216 };
 module_param_cb(drr_quantum, &tunable_ops, &bx_t_drr_quantum, 0644);
 MODULE_PARM_DESC(drr_quantum, "bytes a process may send per round on a shared connection [512..16777216, default 65536]");
 
+unsigned int bx_connect_timeout_ms = 10000;
+static struct bx_tunable bx_t_connect_timeout_ms = { &bx_connect_timeout_ms, 1000, 120000 };
+module_param_cb(connect_timeout_ms, &tunable_ops, &bx_t_connect_timeout_ms, 0644);
+MODULE_PARM_DESC(connect_timeout_ms, "a connection attempt fails after this long [1000..120000, default 10000]");
+
 bool bx_flow_control = true;
 module_param_named(flow_control, bx_flow_control, bool, 0644);
 MODULE_PARM_DESC(flow_control,

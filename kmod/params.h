@@ -19,5 +19,6 @@ extern unsigned int bx_rd_max;
 extern unsigned int bx_credit_batch;
 extern unsigned int bx_rdv_threshold;
 extern unsigned int bx_drr_quantum;
+extern unsigned int bx_connect_timeout_ms;
 
 #endif /* _BX_PARAMS_H */

@@ -514,23 +514,72 @@ static int run_sync(struct bx *bx, struct bx_sqe *sqe, int prep,
 	return ret;
 }
 
+/*
+ * The operation certainly did not reach the peer's application. (A
+ * -ETIMEDOUT of the connection attempt; run_sync_retry() stops at its
+ * own deadline, which also reads -ETIMEDOUT.)
+ */
+static bool not_delivered(int err)
+{
+	return err == -ENOTCONN || err == -EHOSTUNREACH ||
+	       err == -ENETUNREACH || err == -ECONNREFUSED ||
+	       err == -ETIMEDOUT;
+}
+
+/* A connection failure: the peer may or may not have seen it. */
+static bool conn_failed(int err)
+{
+	return not_delivered(err) || err == -ECONNRESET || err == -EIO ||
+	       err == -ECONNABORTED || err == -EPROTO || err == -ENODEV;
+}
+
+/*
+ * Run a push (@pull false) or pull synchronously, sending it again after
+ * a connection failure until @timeout_ms: a pull whatever the failure
+ * (pulls are idempotent by contract), a push only when it certainly was
+ * not delivered. Backs off from 1 ms to 100 ms between attempts; bx
+ * reconnects on the next submission.
+ */
+static int run_sync_retry(struct bx *bx, const struct bx_sqe *proto,
+			  bool pull, int timeout_ms)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	int backoff = 1, ret, left = timeout_ms;
+
+	for (;;) {
+		struct bx_sqe sqe = *proto;
+
+		ret = run_sync(bx, &sqe, 0, NULL, left);
+		if (ret >= 0 || !(pull ? conn_failed(ret) : not_delivered(ret)))
+			return ret;
+		if (timeout_ms >= 0) {
+			left = (int)(deadline - now_ms());
+			if (left <= backoff)
+				return ret;
+			left -= backoff;
+		}
+		usleep(backoff * 1000);
+		backoff = backoff * 2 > 100 ? 100 : backoff * 2;
+	}
+}
+
 int bx_push(struct bx *bx, uint32_t peer, uint32_t service, const void *buf,
 	    uint32_t len, int timeout_ms)
 {
 	struct bx_sqe sqe;
+	int ret = push_sqe(bx, &sqe, peer, service, buf, len);
 
-	return run_sync(bx, &sqe, push_sqe(bx, &sqe, peer, service, buf, len),
-			NULL, timeout_ms);
+	return ret ? ret : run_sync_retry(bx, &sqe, false, timeout_ms);
 }
 
 int bx_pull(struct bx *bx, uint32_t peer, uint32_t service, const void *req,
 	    uint32_t req_len, void *resp, uint32_t resp_cap, int timeout_ms)
 {
 	struct bx_sqe sqe;
+	int ret = pull_sqe(bx, &sqe, peer, service, req, req_len, resp,
+			   resp_cap);
 
-	return run_sync(bx, &sqe, pull_sqe(bx, &sqe, peer, service, req,
-					   req_len, resp, resp_cap),
-			NULL, timeout_ms);
+	return ret ? ret : run_sync_retry(bx, &sqe, true, timeout_ms);
 }
 
 int bx_recv(struct bx *bx, uint32_t service, void *buf, uint32_t cap,

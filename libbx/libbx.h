@@ -114,6 +114,14 @@ int bx_reap(struct bx *bx, struct bx_cqe *cqes, unsigned int max,
  * response's size) or a negative errno: the operation's own error, or
  * -ETIMEDOUT when @timeout_ms (-1: none) passed first; the operation then
  * still completes in the background and its buffers must stay allocated.
+ *
+ * Recovery: when the connection to the peer fails, bx_pull() sends the
+ * pull again (bx reconnects) until @timeout_ms -- the server must treat
+ * pulls as idempotent; bx_push() sends again only when the push certainly
+ * was not delivered (-ENOTCONN, -EHOSTUNREACH, -ENETUNREACH,
+ * -ECONNREFUSED, -ETIMEDOUT of the connection attempt). Otherwise (-ECONNRESET, -EIO, ...) a push's fate is
+ * unknown and it is returned to the caller. Documentation/bx.rst,
+ * "User API".
  */
 int bx_push(struct bx *bx, uint32_t peer, uint32_t service, const void *buf,
 	    uint32_t len, int timeout_ms);

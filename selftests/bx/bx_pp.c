@@ -6,7 +6,7 @@
  *                [-t SECS]
  *   bx_pp client -a ADDR -s SERVICE [-z SIZE,...] [-i ITERS] [-q INFLIGHT]
  *                [-P PROCS] [-r REGION_MB] [-m push|pull|both] [-t SECS]
- *                [-v]
+ *                [-v] [-S]
  *
  * Payloads are a pseudo-random stream: a payload of 8 bytes or more starts
  * with its 64-bit seed, shorter ones use their length as seed. The server
@@ -17,7 +17,10 @@
  * on stderr), with -v also "bx_pp proc P: ok N bytes B" per process, and
  * exits non-zero on any failure or bad data. With -t the client stops
  * issuing after SECS, its operations cycling through the sizes (without
- * -t it runs ITERS of each size in turn).
+ * -t it runs ITERS of each size in turn). With -S each process runs
+ * synchronous bx_push()/bx_pull() calls (libbx's recovery: see libbx.h)
+ * and the client also prints "bx_pp sync: pull_failed N push_unknown N
+ * push_failed N"; pushes whose fate is unknown do not fail the run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -92,6 +95,7 @@ static bool check(const uint8_t *p, uint32_t len)
  * the others waiting for it to start.
  */
 static int *my_ready;
+static bool sync_mode;
 
 static void die(const char *what, int err)
 {
@@ -215,6 +219,7 @@ struct stats {
 	long	err[8];
 	long long bytes;
 	int	ready;		/* set up and waiting for the others */
+	long	pull_failed, push_unknown, push_failed;	/* sync mode */
 };
 
 /* All processes start their clock together (fair comparisons). */
@@ -245,6 +250,62 @@ static void count_err(struct stats *st, int res)
 	st->failed++;
 }
 
+/*
+ * Sync mode (-S): bx_push()/bx_pull() one at a time, with libbx's
+ * recovery (a pull is sent again after a connection failure, a push only
+ * when it was certainly not delivered) within a 60 s deadline per call.
+ */
+static void client_sync(struct bx *bx, uint32_t peer, uint32_t service,
+			uint32_t *sizes, int nsizes, int iters, int mode,
+			time_t end, uint64_t *seed, struct stats *st)
+{
+	uint32_t max = 1;
+	void *buf, *req;
+	int ret;
+
+	for (int i = 0; i < nsizes; i++)
+		max = sizes[i] > max ? sizes[i] : max;
+	if (bx_buf_alloc(bx, max, &buf) ||
+	    bx_buf_alloc(bx, sizeof(struct pp_req), &req))
+		die("alloc", -ENOMEM);
+	for (int i = 0; end ? time(NULL) < end : i < iters * nsizes; i++) {
+		uint32_t size = sizes[i % nsizes];
+		bool pull = mode == 2 || (mode == 3 && (i & 1));
+
+		if (pull) {
+			struct pp_req rq = { PP_MAGIC, size, next(seed) };
+
+			memcpy(req, &rq, sizeof(rq));
+			memset(buf, 0, size);
+			ret = bx_pull(bx, peer, service, req, sizeof(rq), buf,
+				      size, 60000);
+			if (ret < 0) {
+				count_err(st, ret);
+				st->pull_failed++;
+			} else if ((uint32_t)ret != size || !check(buf, size)) {
+				st->bad++;
+			} else {
+				st->ok++;
+				st->bytes += size;
+			}
+		} else {
+			fill(buf, size, next(seed));
+			ret = bx_push(bx, peer, service, buf, size, 60000);
+			if (ret == -ECONNRESET || ret == -EIO ||
+			    ret == -ECONNABORTED || ret == -ENODEV) {
+				/* Sent, and the connection went: unknown. */
+				st->push_unknown++;
+			} else if (ret < 0) {
+				count_err(st, ret);
+				st->push_failed++;
+			} else {
+				st->ok++;
+				st->bytes += size;
+			}
+		}
+	}
+}
+
 static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 		       int nsizes, int iters, int q, int region_mb, int mode,
 		       int secs, struct stats *all, int procs, struct stats *st)
@@ -269,6 +330,11 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 		die("peer", ret);
 	start_together(all, procs, st);
 	end = secs ? time(NULL) + secs : 0;
+	if (sync_mode) {
+		client_sync(bx, peer, service, sizes, nsizes, iters, mode, end,
+			    &seed, st);
+		goto out;
+	}
 
 	/* With -t, one timed run whose operations cycle through the sizes. */
 	for (int si = 0; si < (end ? 1 : nsizes); si++) {
@@ -390,11 +456,17 @@ static int client(const char *addr, uint32_t service, uint32_t *sizes,
 		tot.ok += st[p].ok;
 		tot.failed += st[p].failed;
 		tot.bad += st[p].bad;
+		tot.pull_failed += st[p].pull_failed;
+		tot.push_unknown += st[p].push_unknown;
+		tot.push_failed += st[p].push_failed;
 		for (int i = 0; i < 8; i++)
 			tot.err[i] += st[p].err[i];
 	}
 	printf("bx_pp client: ok %ld failed %ld bad %ld crashed %d\n",
 	       tot.ok, tot.failed, tot.bad, crashed);
+	if (sync_mode)
+		printf("bx_pp sync: pull_failed %ld push_unknown %ld push_failed %ld\n",
+		       tot.pull_failed, tot.push_unknown, tot.push_failed);
 	for (int p = 0; verbose && p < procs; p++)
 		printf("bx_pp proc %d: ok %ld bytes %lld\n", p, st[p].ok,
 		       st[p].bytes);
@@ -418,7 +490,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	optind = 2;
-	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:v")) != -1) {
+	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:vS")) != -1) {
 		switch (opt) {
 		case 'a': addr = optarg; break;
 		case 's': service = strtoul(optarg, NULL, 0); break;
@@ -440,6 +512,7 @@ int main(int argc, char **argv)
 		case 'b': nbig = atoi(optarg); break;
 		case 't': secs = atoi(optarg); break;
 		case 'v': verbose = true; break;
+		case 'S': sync_mode = true; break;
 		default: goto usage;
 		}
 	}

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The benchmark matrix of `make bench`: boot the guests once, run
-# bench_guest.sh in each (floor, sweep, depth, procs, peers, incast), then
-# write the report with report.sh.
+# bench_guest.sh in each (floor, sweep, depth, procs, peers, incast; see
+# there), then write the report with report.sh.
 #
 #   tools/bench/bench.sh [-o DIR] [-n GUESTS] [-s SECS] [-I INCAST_SECS]
 #                        [-p INCAST_PROCS] [-P "PHASES"] [-z SIZES]
@@ -13,7 +13,7 @@
 #              DIR/run (per-guest result.log, consoles), the report in DIR
 #   -n GUESTS  2 to 4 (default 4): guest 0 serves, the others are clients
 #   -s SECS    seconds per measured cell (default 3)
-#   -I SECS    seconds per incast setting (default 15)
+#   -I SECS    seconds per incast setting (default 20)
 #   -p N       processes per client guest in the incast (default 2)
 #   -P PHASES  subset of "floor sweep depth procs peers incast"
 #   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
@@ -29,7 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 export BX_BUILD=${BX_BUILD:-$top/build}
 
-out=$BX_BUILD/bench n=4 secs=3 isecs=15 iprocs=2 flavor=stock tmo=1500
+out=$BX_BUILD/bench n=4 secs=3 isecs=20 iprocs=2 flavor=stock tmo=1500
 phases="floor sweep depth procs peers incast" sizes=64,4096,64K,1M,16M
 report_only=
 while getopts "o:n:s:I:p:P:z:k:t:r" opt; do

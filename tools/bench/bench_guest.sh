@@ -6,12 +6,13 @@
 # and TCP, qperf, perftest); guests 1.. are clients. The guests walk the
 # same list of phases; bxrig barriers start and end each one.
 #
-#   floor   raw verbs and TCP on the same rxe devices, guest 1 -> 0:
-#           qperf rc_lat/tcp_lat/rc_bw/tcp_bw per size (64 B .. 1 MiB),
-#           RDMA READ/WRITE bandwidth (64 KiB), perftest ib_send_lat
-#           (64 B), ib_write_bw and ib_read_bw (64 KiB)
-#   sweep   bxperf pull and push, depth 1, one process, every size, bx
-#           and tcp (guest 1)
+#   floor   RDMA READ and WRITE bandwidth (qperf), perftest ib_send_lat
+#           (64 B), ib_write_bw and ib_read_bw (64 KiB), guest 1 -> 0
+#   sweep   per size (BENCH_SIZES), back to back so that they see the
+#           same host: qperf rc_lat/tcp_lat/rc_bw/tcp_bw (the raw verbs
+#           and TCP floor of the same rxe link, up to 1 MiB), bxperf pull
+#           and push at depth 1 from one process, bx and tcp in turns (two
+#           rounds of half a cell), qperf rc_lat/tcp_lat again (guest 1)
 #   depth   the same with 8 operations in flight (4 KiB, 64 KiB, 1 MiB)
 #   procs   1, 2, 4 processes on guest 1 pulling 4 KiB and 64 KiB
 #   peers   1, 2, 3 client guests with one process each, same pulls
@@ -21,7 +22,7 @@
 #           (flow.sh's), then for TCP
 #
 # Settings (run.sh -e): BENCH_SECS (per cell, default 3), BENCH_INCAST_SECS
-# (default 15), BENCH_INCAST_PROCS (2), BENCH_PHASES (default all of the
+# (default 20), BENCH_INCAST_PROCS (2), BENCH_PHASES (default all of the
 # above), BENCH_SIZES (default 64,4096,64K,1M,16M). Output: bxperf's lines,
 # "bench-floor ..." lines (parsed qperf/perftest results), "bench-flow ..."
 # (bx's flow counters and rxe/TCP counter changes per incast phase),
@@ -33,7 +34,7 @@ ID=${BXRIG_ID:-0}
 N=${BXRIG_N:-1}
 S=${BXRIG_PEER0:-192.0.2.1}
 SECS=${BENCH_SECS:-3}
-ISECS=${BENCH_INCAST_SECS:-15}
+ISECS=${BENCH_INCAST_SECS:-20}
 IPROCS=${BENCH_INCAST_PROCS:-2}
 PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast}
 SIZES=${BENCH_SIZES:-64,4096,64K,1M,16M}
@@ -175,16 +176,16 @@ b up
 
 # qperf -uu prints "test:" then "    latency  =  N ns" / "bw  =  N bytes/sec".
 qperf_parse() {
-	awk -v size="$1" '
+	awk -v size="$1" -v pass="${2:-1}" '
 	/^[a-z_]+:$/ { t = substr($1, 1, length($1) - 1); next }
 	$1 == "latency" || $1 == "bw" {
 		v = $3; u = $4
 		if ($1 == "latency") {
 			f = (u == "ns") ? 1e-3 : (u == "us") ? 1 : (u == "ms") ? 1e3 : 1e6
-			printf "bench-floor tool=qperf test=%s size=%s lat_us=%.1f\n", t, size, v * f
+			printf "bench-floor tool=qperf test=%s size=%s pass=%s lat_us=%.1f\n", t, size, pass, v * f
 		} else {
 			f = (u ~ /^bytes/) ? 1e-6 : (u ~ /^KB/) ? 1e-3 : (u ~ /^MB/) ? 1 : 1e3
-			printf "bench-floor tool=qperf test=%s size=%s mb_s=%.3f\n", t, size, v * f
+			printf "bench-floor tool=qperf test=%s size=%s pass=%s mb_s=%.3f\n", t, size, pass, v * f
 		}
 	}'
 }
@@ -204,6 +205,29 @@ perftest_parse() {
 
 PT="-d rxe0 -x 1"	# rxe over IPv4: GID 1 is the IPv4-mapped one
 
+# qperf SIZE PASS TEST...: against guest 0's qperf server, up to 1 MiB
+# (rxe and concurrent big transfers). -cm1: connect with rdma_cm (rxe
+# needs GRH addressing); -cp 0: wait for completions like bx does (busy
+# polling starves rxe's own work on a 1-vCPU guest).
+qp() {
+	[ "$1" -le 1048576 ] || return 0
+	qm=$1 qpass=$2
+	shift 2
+	timeout 120 qperf -cm1 -cp 0 -t 2 -uu -m "$qm" "$S" "$@" > /tmp/q.out 2>&1 ||
+		fail "qperf -m $qm $*: $(tr '\n' ' ' < /tmp/q.out)"
+	qperf_parse "$qm" "$qpass" < /tmp/q.out
+}
+
+# Sizes of the sweep as bytes (qperf takes no K/M suffix).
+bytes() {
+	case $1 in
+	*K) echo $((${1%K} * 1024)) ;;
+	*M) echo $((${1%M} * 1048576)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# floor: RDMA READ/WRITE bandwidth (qperf) and perftest, guest 1 -> 0.
 if has floor; then
 	say "floor start"
 	if [ "$ID" -eq 0 ]; then
@@ -213,34 +237,28 @@ if has floor; then
 	fi
 	b floor.up
 	if [ "$ID" -eq 1 ]; then
-		for m in 64 4096 65536 1048576; do
-			# -cm1: connect with rdma_cm (rxe needs GRH addressing)
-			timeout 120 qperf -cm1 -t 2 -uu -m $m "$S" \
-				rc_lat tcp_lat rc_bw tcp_bw > /tmp/q.out 2>&1 ||
-				fail "qperf -m $m: $(tr '\n' ' ' < /tmp/q.out)"
-			qperf_parse $m < /tmp/q.out
-		done
-		# rxe: at most 2 RDMA READs in flight per QP (see bx's rd_max)
-		timeout 120 qperf -cm1 -t 3 -uu -m 65536 -nr 2 "$S" \
+		# -cm1: connect with rdma_cm (rxe needs GRH addressing). rxe:
+		# at most 2 RDMA READs in flight per QP (see bx's rd_max).
+		timeout 120 qperf -cm1 -cp 0 -t 3 -uu -m 65536 -nr 2 "$S" \
 			rc_rdma_read_bw rc_rdma_write_bw > /tmp/q.out 2>&1 ||
 			fail "qperf rdma: $(tr '\n' ' ' < /tmp/q.out)"
 		qperf_parse 65536 < /tmp/q.out
 	fi
 	b floor.qperf.done
 	[ "$ID" -eq 0 ] && kill "$QP" 2>/dev/null
-	for t in "ib_send_lat -s 64 -n 100" "ib_write_bw -s 65536 -n 100" \
-		 "ib_read_bw -s 65536 -n 100 -o 2"; do
-		tool=${t%% *}
+	for pt in "ib_send_lat -s 64 -n 100" "ib_write_bw -s 65536 -n 100" \
+		  "ib_read_bw -s 65536 -n 100 -o 2"; do
+		tool=${pt%% *}
 		if [ "$ID" -eq 0 ]; then
 			# shellcheck disable=SC2086
-			timeout 120 $t $PT > /tmp/pt.srv 2>&1 &
+			timeout 120 $pt $PT > /tmp/pt.srv 2>&1 &
 			PTS=$!
 			sleep 1
 		fi
 		b "floor.$tool.up"
 		if [ "$ID" -eq 1 ]; then
 			# shellcheck disable=SC2086
-			timeout 120 $t $PT "$S" > /tmp/pt.out 2>&1 ||
+			timeout 120 $pt $PT "$S" > /tmp/pt.out 2>&1 ||
 				fail "$tool: $(tail -3 /tmp/pt.out | tr '\n' ' ')"
 			perftest_parse "$tool" < /tmp/pt.out
 		fi
@@ -250,18 +268,42 @@ if has floor; then
 	say "floor done"
 fi
 
-# ---- bxperf, guest 1 against guest 0 -----------------------------------
-
-for tp in bx tcp; do
-	if has sweep; then
-		say "sweep.$tp start"
-		b "sweep.$tp"
-		if [ "$ID" -eq 1 ]; then
-			cli -T $tp -o pull -z "$SIZES" -d "$SECS" -S -t sweep
-			cli -T $tp -o push -z "$SIZES" -d "$SECS" -S -t sweep
-		fi
-		b "sweep.$tp.done"
+# sweep: per size, within seconds of each other (the host's load drifts):
+# qperf rc_lat/tcp_lat/rc_bw/tcp_bw (up to 1 MiB), then bx and tcp pull
+# and push at depth 1, guest 1 -> 0.
+if has sweep; then
+	say "sweep start"
+	if [ "$ID" -eq 0 ]; then
+		qperf > /tmp/qperf.srv 2>&1 &
+		QP=$!
+		sleep 1
 	fi
+	b sweep.up
+	if [ "$ID" -eq 1 ]; then
+		for z in $(echo "$SIZES" | tr , ' '); do
+			m=$(bytes "$z")
+			qp "$m" 1 rc_lat tcp_lat rc_bw tcp_bw
+			# Two rounds of half a cell each, bx and tcp taking turns
+			# (one round of MIN_OPS for 16 MiB).
+			rounds="1 2" d=$(awk -v s="$SECS" 'BEGIN { print s / 2 }')
+			[ "$m" -gt 1048576 ] && rounds=1 d=$SECS
+			for r in $rounds; do
+				for op in pull push; do
+					for tp in bx tcp; do
+						cli -T $tp -o $op -z "$z" -d "$d" -S -t sweep
+					done
+				done
+			done
+			qp "$m" 2 rc_lat tcp_lat
+		done
+	fi
+	b sweep.done
+	[ "$ID" -eq 0 ] && kill "$QP" 2>/dev/null
+	say "sweep done"
+fi
+
+# depth and procs, guest 1 -> 0.
+for tp in bx tcp; do
 	if has depth; then
 		say "depth.$tp start"
 		b "depth.$tp"

@@ -28,7 +28,9 @@
  * is not charged to them), "guest" the busy time of the whole client
  * machine from /proc/stat, "srv"/"srv_guest" the same on the server, from
  * STAT requests before and after the cell (-S; with several client
- * machines at once the server's time is shared by all of them).
+ * machines at once the server's time is shared by all of them). Machine
+ * time is wall time x CPUs less idle time: under emulation it includes
+ * whatever the host took from the emulated CPUs while they were busy.
  *
  * Output, one line per cell and operation kind:
  *
@@ -87,22 +89,29 @@ static double proc_cpu_us(void)
 	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
 }
 
-/* All CPUs of this machine from /proc/stat: busy and total, in µs. */
+/*
+ * All CPUs of this machine, in µs: busy and total (only differences
+ * mean anything). Total is monotonic time x online CPUs and busy is total
+ * less idle and iowait from /proc/stat, which NO_HZ kernels account
+ * exactly at idle entry and exit. (The busy columns of /proc/stat are
+ * sampled by the tick, and a guest whose emulated CPU is descheduled by
+ * an overloaded host loses ticks: they undercounted CPU time here.)
+ */
 static void guest_cpu(uint64_t *busy, uint64_t *total)
 {
-	unsigned long long v[8] = { 0 };
+	unsigned long long v[5] = { 0 };
 	double us = 1e6 / sysconf(_SC_CLK_TCK);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	FILE *f = fopen("/proc/stat", "r");
 
 	*busy = *total = 0;
 	if (!f)
 		return;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
-		/* user nice system [idle iowait] irq softirq steal */
-		*busy = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * us;
-		*total = *busy + (v[3] + v[4]) * us;
-	}
+	*total = bp_now_us() * (ncpu > 0 ? ncpu : 1);
+	/* user nice system idle iowait */
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4]) == 5)
+		*busy = *total - (uint64_t)((v[3] + v[4]) * us);
 	fclose(f);
 }
 

@@ -104,11 +104,13 @@ function cpu(k, what,   c) {
 		return CLIP[c] / NTALL[c]
 	if (what == "clig")
 		return CLIG[c] / NTALL[c]
-	if (!(c in SRVP) || SRVP[c] < 0)
+	if (!SRVN[c])
 		return ""
+	# guest 1 asked the server; scale to its runs that did, then spread
+	# over the operations of every guest
 	if (what == "srv")
-		return SRVP[c] * NT1[c] / NTALL[c]
-	return SRVG[c] * NT1[c] / NTALL[c]
+		return SRVP[c] * NT1[c] / SRVN[c] / NTALL[c]
+	return SRVG[c] * NT1[c] / SRVN[c] / NTALL[c]
 }
 # Retransmissions during key k'"'"'s cell: every client machine'"'"'s and,
 # once, the server'"'"'s (rxe completer retries for bx, TCP RetransSegs).
@@ -144,20 +146,28 @@ $2 == "bxperf-result" {
 	k = key(F["tag"], F["transport"], F["op"], F["size"], F["depth"], F["procs"], F["mix"])
 	CELL[k] = c
 	N[k] += F["n"]; ERR[k] += F["errors"]
-	OPS[k] += F["ops_s"]; MB[k] += F["mb_s"]
+	# Rates per guest over all its runs of the cell (several rounds),
+	# summed over guests in END.
+	NOPS[k, $1] += F["n"]; NSEC[k, $1] += F["secs"]
+	NMB[k, $1] += F["mb_s"] * F["secs"]
 	SUM[k] += F["n"] * F["mean_us"]
 	NG[k]++
 	split("p50_us p99_us p999_us min_us max_us", L, " ")
 	for (i in L)
 		V[k, L[i]] = F[L[i]]
-	RETX[c, $1] = F["transport"] == "tcp" ? F["tcp_retrans"] : F["rxe_retry"]
+	# A mixed cell prints the same counters on both of its lines.
+	if (!(F["mix"] + 0) || F["op"] == "pull")
+		RETX[c, $1] += F["transport"] == "tcp" ? F["tcp_retrans"] : F["rxe_retry"]
 	NTALL[c] += F["n"]
 	CLIP[c] += F["n"] * F["cpu_us_op"]
 	CLIG[c] += F["n"] * F["guest_cpu_us_op"]
 	if ($1 == 1) {
 		NT1[c] += F["n"]
-		SRVP[c] = F["srv_cpu_us_op"]; SRVG[c] = F["srv_guest_cpu_us_op"]
-		BUSYC[k] = F["cli_busy_pct"]; BUSYS[k] = F["srv_busy_pct"]
+		if (F["srv_cpu_us_op"] >= 0) {
+			SRVN[c] += F["n"]
+			SRVP[c] += F["n"] * F["srv_cpu_us_op"]
+			SRVG[c] += F["n"] * F["srv_guest_cpu_us_op"]
+		}
 	}
 	if (F["errors"] + 0)
 		bad = 1
@@ -183,7 +193,11 @@ $2 == "bxperf-hist" {
 $2 == "bench-floor" {
 	kv()
 	fk = F["tool"] "|" F["test"] "|" F["size"]
-	FL[fk] = F["lat_us"] != "" ? F["lat_us"] : F["mb_s"] != "" ? F["mb_s"] : F["typ_us"]
+	v = F["lat_us"] != "" ? F["lat_us"] : F["mb_s"] != "" ? F["mb_s"] : F["typ_us"]
+	if (F["pass"] == 2)
+		FL2[fk] = v
+	else
+		FL[fk] = v
 	if (F["test"] == "ib_send_lat")
 		for (x in F)
 			FLX[x] = F[x]
@@ -200,7 +214,20 @@ $2 == "bench-env" { kv(); for (x in F) ENV[x] = F[x]; next }
 $2 ~ /^bench-guest/ || /FAIL/ { fails = fails "\n    " $0; bad = 1; next }
 $2 == "bxrig:" && $3 == "exit" && $4 != 0 { bad = 1 }
 
+# The floor'"'"'s latency of test t at size s: the mean of its runs before
+# and after the cells of that size.
+function flat(t, s,   a, b) {
+	a = FL["qperf|" t "|" s]; b = FL2["qperf|" t "|" s]
+	return a == "" ? b : b == "" ? a : (a + b) / 2
+}
 END {
+	for (kg in NSEC) {
+		split(kg, P, SUBSEP)
+		if (NSEC[kg] > 0) {
+			OPS[P[1]] += NOPS[kg] / NSEC[kg]
+			MB[P[1]] += NMB[kg] / NSEC[kg]
+		}
+	}
 	sizes = "64 4096 65536 1048576 16777216"
 	ns = split(sizes, SZ, " ")
 	printf("") > out
@@ -218,13 +245,20 @@ END {
 
 	# ---- floor ----
 	printf("\n## The floor: raw verbs and TCP on the same rxe link (guest 1 -> 0)\n\n") > out
-	printf("| size | qperf rc_lat RTT | qperf tcp_lat RTT | qperf rc_bw MB/s | qperf tcp_bw MB/s |\n") > out
-	printf("| ---: | ---: | ---: | ---: | ---: |\n") > out
+	printf("Measured with each size of the sweep, before and after its bx and TCP cells (RTT before / after).\n\n") > out
+	printf("| size | qperf rc_lat RTT | qperf tcp_lat RTT | tcp/rc | qperf rc_bw MB/s | qperf tcp_bw MB/s |\n") > out
+	printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
 	for (i = 1; i <= 4; i++) {
 		s = SZ[i]
-		a = FL["qperf|rc_lat|" s]; b = FL["qperf|tcp_lat|" s]
-		printf("| %s | %s | %s | %s | %s |\n", sz(s), a == "" ? "-" : ms(2 * a), \
-		       b == "" ? "-" : ms(2 * b), num(FL["qperf|rc_bw|" s]), num(FL["qperf|tcp_bw|" s])) > out
+		a = flat("rc_lat", s); b = flat("tcp_lat", s)
+		if (a == "" && b == "")
+			continue
+		printf("| %s | %s / %s | %s / %s | %s | %s | %s |\n", sz(s), \
+		       FL["qperf|rc_lat|" s] == "" ? "-" : ms(2 * FL["qperf|rc_lat|" s]), \
+		       FL2["qperf|rc_lat|" s] == "" ? "-" : ms(2 * FL2["qperf|rc_lat|" s]), \
+		       FL["qperf|tcp_lat|" s] == "" ? "-" : ms(2 * FL["qperf|tcp_lat|" s]), \
+		       FL2["qperf|tcp_lat|" s] == "" ? "-" : ms(2 * FL2["qperf|tcp_lat|" s]), \
+		       ratio(b, a), num(FL["qperf|rc_bw|" s]), num(FL["qperf|tcp_bw|" s])) > out
 		if (a != "")
 			printf("%d %g %g %g %g\n", s, 2 * a, 2 * b, FL["qperf|rc_bw|" s], \
 			       FL["qperf|tcp_bw|" s]) > (data "/floor.dat")
@@ -245,8 +279,8 @@ END {
 		op = o == 1 ? "pull" : "push"
 		printf("\n## %s latency, one operation at a time (depth 1, 1 process)\n\n", \
 		       op == "pull" ? "Pull" : "Push") > out
-		printf("| size | bx mean | bx p50 | bx p99 | bx p99.9 | tcp mean | tcp p50 | tcp p99 | tcp p99.9 | bx/tcp p50 | bx/raw p50 | n bx/tcp | retx bx/tcp |\n") > out
-		printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+		printf("| size | bx mean | bx p50 | bx p99 | bx p99.9 | tcp mean | tcp p50 | tcp p99 | tcp p99.9 | bx/tcp p50 | bx/tcp mean | bx/raw mean | n bx/tcp | retx bx/tcp |\n") > out
+		printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
 		for (i = 1; i <= ns; i++) {
 			s = SZ[i]
 			kb = key("sweep", "bx", op, s, 1, 1, 0)
@@ -255,13 +289,14 @@ END {
 				continue
 			if (!have(kb) || !have(kt))
 				missing = missing " sweep/" op "/" s
-			raw = FL["qperf|rc_lat|" s]
+			raw = flat("rc_lat", s)
 			pb = pct(kb, "p50_us", 0.5); pt = pct(kt, "p50_us", 0.5)
-			printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d | %s/%s |\n", sz(s), \
-			       ms(N[kb] ? SUM[kb] / N[kb] : ""), ms(pb), ms(pct(kb, "p99_us", 0.99)), \
-			       ms(pct(kb, "p999_us", 0.999)), ms(N[kt] ? SUM[kt] / N[kt] : ""), ms(pt), \
+			mb = N[kb] ? SUM[kb] / N[kb] : ""; mt = N[kt] ? SUM[kt] / N[kt] : ""
+			printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d/%d | %s/%s |\n", sz(s), \
+			       ms(mb), ms(pb), ms(pct(kb, "p99_us", 0.99)), \
+			       ms(pct(kb, "p999_us", 0.999)), ms(mt), ms(pt), \
 			       ms(pct(kt, "p99_us", 0.99)), ms(pct(kt, "p999_us", 0.999)), \
-			       ratio(pb, pt), raw == "" ? "-" : ratio(pb, 2 * raw), N[kb], N[kt], \
+			       ratio(pb, pt), ratio(mb, mt), raw == "" ? "-" : ratio(mb, 2 * raw), N[kb], N[kt], \
 			       retx(kb), retx(kt)) > out
 			printf("%d %g %g %g %g %g %g %g %g\n", s, pb, pt, pct(kb, "p99_us", 0.99), \
 			       pct(kt, "p99_us", 0.99), MB[kb], MB[kt], \
@@ -337,12 +372,13 @@ END {
 				       num(cpu(kb, "clig")), num(cpu(kb, "srvg")), \
 				       num(OPS[kt]), ms(pct(kt, "p50_us", 0.5)), ms(pct(kt, "p99_us", 0.99)), \
 				       num(cpu(kt, "clig")), num(cpu(kt, "srvg"))) > out
-				printf("%d %d %g %g %g %g %g %g\n", m, s, OPS[kb], OPS[kt], cpu(kb, "srvg"), \
-				       cpu(kt, "srvg"), pct(kb, "p50_us", 0.5), pct(kt, "p50_us", 0.5)) \
-				       > (data (sc == 1 ? "/procs.dat" : "/peers.dat"))
+				f = data (sc == 1 ? "/procs_" : "/peers_") s ".dat"
+				printf("%d %g %g %g %g %g %g\n", m, OPS[kb], OPS[kt], cpu(kb, "srvg"), \
+				       cpu(kt, "srvg"), pct(kb, "p50_us", 0.5), pct(kt, "p50_us", 0.5)) > f
 			}
 		}
-		close(data (sc == 1 ? "/procs.dat" : "/peers.dat"))
+		close(data "/procs_4096.dat"); close(data "/procs_65536.dat")
+		close(data "/peers_4096.dat"); close(data "/peers_65536.dat")
 	}
 	printf("\n\"cli machine\" is per operation of that machine'"'"'s own processes, averaged over the client machines; \"srv machine\" is the server'"'"'s busy time over all operations of the cell.\n") > out
 
@@ -525,31 +561,34 @@ else
 		plot $p
 		EOF
 	fi
-	if [ -s procs.dat ] || [ -s peers.dat ]; then
+	if [ -s procs_4096.dat ] || [ -s peers_4096.dat ]; then
+		pl() {	# FILE-PREFIX COLUMN-BX COLUMN-TCP
+			local p="" s f
+			for s in 4096 65536; do
+				f=$1_$s.dat
+				[ -s "$f" ] || continue
+				p+="${p:+, }'$f' using 1:$2 with linespoints lw 2 lc 1 dt $([ $s = 4096 ] && echo 1 || echo 2) title 'bx $s B'"
+				p+=", '$f' using 1:$3 with linespoints lw 2 lc 2 dt $([ $s = 4096 ] && echo 1 || echo 2) title 'tcp $s B'"
+			done
+			echo "${p:-1/0 notitle}"
+		}
 		gnuplot <<-EOF
-		set terminal $term
+		set terminal ${term/900,560/1000,800}
 		set output '../scaling.png'
-		set multiplot layout 1,2 title 'pull 4 KiB (solid) and 64 KiB (dashed), depth 1: ops/s and server CPU per op'
+		set multiplot layout 2,2 title 'pull, depth 1 per process: 4 KiB (solid) and 64 KiB (dashed)'
 		set grid
-		set xlabel 'processes on one client guest'
-		set ylabel 'ops/s (all)'
-		set y2label 'server machine µs/op'
-		set y2tics
 		set key top left
 		set xtics 1
-		plot 'procs.dat' using 1:(\$2 == 4096 ? \$3 : 1/0) with linespoints lw 2 lc 1 title 'bx ops/s', \
-		     'procs.dat' using 1:(\$2 == 4096 ? \$4 : 1/0) with linespoints lw 2 lc 2 title 'tcp ops/s', \
-		     'procs.dat' using 1:(\$2 == 65536 ? \$3 : 1/0) with linespoints lw 2 lc 1 dt 2 notitle, \
-		     'procs.dat' using 1:(\$2 == 65536 ? \$4 : 1/0) with linespoints lw 2 lc 2 dt 2 notitle, \
-		     'procs.dat' using 1:(\$2 == 4096 ? \$5 : 1/0) axes x1y2 with points pt 7 lc 1 title 'bx srv µs/op', \
-		     'procs.dat' using 1:(\$2 == 4096 ? \$6 : 1/0) axes x1y2 with points pt 7 lc 2 title 'tcp srv µs/op'
-		set xlabel 'client guests (1 process each)'
-		plot 'peers.dat' using 1:(\$2 == 4096 ? \$3 : 1/0) with linespoints lw 2 lc 1 title 'bx ops/s', \
-		     'peers.dat' using 1:(\$2 == 4096 ? \$4 : 1/0) with linespoints lw 2 lc 2 title 'tcp ops/s', \
-		     'peers.dat' using 1:(\$2 == 65536 ? \$3 : 1/0) with linespoints lw 2 lc 1 dt 2 notitle, \
-		     'peers.dat' using 1:(\$2 == 65536 ? \$4 : 1/0) with linespoints lw 2 lc 2 dt 2 notitle, \
-		     'peers.dat' using 1:(\$2 == 4096 ? \$5 : 1/0) axes x1y2 with points pt 7 lc 1 title 'bx srv µs/op', \
-		     'peers.dat' using 1:(\$2 == 4096 ? \$6 : 1/0) axes x1y2 with points pt 7 lc 2 title 'tcp srv µs/op'
+		set xlabel 'processes on one client guest'
+		set ylabel 'ops/s, all processes'
+		plot $(pl procs 2 3)
+		set xlabel 'client guests, 1 process each'
+		plot $(pl peers 2 3)
+		set xlabel 'processes on one client guest'
+		set ylabel 'server machine CPU, µs per op'
+		plot $(pl procs 4 5)
+		set xlabel 'client guests, 1 process each'
+		plot $(pl peers 4 5)
 		unset multiplot
 		EOF
 	fi

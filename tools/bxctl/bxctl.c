@@ -93,6 +93,7 @@ static const struct field conn_fields[] = {
 	{ BX_A_CONN_ERR,		"err",		  F_ERRNO, false },
 	{ BX_A_CONN_PEER_EPOCH,		"peer-epoch",	  F_HEX64, true },
 	{ BX_A_CONN_AWAITING,		"awaiting",	  F_U32, false },
+	{ BX_A_CONN_PEER_RESTARTS,	"peer-restarts",  F_U32, false },
 	{ BX_A_CONN_TX_MSGS,		"tx-msgs",	  F_U64, false },
 	{ BX_A_CONN_RX_MSGS,		"rx-msgs",	  F_U64, false },
 	{ BX_A_CONN_CREDITS,		"credits",	  F_U32, true },
@@ -473,7 +474,8 @@ static int collect_cb(const struct nlmsghdr *nlh, void *arg)
 		return -EPROTO;
 	}
 	if (json) {
-		printf("%s", c->n ? "," : "");
+		/* Only complete, consistent dumps get here: no partial output. */
+		putchar(c->n ? ',' : '[');
 		print_json_obj(c->fields, tb, NULL);
 	} else if (c->row) {
 		c->row(c, tb);
@@ -492,11 +494,10 @@ static int run_dump(uint8_t cmd, const char *what, struct collect *c)
 	int ret;
 
 	bxnl_msg_init(&m, nl.family, cmd, BX_FAMILY_VERSION);
-	if (json)
-		putchar('[');
 	ret = bxnl_dump(&nl, &m, collect_cb, c);
 	if (json) {
-		printf("]\n");
+		if (!ret || c->n)
+			printf("%s]\n", c->n ? "" : "[");
 	} else if (!ret && c->tbl.ncols) {
 		tbl_print(&c->tbl);
 	}
@@ -579,23 +580,6 @@ static void conn_header(struct collect *c)
 		tbl_add(&c->tbl, hdr[i]);
 }
 
-static int cmd_conn_get(uint32_t peer)
-{
-	struct collect c = { .fields = conn_fields };
-	struct bxnl_msg m;
-	int ret;
-
-	bxnl_msg_init(&m, nl.family, BX_CMD_CONN_GET, BX_FAMILY_VERSION);
-	bxnl_put_u32(&m, BX_A_CONN_PEER_ID, peer);
-	details = true;
-	ret = bxnl_do(&nl, &m, collect_cb, &c);
-	if (json && !ret)
-		putchar('\n');
-	if (ret)
-		return nl_error("conn", ret, &m, conn_fields);
-	return 0;
-}
-
 static int cmd_conn(void)
 {
 	struct collect c = { .fields = conn_fields, .row = conn_row };
@@ -635,6 +619,7 @@ static int cmd_proc(void)
 
 struct single {
 	const struct field	*fields;
+	bool			pairs;	/* text: name value pairs, not lines */
 	bool			got;
 };
 
@@ -653,8 +638,30 @@ static int single_cb(const struct nlmsghdr *nlh, void *arg)
 	if (json) {
 		print_json_obj(s->fields, tb, NULL);
 		putchar('\n');
+	} else if (s->pairs) {
+		print_text_pairs(s->fields, tb, true);
+		putchar('\n');
 	} else {
 		print_text_lines(s->fields, tb);
+	}
+	return 0;
+}
+
+/* One connection, every attribute: an object, or pairs over a few lines. */
+static int cmd_conn_get(uint32_t peer)
+{
+	struct single s = { .fields = conn_fields, .pairs = true };
+	struct bxnl_msg m;
+	int ret;
+
+	bxnl_msg_init(&m, nl.family, BX_CMD_CONN_GET, BX_FAMILY_VERSION);
+	bxnl_put_u32(&m, BX_A_CONN_PEER_ID, peer);
+	ret = bxnl_do(&nl, &m, single_cb, &s);
+	if (ret)
+		return nl_error("conn", ret, &m, conn_fields);
+	if (!s.got) {
+		fprintf(stderr, "%s: conn: no reply from the kernel\n", prog);
+		return 1;
 	}
 	return 0;
 }
@@ -804,6 +811,9 @@ static const char *event_name(uint8_t cmd, const struct field **fields)
 	case BX_CMD_CONN_DOWN_NTF:
 		*fields = conn_fields;
 		return "conn-down";
+	case BX_CMD_PEER_RESTART_NTF:
+		*fields = conn_fields;
+		return "peer-restart";
 	case BX_CMD_DEV_ADD_NTF:
 		*fields = dev_fields;
 		return "dev-add";
@@ -825,23 +835,28 @@ static const struct field conn_event_fields[] = {
 	{ BX_A_CONN_QPN,	"qpn",		F_U32, false },
 	{ BX_A_CONN_ERR,	"err",		F_ERRNO, false },
 	{ BX_A_CONN_PEER_EPOCH,	"peer-epoch",	F_HEX64, false },
+	{ BX_A_CONN_PEER_RESTARTS, "peer-restarts", F_U32, false },
 	{ 0 }
 };
 
-/* Our family came back (module reloaded): follow its new ids. */
+/*
+ * Our family came back (module reloaded): follow its new ids. Unloading
+ * dropped every member of the old group, so join even if the id is the
+ * same as before.
+ */
 static void mon_ctrl(const struct nlmsghdr *nlh, struct mon *st)
 {
 	struct bxnl_family f = { .name = BX_FAMILY_NAME, .grp = BX_MCGRP_EVENTS };
 	uint8_t cmd = bxnl_genl_cmd(nlh);
 
+	(void)st;
 	if (cmd != CTRL_CMD_NEWFAMILY && cmd != CTRL_CMD_NEWMCAST_GRP)
 		return;
 	if (bxnl_family_cb(nlh, &f) || !f.found)
 		return;
 	nl.family = f.id;
-	if (f.grp_id && f.grp_id != nl.mcgrp && !bxnl_join(&nl, f.grp_id))
+	if (f.grp_id && !bxnl_join(&nl, f.grp_id))
 		nl.mcgrp = f.grp_id;
-	(void)st;
 }
 
 static int mon_cb(const struct nlmsghdr *nlh, void *arg)
@@ -963,8 +978,9 @@ static void usage(FILE *f)
 "               rdv-threshold, drr-quantum, flow-control; \"_\" for \"-\"\n"
 "               works too). Needs CAP_NET_ADMIN. A value out of range is\n"
 "               refused by the kernel, which says why.\n"
-"    monitor    Print one line per event (conn-up, conn-down, dev-add,\n"
-"               dev-del) until killed; follows bx across a module reload.\n"
+"    monitor    Print one line per event (conn-up, conn-down, peer-restart,\n"
+"               dev-add, dev-del) until killed; follows bx across a module\n"
+"               reload.\n"
 "\n"
 "OPTIONS\n"
 "    -j, --json     JSON: one document per command (an array for dev,\n"
