@@ -76,7 +76,9 @@ void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe)
 
 /* Open files, for debugfs "procs". */
 static LIST_HEAD(bx_files);
-static DEFINE_MUTEX(bx_files_lock);	/* bx_files */
+static DEFINE_MUTEX(bx_files_lock);	/* bx_files, bx_files_gen */
+/* Changes with every open and release (netlink dump consistency). */
+static unsigned int bx_files_gen = 1;
 
 int bx_files_show(struct seq_file *m, void *unused)
 {
@@ -127,6 +129,7 @@ int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	int ret = 0;
 
 	mutex_lock(&bx_files_lock);
+	cb->seq = bx_files_gen;
 	list_for_each_entry(f, &bx_files, node) {
 		if (i++ < cb->args[0])
 			continue;
@@ -155,6 +158,7 @@ static int bx_open(struct inode *inode, struct file *filp)
 	filp->private_data = f;
 	mutex_lock(&bx_files_lock);
 	list_add_tail(&f->node, &bx_files);
+	bx_files_gen++;
 	mutex_unlock(&bx_files_lock);
 	return 0;
 }
@@ -166,6 +170,7 @@ static int bx_release(struct inode *inode, struct file *filp)
 
 	mutex_lock(&bx_files_lock);
 	list_del(&f->node);
+	bx_files_gen++;
 	mutex_unlock(&bx_files_lock);
 	bx_op_file_release(f);
 	bx_file_put(f);

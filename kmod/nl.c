@@ -104,14 +104,36 @@ int bx_nl_dump_done(struct sk_buff *skb, int ret)
 
 /* ---- requests ----------------------------------------------------------- */
 
+/*
+ * bx is host-wide and its events go to the initial namespace only: other
+ * namespaces (containers) neither see its peers and processes nor set it.
+ */
+static int nl_check_ns(struct net *net, struct netlink_ext_ack *extack)
+{
+	if (net_eq(net, &init_net))
+		return 0;
+	NL_SET_ERR_MSG(extack, "bx is host-wide: initial network namespace only");
+	return -EOPNOTSUPP;
+}
+
+static int nl_check_dump(struct netlink_callback *cb)
+{
+	return nl_check_ns(sock_net(cb->skb->sk), cb->extack);
+}
+
+static int nl_check_do(struct genl_info *info)
+{
+	return nl_check_ns(genl_info_net(info), info->extack);
+}
+
 int bx_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	return bx_dev_nl_dump(skb, cb);
+	return nl_check_dump(cb) ?: bx_dev_nl_dump(skb, cb);
 }
 
 int bx_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	return bx_conn_nl_dump(skb, cb);
+	return nl_check_dump(cb) ?: bx_conn_nl_dump(skb, cb);
 }
 
 int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -121,6 +143,9 @@ int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int ret;
 
+	ret = nl_check_do(info);
+	if (ret)
+		return ret;
 	if (GENL_REQ_ATTR_CHECK(info, BX_A_CONN_PEER_ID))
 		return -EINVAL;
 	conn = bx_conn_by_peer(nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]));
@@ -153,7 +178,7 @@ out:
 
 int bx_nl_proc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	return bx_files_nl_dump(skb, cb);
+	return nl_check_dump(cb) ?: bx_files_nl_dump(skb, cb);
 }
 
 int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -162,6 +187,8 @@ int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *msg;
 	void *hdr;
 
+	if (nl_check_do(info))
+		return -EOPNOTSUPP;
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -222,6 +249,8 @@ int bx_nl_tunables_get_doit(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int a;
 
+	if (nl_check_do(info))
+		return -EOPNOTSUPP;
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -248,6 +277,8 @@ int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info)
 	bool any = false;
 	int a;
 
+	if (nl_check_do(info))
+		return -EOPNOTSUPP;
 	for (a = 1; a <= BX_A_TUNABLES_MAX; a++)
 		any |= !!info->attrs[a];
 	if (!any) {

@@ -65,30 +65,35 @@ bx_text_range() {
 		sort | sed -n '1p;$p'
 }
 
+# wr VALUE FILE: write, and name the file if the kernel refuses.
+wr() {
+	echo "$1" > "$2" || { echo "# FAIL: echo $1 > $2"; return 1; }
+}
+
 # fs_set PROBABILITY
 fs_set() {
 	prob=$1
 	set -- $(bx_text_range)
 	[ -n "$1" ] && [ -n "$2" ] || fail "no bx text symbols"
-	printf '0x%s\n' "$1" > $D/failslab/require-start
+	wr "0x$1" $D/failslab/require-start
 	# The last function's size is unknown; a page past its start covers it.
-	printf '0x%x\n' $((0x$2 + 4096)) > $D/failslab/require-end
-	echo 32 > $D/failslab/stacktrace-depth
-	echo N > $D/failslab/task-filter
-	echo N > $D/failslab/ignore-gfp-wait
-	echo 0 > $D/failslab/verbose
-	echo 1 > $D/failslab/interval
-	echo -1 > $D/failslab/times
-	echo "$prob" > $D/failslab/probability
+	wr "$(printf '0x%x' $((0x$2 + 4096)))" $D/failslab/require-end
+	wr 32 $D/failslab/stacktrace-depth
+	wr N $D/failslab/task-filter
+	wr N $D/failslab/ignore-gfp-wait
+	wr 0 $D/failslab/verbose
+	wr 1 $D/failslab/interval
+	wr -1 $D/failslab/times
+	wr "$prob" $D/failslab/probability
 }
 
 fs_reset() {
-	echo Y > $D/failslab/ignore-gfp-wait
-	echo 0 > $D/failslab/probability
-	echo -1 > $D/failslab/times
-	echo 1 > $D/failslab/interval
-	echo 0 > $D/failslab/require-start
-	echo 0xffffffffffffffff > $D/failslab/require-end
+	wr Y $D/failslab/ignore-gfp-wait
+	wr 0 $D/failslab/probability
+	wr -1 $D/failslab/times
+	wr 1 $D/failslab/interval
+	wr 0 $D/failslab/require-start
+	wr 0xffffffffffffffff $D/failslab/require-end
 }
 
 failslab_workload() {

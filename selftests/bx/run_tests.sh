@@ -18,7 +18,7 @@ timeout=${timeout:-300}
 # KASAN, lockdep and kmemleak make the debug kernel several times slower.
 [ "${BXRIG_FLAVOR:-}" = debug ] && timeout=$((timeout * 3))
 splats=${BX_SPLATS:-/rig/splats}
-tests=${*:-dev_test libbx_test data_test module.sh fault.sh rdma_link.sh recover.sh data.sh flow.sh trinity.sh}
+tests=${*:-dev_test libbx_test data_test nl_test module.sh fault.sh rdma_link.sh bxctl.sh recover.sh data.sh flow.sh trinity.sh}
 P=0 F=0 S=0
 kmemleak=/sys/kernel/debug/kmemleak
 
