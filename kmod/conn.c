@@ -165,6 +165,7 @@ static void conn_teardown(struct work_struct *work);
 static void conn_qp_err_work(struct work_struct *work);
 static void conn_retry_work(struct work_struct *work);
 static void conn_connect_timeout(struct work_struct *work);
+static void conn_keepalive(struct work_struct *work);
 
 static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 {
@@ -186,6 +187,7 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	bx_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
 	INIT_DELAYED_WORK(&conn->retry_work, conn_retry_work);
 	INIT_DELAYED_WORK(&conn->connect_work, conn_connect_timeout);
+	INIT_DELAYED_WORK(&conn->keepalive, conn_keepalive);
 	xa_init_flags(&conn->ops, XA_FLAGS_ALLOC1);
 	INIT_WORK(&conn->teardown, conn_teardown);
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);
@@ -772,9 +774,13 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 		}
 	}
 
-	/* 4. A bare credit update, if owed and nothing will carry it. */
+	/* 4. A bare credit update, if owed and nothing will carry it, or
+	 * as a keepalive.
+	 */
 	queued = !list_empty(&conn->ctlq) || !list_empty(&conn->readyq);
-	if (conn->ntx_free && bx_credits_update_due(&conn->cr, queued)) {
+	if (conn->ntx_free &&
+	    (bx_credits_update_due(&conn->cr, queued) || conn->ka_due)) {
+		conn->ka_due = false;
 		if (bx_credits_take_update(&conn->cr)) {
 			memset(credit, 0, sizeof(*credit));
 			credit->type = BX_MSG_CREDIT;
@@ -1043,6 +1049,8 @@ static void conn_established(struct bx_conn *conn)
 	spin_unlock(&conn->lock);
 	mutex_unlock(&peer->lock);
 	bx_nl_conn_event(conn, BX_CMD_CONN_UP_NTF);
+	queue_delayed_work(bx_wq, &conn->keepalive,
+			   msecs_to_jiffies(BX_KEEPALIVE_MS));
 	if (restarted) {
 		pr_info("peer %pISc restarted (epoch %llx)\n", &peer->addr,
 			conn->peer_epoch);
@@ -1232,6 +1240,30 @@ static void conn_connect_timeout(struct work_struct *work)
 		bx_conn_fail(conn, -ETIMEDOUT);
 }
 
+/* See struct bx_conn, @keepalive. Teardown cancels it. */
+static void conn_keepalive(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(to_delayed_work(work),
+					    struct bx_conn, keepalive);
+	bool kick = false;
+
+	spin_lock(&conn->lock);
+	if (conn->state != BX_CONN_STATE_UP) {
+		spin_unlock(&conn->lock);
+		return;
+	}
+	if (!xa_empty(&conn->ops) && conn->tx_msgs == conn->ka_tx) {
+		conn->ka_due = true;
+		kick = true;
+	}
+	conn->ka_tx = conn->tx_msgs;
+	spin_unlock(&conn->lock);
+	if (kick)
+		bx_conn_kick(conn);
+	queue_delayed_work(bx_wq, &conn->keepalive,
+			   msecs_to_jiffies(BX_KEEPALIVE_MS));
+}
+
 /* Connect to @peer; called with peer->lock held. */
 static struct bx_conn *conn_connect(struct bx_peer *peer)
 {
@@ -1384,6 +1416,7 @@ static void conn_teardown(struct work_struct *work)
 	}
 	cancel_delayed_work_sync(&conn->retry_work);
 	cancel_delayed_work_sync(&conn->connect_work);
+	cancel_delayed_work_sync(&conn->keepalive);
 	conn_flush_queues(conn, &list);
 	/* Queued ones never reached the peer (or it answered BUSY). */
 	fail_list(&list, -ENOTCONN);

@@ -29,6 +29,7 @@
 #define BX_SEG_MAX	SZ_1M	/* bytes per registered segment */
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
 #define BX_PEERS_MAX	1024
+#define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 
 struct bx_op;
 
@@ -110,6 +111,12 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
+ * @keepalive:	every BX_KEEPALIVE_MS while up: if operations await a
+ *		response and nothing was sent since the last tick (@ka_tx),
+ *		sets @ka_due so that a bare credit message goes out. A peer
+ *		that lost the connection (its QP is gone) never acknowledges
+ *		it, our QP errors, and the waiting operations fail instead of
+ *		waiting forever on a half-open connection.
  * @connect_work: fails an attempt still connecting after
  *		connect_timeout_ms (the CM's own retries last a minute)
  * @wnd:	what we sent and await: requests and replies (bytes, ops)
@@ -164,6 +171,9 @@ struct bx_conn {
 
 	struct delayed_work	retry_work;
 	struct delayed_work	connect_work;
+	struct delayed_work	keepalive;
+	u64			ka_tx;
+	bool			ka_due;
 	struct xarray		ops;
 	struct work_struct	teardown;
 	struct completion	torn_down;

@@ -56,7 +56,7 @@ if [ -z "$report_only" ]; then
 	[ -f "$env" ] || { echo "bench: $env missing: make stage vm" >&2; exit 2; }
 	[ -x "$BX_BUILD/stage/bin/bxperf" ] ||
 		{ echo "bench: bxperf is not staged: make stage vm" >&2; exit 2; }
-	# shellcheck disable=SC1090
+	# shellcheck disable=SC1090,SC2153
 	initrd=$(. "$env"; echo "$INITRD")
 	[ "$BX_BUILD/stage/bin/bxperf" -nt "$initrd" ] &&
 		echo "bench: warning: the guest image is older than bxperf (make stage vm)" >&2

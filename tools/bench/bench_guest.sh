@@ -287,7 +287,7 @@ if has sweep; then
 			# (one round of MIN_OPS for 16 MiB).
 			rounds="1 2" d=$(awk -v s="$SECS" 'BEGIN { print s / 2 }')
 			[ "$m" -gt 1048576 ] && rounds=1 d=$SECS
-			for r in $rounds; do
+			for _ in $rounds; do
 				for op in pull push; do
 					for tp in bx tcp; do
 						cli -T $tp -o $op -z "$z" -d "$d" -S -t sweep

@@ -42,7 +42,11 @@
 /* noipa: not inlined, not cloned, not merged with an identical twin, so
  * that every step keeps its own name in the profile.
  */
+#ifdef __clang__
+#define NOINLINE __attribute__((noinline))
+#else
 #define NOINLINE __attribute__((noipa))
+#endif
 #define MiB (1u << 20)
 
 static u8 wbuf[8192], payload[4096];
@@ -172,8 +176,10 @@ static NOINLINE bool fp_win_admit(u64 bytes)
 /* bx_flow_release(). */
 static NOINLINE bool fp_win_release(u64 bytes)
 {
-	return bx_win_release(&w_conn, bytes, 0) &
-	       bx_win_release(&w_host, bytes, 0);
+	bool ok = bx_win_release(&w_conn, bytes, 0);
+
+	/* Both, as bx_flow_release() does, whatever the first said. */
+	return bx_win_release(&w_host, bytes, 0) && ok;
 }
 
 static void credits_reset(void)

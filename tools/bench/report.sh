@@ -71,20 +71,21 @@ function pct(k, name, p) {
 	return NG[k] == 1 ? V[k, name] : hpct(k, p)
 }
 function ms(us) {
-	if (us == "" || us < 0)
+	if (us == "" || us + 0 < 0)
 		return "-"
 	us /= 1000
 	return us >= 100 ? sprintf("%.0f", us) : us >= 10 ? sprintf("%.1f", us) : \
 	       us >= 1 ? sprintf("%.2f", us) : sprintf("%.3f", us)
 }
 function num(x) {
-	if (x == "" || x < 0)
+	if (x == "" || x + 0 < 0)
 		return "-"
+	x += 0
 	return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : \
 	       x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x)
 }
 function ratio(a, b) {
-	return (a == "" || b == "" || a <= 0 || b <= 0) ? "-" : sprintf("%.2f", a / b)
+	return (a == "" || b == "" || a + 0 <= 0 || b + 0 <= 0) ? "-" : sprintf("%.2f", a / b)
 }
 function sz(b) {
 	return b >= 1048576 ? (b / 1048576) " MiB" : b >= 1024 ? (b / 1024) " KiB" : b " B"
@@ -461,8 +462,8 @@ set -e
 if ! command -v gnuplot > /dev/null; then
 	echo "report: gnuplot missing (make deps): no plots" >&2
 else
-	term="pngcairo size 900,560 font 'sans,10'"
-	gnuplot -e "set terminal pngcairo" > /dev/null 2>&1 || term="png size 900,560"
+	term="pngcairo noenhanced size 900,560 font 'sans,10'"
+	gnuplot -e "set terminal pngcairo" > /dev/null 2>&1 || term="png noenhanced size 900,560"
 	(
 	cd "$data"
 	cdfplot() {	# OP: bx and tcp at 64 B, 64 KiB, 1 MiB; the floor's RTT
@@ -483,9 +484,9 @@ else
 		if [ -s floor.dat ]; then
 			arrows=$(awk '$1 == 64 {
 				printf "set arrow from %g, graph 0 to %g, graph 1 nohead dt 4 lw 2 lc 3\n", $2 / 1000, $2 / 1000
-				printf "set label \"rc\\_lat 64 B RTT\" at %g, graph 0.95 rotate by 90 right offset char -0.8,0 tc lt 3\n", $2 / 1000
+				printf "set label \"rc_lat 64 B RTT\" at %g, graph 0.95 rotate by 90 right offset char -0.8,0 tc lt 3\n", $2 / 1000
 				printf "set arrow from %g, graph 0 to %g, graph 1 nohead dt 4 lw 2 lc 4\n", $3 / 1000, $3 / 1000
-				printf "set label \"tcp\\_lat 64 B RTT\" at %g, graph 0.95 rotate by 90 right offset char -0.8,0 tc lt 4\n", $3 / 1000
+				printf "set label \"tcp_lat 64 B RTT\" at %g, graph 0.95 rotate by 90 right offset char -0.8,0 tc lt 4\n", $3 / 1000
 			}' floor.dat)
 		fi
 		gnuplot <<-EOF
@@ -594,5 +595,5 @@ else
 	fi
 	) > "$data/gnuplot.log" 2>&1 || echo "report: gnuplot failed: $data/gnuplot.log" >&2
 fi
-echo "report: $dir/report.md ($(ls "$dir"/*.png 2>/dev/null | wc -l) plots)"
+echo "report: $dir/report.md ($(find "$dir" -maxdepth 1 -name '*.png' | wc -l) plots)"
 exit "$arc"
