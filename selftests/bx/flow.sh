@@ -116,7 +116,7 @@ case_incast() {
 	# Small windows, so that they bind: 4 processes x 8 x 64 KiB want
 	# 2 MiB in flight per client, and three clients push towards one
 	# server.
-	try reload wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=256 rd_max=2
+	try reload wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=256 rd_max=1
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 512 -b 0 -r 64
 		b incast.up; b incast.done
@@ -125,7 +125,7 @@ case_incast() {
 		try check [ "$(flow_of rx_peak_bytes)" -le $((256 * 1024)) ]
 		try check [ "$(flow_of rx_waits)" -gt 0 ]
 		try check [ "$(flow_of tx_peak_bytes)" -le $((512 * 1024)) ]
-		try check [ "$(conn_max rd_peak_reads)" -le 2 ]
+		try check [ "$(conn_max rd_peak_reads)" -le 1 ]
 	else
 		b incast.up
 		client_bg -P 4 -z 65536 -i 100000 -q 8 -m both -t 20 -v
@@ -169,7 +169,7 @@ churn() {
 		   tset rx_wnd_kb 64 && tset rd_max 1 && tset flow_control N ;;
 		1) tset wnd_kb 8192 && tset wnd_ops 128 && tset credit_batch 64 &&
 		   tset rdv_threshold 4096 && tset drr_quantum 65536 &&
-		   tset rx_wnd_kb 16384 && tset rd_max 2 &&
+		   tset rx_wnd_kb 16384 && tset rd_max 1 &&
 		   tset host_wnd_kb 32768 && tset host_wnd_ops 1024 &&
 		   tset flow_control Y ;;
 		2) tset wnd_kb 512 && tset wnd_ops 16 && tset credit_batch 8 &&
