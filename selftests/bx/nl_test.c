@@ -976,15 +976,24 @@ static int ev_cb(const struct nlmsghdr *nlh, void *arg)
 	return 1;
 }
 
-/* The next bx event within @ms, or false. */
+/*
+ * The next device event within @ms, or false. Connection events of other
+ * tests running on the peer guest at the same time are skipped.
+ */
 static bool next_event(struct bxnl *nl, struct ev *e, int ms)
 {
 	struct pollfd p = { .fd = nl->fd, .events = POLLIN };
 
-	memset(e, 0, sizeof(*e));
-	if (poll(&p, 1, ms) != 1)
-		return false;
-	return bxnl_recv_events(nl, nl->family, ev_cb, e) == 1;
+	for (int i = 0; i < 64; i++) {
+		memset(e, 0, sizeof(*e));
+		if (poll(&p, 1, ms) != 1)
+			return false;
+		if (bxnl_recv_events(nl, nl->family, ev_cb, e) != 1)
+			return false;
+		if (e->cmd == BX_CMD_DEV_ADD_NTF || e->cmd == BX_CMD_DEV_DEL_NTF)
+			return true;
+	}
+	return false;
 }
 
 /* A device added and deleted: dev-add and dev-del, with the dump's attributes. */
