@@ -115,14 +115,14 @@ case_stall() {
 case_incast() {
 	# Small windows, so that they bind: 4 processes x 8 x 64 KiB want
 	# 2 MiB in flight per client, and three clients push towards one
-	# server.
-	try reload wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=256 rd_max=1
+	# server, which admits 128 KiB of READs (two 64 KiB pushes) at once.
+	try reload wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=128 rd_max=1
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 512 -b 0 -r 64
 		b incast.up; b incast.done
 		try serve_stop
 		echo "# server: rx_peak_bytes $(flow_of rx_peak_bytes) rx_waits $(flow_of rx_waits) tx_peak_bytes $(flow_of tx_peak_bytes) rd_peak_reads $(conn_max rd_peak_reads)"
-		try check [ "$(flow_of rx_peak_bytes)" -le $((256 * 1024)) ]
+		try check [ "$(flow_of rx_peak_bytes)" -le $((128 * 1024)) ]
 		try check [ "$(flow_of rx_waits)" -gt 0 ]
 		try check [ "$(flow_of tx_peak_bytes)" -le $((512 * 1024)) ]
 		try check [ "$(conn_max rd_peak_reads)" -le 1 ]
