@@ -136,11 +136,28 @@ int bx_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return nl_check_dump(cb) ?: bx_conn_nl_dump(skb, cb);
 }
 
+/* Reply to @info with what @fill puts for @obj. */
+static int nl_reply(struct genl_info *info,
+		    int (*fill)(struct sk_buff *, void *), void *obj)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_iput(msg, info);
+	if (!hdr || fill(msg, obj)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
 int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct bx_conn *conn;
-	struct sk_buff *msg;
-	void *hdr;
 	int ret;
 
 	ret = nl_check_do(info);
@@ -155,23 +172,7 @@ int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 				    "no connection to this peer");
 		return -ENOENT;
 	}
-	ret = -ENOMEM;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		goto out;
-	hdr = genlmsg_iput(msg, info);
-	if (!hdr)
-		goto err_free;
-	ret = bx_conn_nl_fill(msg, conn);
-	if (ret)
-		goto err_free;
-	genlmsg_end(msg, hdr);
-	bx_conn_put(conn);
-	return genlmsg_reply(msg, info);
-
-err_free:
-	nlmsg_free(msg);
-out:
+	ret = nl_reply(info, nl_fill_conn, conn);
 	bx_conn_put(conn);
 	return ret;
 }
@@ -181,20 +182,10 @@ int bx_nl_proc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return nl_check_dump(cb) ?: bx_files_nl_dump(skb, cb);
 }
 
-int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
+static int nl_fill_stats(struct sk_buff *msg, void *unused)
 {
 	u64 tx, tx_peak, rx, rx_peak, busy;
-	struct sk_buff *msg;
-	void *hdr;
 
-	if (nl_check_do(info))
-		return -EOPNOTSUPP;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_iput(msg, info);
-	if (!hdr)
-		goto err;
 	bx_flow_nl_stats(&tx, &tx_peak, &rx, &rx_peak, &busy);
 	if (nla_put_u32(msg, BX_A_STATS_CONNS, bx_conn_count()) ||
 	    nla_put_u64_64bit(msg, BX_A_STATS_OPS_INFLIGHT,
@@ -218,13 +209,13 @@ int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 			      BX_A_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_STATS_RNR_EVENTS,
 			      atomic64_read(&bx_rnr_events), BX_A_STATS_PAD))
-		goto err;
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+		return -EMSGSIZE;
+	return 0;
+}
 
-err:
-	nlmsg_free(msg);
-	return -EMSGSIZE;
+int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return nl_check_do(info) ?: nl_reply(info, nl_fill_stats, NULL);
 }
 
 /* The tunables, by attribute; bx_flow_control is a bool, apart. */
@@ -243,32 +234,20 @@ static unsigned int *const nl_tunables[] = {
 static_assert(ARRAY_SIZE(nl_tunables) == BX_A_TUNABLES_FLOW_CONTROL);
 static_assert(BX_A_TUNABLES_FLOW_CONTROL == BX_A_TUNABLES_MAX);
 
-int bx_nl_tunables_get_doit(struct sk_buff *skb, struct genl_info *info)
+static int nl_fill_tunables(struct sk_buff *msg, void *unused)
 {
-	struct sk_buff *msg;
-	void *hdr;
 	int a;
 
-	if (nl_check_do(info))
-		return -EOPNOTSUPP;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	hdr = genlmsg_iput(msg, info);
-	if (!hdr)
-		goto err;
 	for (a = 1; a < ARRAY_SIZE(nl_tunables); a++)
 		if (nla_put_u32(msg, a, READ_ONCE(*nl_tunables[a])))
-			goto err;
-	if (nla_put_u8(msg, BX_A_TUNABLES_FLOW_CONTROL,
-		       READ_ONCE(bx_flow_control)))
-		goto err;
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+			return -EMSGSIZE;
+	return nla_put_u8(msg, BX_A_TUNABLES_FLOW_CONTROL,
+			  READ_ONCE(bx_flow_control)) ? -EMSGSIZE : 0;
+}
 
-err:
-	nlmsg_free(msg);
-	return -EMSGSIZE;
+int bx_nl_tunables_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return nl_check_do(info) ?: nl_reply(info, nl_fill_tunables, NULL);
 }
 
 /* The policy checked every range, so this applies all or nothing. */
