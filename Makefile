@@ -220,7 +220,7 @@ vm-debug: stage debug-kernel
 	rm -rf $(O)/kmod-debug && mkdir -p $(O)/kmod-debug/kmod $(O)/kmod-debug/uapi/linux
 	cp Kbuild $(O)/kmod-debug/
 	cp kmod/*.c kmod/*.h $(O)/kmod-debug/kmod/
-	cp uapi/linux/bx.h $(O)/kmod-debug/uapi/linux/
+	cp uapi/linux/*.h $(O)/kmod-debug/uapi/linux/
 	. $(DEBUG_OUT)/current/env && \
 	$(MAKE) -C $$DBG_KDIR M=$(O)/kmod-debug KCFLAGS=-Werror modules && \
 	tools/testing/vm/mkinitramfs.sh -o $(O)/vm/debug/initramfs.cpio.gz \
