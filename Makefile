@@ -169,6 +169,7 @@ UNIT_CFLAGS := -std=gnu11 $(WFLAGS) -O1 -g $(UNIT_SAN) \
 UNIT_SRCS_wire  := kmod/wire.c
 UNIT_SRCS_alloc := libbx/alloc.c
 UNIT_SRCS_flow  := kmod/flow.c
+UNIT_SRCS_replay := kmod/replay.c
 
 UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c))
 FUZZERS    := $(patsubst $(UNIT_DIR)/fuzz_%.c,$(O)/unit/fuzz_%,$(wildcard $(UNIT_DIR)/fuzz_*.c))

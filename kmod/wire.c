@@ -27,6 +27,11 @@ static bool has_inline(u8 type)
 	       type == BX_MSG_PULL_RESP;
 }
 
+static bool is_push(u8 type)
+{
+	return type == BX_MSG_PUSH || type == BX_MSG_PUSH_RDV;
+}
+
 static bool has_status(u8 type)
 {
 	return type == BX_MSG_PUSH_DONE || type == BX_MSG_PULL_RESP ||
@@ -92,11 +97,17 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 	msg->len = be32_to_cpu(hdr->len);
 	msg->status = hdr->status;
 	msg->nrdv = hdr->nrdv;
+	msg->lag = be16_to_cpu(hdr->lag);
 
 	/* Unknown type, flag bits or reserved bits: not our protocol. */
 	if (msg->type == 0 || msg->type >= __BX_MSG_MAX)
 		return -EBADMSG;
-	if ((msg->flags & ~BX_WIRE_F_KNOWN) || hdr->resv)
+	if (msg->flags & ~BX_WIRE_F_KNOWN)
+		return -EBADMSG;
+	/* A floor only on a numbered push, and below its number. */
+	if (msg->lag && (!is_push(msg->type) || !msg->seq ||
+			 (msg->lag != BX_WIRE_LAG_UNKNOWN &&
+			  msg->lag >= msg->seq)))
 		return -EBADMSG;
 	/* Status only where a status is defined, and only known codes. */
 	if (msg->status >= __BX_ST_MAX ||
@@ -162,7 +173,7 @@ size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg)
 	hdr->len = cpu_to_be32(msg->len);
 	hdr->status = msg->status;
 	hdr->nrdv = msg->nrdv;
-	hdr->resv = 0;
+	hdr->lag = cpu_to_be16(msg->lag);
 	rdv = (struct bx_wire_rdv *)(hdr + 1);
 	for (i = 0; i < msg->nrdv; i++) {
 		rdv[i].addr = cpu_to_be64(msg->rdv[i].addr);

@@ -51,6 +51,7 @@ enum bx_wire_status {
 	BX_ST_REMOTE_IO	= 4,	/* RDMA transfer failed: -EREMOTEIO */
 	BX_ST_CANCELED	= 5,	/* server went away: -ECONNABORTED */
 	BX_ST_BUSY	= 6,	/* no receive buffer posted: send again later */
+	BX_ST_AGAIN	= 7,	/* push: send again later with the same seq */
 	__BX_ST_MAX,
 };
 
@@ -67,11 +68,14 @@ enum bx_wire_status {
  * @credits:	receive credits the sender grants with this message
  * @service:	destination service (push, pull request) or 0
  * @req_id:	sender's id of the operation; echoed in responses
- * @seq:	per-connection sequence number of this message
+ * @seq:	PUSH, PUSH_RDV: the push's number (replay.h); other types: 0
+ *		(not checked)
  * @len:	see the table at the top of this file
  * @status:	enum bx_wire_status (responses, PUSH_DONE, NACK)
  * @nrdv:	number of struct bx_wire_rdv after the header
- * @resv:	zero
+ * @lag:	PUSH, PUSH_RDV with a seq: @seq minus the sender's floor, the
+ *		oldest push whose outcome it does not know yet (< @seq), or
+ *		BX_WIRE_LAG_UNKNOWN; otherwise zero
  */
 struct bx_wire_hdr {
 	__u8	type;
@@ -83,8 +87,10 @@ struct bx_wire_hdr {
 	__be32	len;
 	__u8	status;
 	__u8	nrdv;
-	__be16	resv;
+	__be16	lag;
 };
+
+#define BX_WIRE_LAG_UNKNOWN	0xffff
 
 /**
  * struct bx_wire_rdv - a buffer segment the peer may access by RDMA, for
@@ -128,6 +134,7 @@ struct bx_msg {
 	u32		len;
 	u8		status;
 	u8		nrdv;
+	u16		lag;
 	u64		rdv_total;
 	struct bx_rdv	rdv[BX_WIRE_MAX_RDV];
 	const void	*payload;

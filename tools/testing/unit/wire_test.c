@@ -83,7 +83,7 @@ UNIT_TEST(layout_is_fixed)
 	CHECK_EQ(offsetof(struct bx_wire_hdr, len), 24);
 	CHECK_EQ(offsetof(struct bx_wire_hdr, status), 28);
 	CHECK_EQ(offsetof(struct bx_wire_hdr, nrdv), 29);
-	CHECK_EQ(offsetof(struct bx_wire_hdr, resv), 30);
+	CHECK_EQ(offsetof(struct bx_wire_hdr, lag), 30);
 }
 
 UNIT_TEST(big_endian_on_the_wire)
@@ -147,6 +147,35 @@ UNIT_TEST(exact_size_only)
 	}
 	for (size_t n = 0; n < BX_WIRE_HDR_LEN; n++)
 		CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+}
+
+UNIT_TEST(push_lag)
+{
+	struct bx_msg m = valid(BX_MSG_PUSH, 16, 0), p;
+	size_t n;
+
+	m.seq = 100;
+	m.lag = 99;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
+	CHECK_EQ(p.lag, 99);
+	m.lag = BX_WIRE_LAG_UNKNOWN;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
+	/* The floor must be a push number: >= 1. */
+	m.lag = 100;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	/* No floor without a number. */
+	m.seq = 0;
+	m.lag = 1;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	/* Nor on a type that is not a push. */
+	m = valid(BX_MSG_PULL_RESP, 16, 0);
+	m.lag = 1;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
 }
 
 UNIT_TEST(unknown_type_flags_status_resv)
