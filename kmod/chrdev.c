@@ -422,11 +422,68 @@ static const struct file_operations bx_fops = {
 	.llseek		= noop_llseek,
 };
 
+/*
+ * Stable object state in /sys/class/misc/bx/ (the tunables are in
+ * /sys/module/bx/parameters/; details in debugfs and netlink).
+ */
+static ssize_t epoch_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%016llx\n", bx_epoch);
+}
+static DEVICE_ATTR_RO(epoch);
+
+static ssize_t devices_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u\n", bx_dev_count());
+}
+static DEVICE_ATTR_RO(devices);
+
+static ssize_t conns_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%u\n", bx_conn_count());
+}
+static DEVICE_ATTR_RO(conns);
+
+static ssize_t recovering_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", bx_peers_recovering());
+}
+static DEVICE_ATTR_RO(recovering);
+
+static ssize_t files_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	struct bx_file *f;
+	unsigned int n = 0;
+
+	mutex_lock(&bx_files_lock);
+	list_for_each_entry(f, &bx_files, node)
+		n++;
+	mutex_unlock(&bx_files_lock);
+	return sysfs_emit(buf, "%u\n", n);
+}
+static DEVICE_ATTR_RO(files);
+
+static struct attribute *bx_attrs[] = {
+	&dev_attr_epoch.attr,
+	&dev_attr_devices.attr,
+	&dev_attr_conns.attr,
+	&dev_attr_recovering.attr,
+	&dev_attr_files.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(bx);
+
 static struct miscdevice bx_misc = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= BX_DEVICE_NAME,
 	.fops	= &bx_fops,
 	.mode	= 0666,
+	.groups	= bx_groups,
 };
 
 int bx_chrdev_init(void)

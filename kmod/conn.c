@@ -45,6 +45,7 @@
 #include <rdma/mr_pool.h>
 
 #include "conn.h"
+#include "file.h"
 #include "nl.h"
 #include "nl-gen.h"
 #include "op.h"
@@ -92,6 +93,8 @@ static int addr_cmp(const struct sockaddr *a, const struct sockaddr *b)
 		      &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 }
 
+static void peer_recover_work(struct work_struct *work);
+
 struct bx_peer *bx_peer_get(const struct sockaddr *addr)
 {
 	struct bx_peer *peer;
@@ -113,6 +116,10 @@ struct bx_peer *bx_peer_get(const struct sockaddr *addr)
 	}
 	mutex_init(&peer->lock);
 	INIT_LIST_HEAD(&peer->pending);
+	spin_lock_init(&peer->sess_lock);
+	INIT_LIST_HEAD(&peer->unresolved);
+	INIT_LIST_HEAD(&peer->parked);
+	INIT_DELAYED_WORK(&peer->recover_work, peer_recover_work);
 	if (addr->sa_family == AF_INET) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&peer->addr;
 
@@ -628,15 +635,15 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 fail:
 	spin_unlock(&conn->lock);
 	kfree(spare);
-	bx_op_fail(op, err);
+	bx_op_lost(op, err);
 	bx_op_put(op);
 }
 
 /*
  * Put @op (with its reference) on @q of @conn, unless the connection is
- * down: then @op fails with ENOTCONN -- it was never delivered (never
- * sent, or answered BUSY), so it is safe to send again. Returns whether
- * it was queued.
+ * down: then @op is lost (recovered, or it fails with ENOTCONN: it was
+ * never delivered -- never sent, or answered BUSY). Returns whether it
+ * was queued.
  */
 static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
 			 struct bx_op *op)
@@ -644,7 +651,7 @@ static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
 	spin_lock(&conn->lock);
 	if (conn->state == BX_CONN_STATE_DOWN) {
 		spin_unlock(&conn->lock);
-		bx_op_fail(op, -ENOTCONN);
+		bx_op_lost(op, -ENOTCONN);
 		bx_op_put(op);
 		return false;
 	}
@@ -701,11 +708,10 @@ enum kick_act {
 	KICK_READ,	/* issue *op's RDMA READs (admitted) */
 };
 
-/* Take a send buffer, a sequence number and the grant for a message. */
+/* Take a send buffer and the grant for a message. */
 static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
 {
 	msg->credits = bx_credits_grant_take(&conn->cr);
-	msg->seq = ++conn->seq;
 	conn->tx_msgs++;
 	return conn->tx_free[--conn->ntx_free];
 }
@@ -1063,6 +1069,8 @@ static void conn_established(struct bx_conn *conn)
 		bx_conn_queue(conn, op);
 	}
 	bx_conn_kick(conn);
+	if (READ_ONCE(peer->recovering))
+		mod_delayed_work(bx_wq, &peer->recover_work, 0);
 }
 
 /* A connect request on the listener; non-zero return destroys @id. */
@@ -1297,6 +1305,215 @@ err_fail:
 	return ERR_PTR(ret);
 }
 
+/* ---- recovery ------------------------------------------------------------ */
+
+/*
+ * When a connection fails, the pushes and pulls that were on it -- queued,
+ * in flight, or awaiting their response -- are parked on their peer
+ * instead of failing (op.c, op_park()). The peer's recover_work connects
+ * again, with back-off, and hands them to the new connection:
+ *
+ *  - a pull is sent again (the application's pull handler may see it
+ *    twice: pulls are reads);
+ *  - a push keeps its number: the receiver delivers it only if it did not
+ *    already (replay.h), so it is delivered exactly once;
+ *  - a push numbered for an incarnation of the peer that restarted since
+ *    fails with ECONNRESET: the old one may have delivered it.
+ *
+ * If no connection comes up within recover_ms, what is parked fails:
+ * a numbered push with EHOSTDOWN (outcome unknown), everything else with
+ * ETIMEDOUT (never delivered). Events: recovering-ntf when a round
+ * starts, recovered-ntf when it ends either way.
+ */
+
+atomic64_t bx_dup_pushes = ATOMIC64_INIT(0);
+atomic64_t bx_recovered_ops = ATOMIC64_INIT(0);
+atomic64_t bx_recover_failed = ATOMIC64_INIT(0);
+
+/* Set once the module is going: nothing is parked any more. */
+static bool bx_conn_closing;
+
+bool bx_recover_allowed(void)
+{
+	return READ_ONCE(bx_recover_ms) && !READ_ONCE(bx_conn_closing);
+}
+
+/*
+ * Number the push @op, about to be sent on @conn, unless it has a number
+ * (sent again after a connection failure); set its msg.seq and msg.lag.
+ */
+void bx_push_number(struct bx_conn *conn, struct bx_op *op)
+{
+	struct bx_peer *peer = conn->peer;
+	struct bx_op *first;
+	u64 lag;
+
+	spin_lock(&peer->sess_lock);
+	if (!op->seq) {
+		op->seq = ++peer->tx_seq;
+		op->epoch = conn->peer_epoch;
+		list_add_tail(&op->unres, &peer->unresolved);
+	}
+	first = list_first_entry(&peer->unresolved, struct bx_op, unres);
+	lag = op->seq - first->seq;
+	spin_unlock(&peer->sess_lock);
+	op->msg.seq = op->seq;
+	op->msg.lag = min_t(u64, lag, BX_WIRE_LAG_UNKNOWN);
+}
+
+/* The outcome of push @op's number is known (or it never had one). */
+void bx_push_resolved(struct bx_op *op)
+{
+	struct bx_peer *peer = op->peer;
+
+	if (!op->seq || !peer)
+		return;
+	spin_lock(&peer->sess_lock);
+	list_del_init(&op->unres);
+	spin_unlock(&peer->sess_lock);
+	op->seq = 0;
+}
+
+/* Numbered push @msg arrived on @conn: deliver it? */
+enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
+				       const struct bx_msg *msg)
+{
+	struct bx_peer *peer = conn->peer;
+	u64 floor = msg->lag == BX_WIRE_LAG_UNKNOWN ? 0 : msg->seq - msg->lag;
+	enum bx_replay_verdict v;
+
+	spin_lock(&peer->sess_lock);
+	v = bx_replay_begin(&peer->rp, conn->peer_epoch, msg->seq, floor);
+	spin_unlock(&peer->sess_lock);
+	if (v == BX_RP_DUP)
+		atomic64_inc(&bx_dup_pushes);
+	return v;
+}
+
+/* The delivery bx_replay_check() allowed ended. */
+void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered)
+{
+	struct bx_peer *peer = conn->peer;
+
+	spin_lock(&peer->sess_lock);
+	bx_replay_end(&peer->rp, epoch, seq, delivered);
+	spin_unlock(&peer->sess_lock);
+}
+
+/* Park @op (with a reference for the list) until @peer reconnects. */
+void bx_peer_park(struct bx_peer *peer, struct bx_op *op)
+{
+	bool start;
+
+	spin_lock(&peer->sess_lock);
+	list_add_tail(&op->node, &peer->parked);
+	start = !peer->recovering;
+	if (start) {
+		peer->recovering = true;
+		peer->recover_end = jiffies +
+			msecs_to_jiffies(READ_ONCE(bx_recover_ms));
+		peer->backoff = 0;
+		peer->recoveries++;
+	}
+	spin_unlock(&peer->sess_lock);
+	if (start)
+		queue_delayed_work(bx_wq, &peer->recover_work, 0);
+}
+
+/* How a parked @op ends when it cannot be sent again. */
+static int parked_errno(const struct bx_op *op, bool restarted)
+{
+	if (op->kind == BX_K_PUSH && op->seq)
+		return restarted ? -ECONNRESET : -EHOSTDOWN;
+	return -ETIMEDOUT;
+}
+
+static void peer_recover_work(struct work_struct *work)
+{
+	struct bx_peer *peer = container_of(to_delayed_work(work),
+					    struct bx_peer, recover_work);
+	unsigned int resent = 0, failed = 0;
+	struct bx_conn *conn, *up = NULL;
+	struct bx_op *op, *tmp;
+	bool expired, first;
+	LIST_HEAD(list);
+
+	mutex_lock(&peer->lock);
+	conn = peer->conn;
+	if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_UP) {
+		up = conn;
+		bx_conn_get(up);
+	}
+	spin_lock(&peer->sess_lock);
+	if (!peer->recovering) {
+		spin_unlock(&peer->sess_lock);
+		mutex_unlock(&peer->lock);
+		if (up)
+			bx_conn_put(up);
+		return;
+	}
+	first = !peer->backoff;
+	peer->backoff = clamp(peer->backoff * 2, 100U, 2000U);
+	expired = time_after_eq(jiffies, peer->recover_end);
+	if (up || expired) {
+		list_splice_init(&peer->parked, &list);
+		peer->recovering = false;
+	}
+	spin_unlock(&peer->sess_lock);
+	if (!up && !expired) {
+		if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) {
+			/* Dead and not yet torn down: start afresh. */
+			peer->conn = NULL;
+			bx_conn_put(conn);
+			conn = NULL;
+		}
+		if (!conn) {
+			conn = conn_connect(peer);
+			if (!IS_ERR(conn))
+				peer->conn = conn;
+		}
+	}
+	mutex_unlock(&peer->lock);
+
+	if (first)
+		bx_nl_peer_event(peer, BX_CMD_RECOVERING_NTF);
+	if (!up && !expired) {
+		/* conn_established() calls us as soon as one is up. */
+		queue_delayed_work(bx_wq, &peer->recover_work,
+				   msecs_to_jiffies(peer->backoff));
+		return;
+	}
+
+	list_for_each_entry_safe(op, tmp, &list, node) {
+		list_del_init(&op->node);
+		if (!up || READ_ONCE(op->file->dead) ||
+		    (op->kind == BX_K_PUSH && op->seq &&
+		     op->epoch != up->peer_epoch)) {
+			bx_op_fail(op, parked_errno(op, !!up));
+			bx_op_put(op);
+			failed++;
+			continue;
+		}
+		bx_conn_get(up);
+		op->conn = up;
+		bx_conn_queue(up, op);
+		resent++;
+	}
+	spin_lock(&peer->sess_lock);
+	peer->recovered += resent;
+	peer->recover_failed += failed;
+	spin_unlock(&peer->sess_lock);
+	atomic64_add(resent, &bx_recovered_ops);
+	atomic64_add(failed, &bx_recover_failed);
+	pr_info("peer %pISc: recovery %s: %u operations sent again, %u failed\n",
+		&peer->addr, up ? "done" : "gave up", resent, failed);
+	bx_nl_peer_event(peer, BX_CMD_RECOVERED_NTF);
+	if (up) {
+		bx_conn_kick(up);
+		bx_conn_put(up);
+	}
+}
+
 /*
  * Send @op (whose reference passes here) to @peer: on the connection if it
  * is up, else once a connection comes up, creating one if there is none.
@@ -1334,13 +1551,17 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 	mutex_unlock(&peer->lock);
 }
 
-static void fail_list(struct list_head *list, int err)
+/* End every op of @list with @err, or recover it (@lost, op_park()). */
+static void fail_list(struct list_head *list, int err, bool lost)
 {
 	struct bx_op *op, *tmp;
 
 	list_for_each_entry_safe(op, tmp, list, node) {
 		list_del_init(&op->node);
-		bx_op_fail(op, err);
+		if (lost)
+			bx_op_lost(op, err);
+		else
+			bx_op_fail(op, err);
 		bx_op_put(op);
 	}
 }
@@ -1400,7 +1621,8 @@ static void conn_teardown(struct work_struct *work)
 		list_splice_init(&peer->pending, &list);
 	}
 	mutex_unlock(&peer->lock);
-	fail_list(&list, err);
+	/* During a recovery, waiting ones wait for the next attempt. */
+	fail_list(&list, err, READ_ONCE(peer->recovering));
 
 	/* 2. Flush the QP: every posted WR runs its completion handler. */
 	if (conn->established && conn->cm_id)
@@ -1411,7 +1633,7 @@ static void conn_teardown(struct work_struct *work)
 	/* 3. Nothing more can arrive: fail what waits for a response. */
 	xa_for_each(&conn->ops, id, op) {
 		xa_erase(&conn->ops, id);
-		bx_op_fail(op, err);
+		bx_op_lost(op, err);
 		bx_op_put(op);
 	}
 	cancel_delayed_work_sync(&conn->retry_work);
@@ -1419,7 +1641,7 @@ static void conn_teardown(struct work_struct *work)
 	cancel_delayed_work_sync(&conn->keepalive);
 	conn_flush_queues(conn, &list);
 	/* Queued ones never reached the peer (or it answered BUSY). */
-	fail_list(&list, -ENOTCONN);
+	fail_list(&list, -ENOTCONN, true);
 
 	/* 4. Free the verbs objects, then the id. */
 	conn_free_qp(conn);
@@ -1459,6 +1681,18 @@ void bx_conn_remove_dev(struct bx_dev *bdev)
 		wait_for_completion(&conn->torn_down);
 		bx_conn_put(conn);
 	}
+}
+
+/* Peers whose operations wait for a new connection (sysfs). */
+unsigned int bx_peers_recovering(void)
+{
+	struct bx_peer *peer;
+	unsigned int n = 0;
+	unsigned long id;
+
+	xa_for_each(&bx_peers, id, peer)
+		n += READ_ONCE(peer->recovering);
+	return n;
 }
 
 unsigned int bx_conn_count(void)
@@ -1526,30 +1760,59 @@ static int nl_put_u64(struct sk_buff *skb, int type, u64 v)
 	return nla_put_u64_64bit(skb, type, v, BX_A_CONN_PAD);
 }
 
-/* Put @conn's attributes (BX_A_CONN_*) into @skb. */
-int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
+/*
+ * Put @peer's attributes (BX_A_CONN_PEER_*, recovery counters) into @skb;
+ * also the whole of a recovery event.
+ */
+int bx_peer_nl_fill(struct sk_buff *skb, struct bx_peer *peer)
 {
-	struct sockaddr *sa = (struct sockaddr *)&c->peer->addr;
-	unsigned long id, nops = 0;
+	struct sockaddr *sa = (struct sockaddr *)&peer->addr;
+	u64 recovered, failed, dups;
+	u32 parked = 0, rounds;
 	struct in6_addr a6;
 	struct bx_op *op;
-	int ret;
 
 	if (sa->sa_family == AF_INET)
 		ipv6_addr_set_v4mapped(((struct sockaddr_in *)sa)->sin_addr.s_addr,
 				       &a6);
 	else
 		a6 = ((struct sockaddr_in6 *)sa)->sin6_addr;
+	spin_lock(&peer->sess_lock);
+	list_for_each_entry(op, &peer->parked, node)
+		parked++;
+	rounds = peer->recoveries;
+	recovered = peer->recovered;
+	failed = peer->recover_failed;
+	dups = peer->rp.dups;
+	spin_unlock(&peer->sess_lock);
+
+	if (nla_put_u32(skb, BX_A_CONN_PEER_ID, peer->id) ||
+	    nla_put(skb, BX_A_CONN_PEER_ADDR, sizeof(a6), &a6) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_RESTARTS,
+			READ_ONCE(peer->restarts)) ||
+	    nla_put_u32(skb, BX_A_CONN_PARKED, parked) ||
+	    nla_put_u32(skb, BX_A_CONN_RECOVERIES, rounds) ||
+	    nl_put_u64(skb, BX_A_CONN_RECOVERED_OPS, recovered) ||
+	    nl_put_u64(skb, BX_A_CONN_RECOVER_FAILED, failed) ||
+	    nl_put_u64(skb, BX_A_CONN_DUP_PUSHES, dups))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Put @conn's attributes (BX_A_CONN_*) into @skb. */
+int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
+{
+	unsigned long id, nops = 0;
+	struct bx_op *op;
+	int ret;
+
 	xa_for_each(&c->ops, id, op)
 		nops++;
 
-	if (nla_put_u32(skb, BX_A_CONN_PEER_ID, c->peer->id) ||
-	    nla_put(skb, BX_A_CONN_PEER_ADDR, sizeof(a6), &a6) ||
+	if (bx_peer_nl_fill(skb, c->peer) ||
 	    (c->bdev && nla_put_string(skb, BX_A_CONN_DEV_NAME,
 				       dev_name(&c->bdev->ibdev->dev))) ||
 	    nl_put_u64(skb, BX_A_CONN_PEER_EPOCH, c->peer_epoch) ||
-	    nla_put_u32(skb, BX_A_CONN_PEER_RESTARTS,
-			READ_ONCE(c->peer->restarts)) ||
 	    nla_put_u32(skb, BX_A_CONN_AWAITING, nops))
 		return -EMSGSIZE;
 
@@ -1692,9 +1955,21 @@ void bx_conn_uninit(void)
 	struct bx_peer *peer;
 	unsigned long id;
 
-	/* No new connections, then none at all. */
+	/* No recovery, no new connections, then none at all. */
+	WRITE_ONCE(bx_conn_closing, true);
+	xa_for_each(&bx_peers, id, peer)
+		cancel_delayed_work_sync(&peer->recover_work);
 	rdma_destroy_id(bx_listener);
 	bx_conn_remove_dev(NULL);
+	xa_for_each(&bx_peers, id, peer) {
+		LIST_HEAD(list);
+
+		spin_lock(&peer->sess_lock);
+		list_splice_init(&peer->parked, &list);
+		peer->recovering = false;
+		spin_unlock(&peer->sess_lock);
+		fail_list(&list, -ESHUTDOWN, false);
+	}
 	destroy_workqueue(bx_wq);
 	xa_for_each(&bx_peers, id, peer) {
 		WARN_ON(!list_empty(&peer->pending));

@@ -20,6 +20,7 @@
 
 #include "dev.h"
 #include "flow.h"
+#include "replay.h"
 
 #define BX_PORT		7471	/* rdma_cm port bx listens on */
 #define BX_RX_BUFS	128	/* receive buffers = initial peer credits */
@@ -32,6 +33,7 @@
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 
 struct bx_op;
+struct bx_msg;
 
 /**
  * struct bx_peer - a remote host, by the address of its RDMA interface
@@ -43,6 +45,18 @@ struct bx_op;
  * @epoch:	the peer's incarnation as its last connection reported it
  *		(0: never connected); a new value means it restarted
  * @restarts:	times a connection found a new incarnation
+ * @sess_lock:	a leaf lock, any context: protects the fields below it
+ * @tx_seq:	the last number given to a push to this peer
+ * @unresolved:	our numbered pushes whose outcome we do not know yet, in
+ *		order of number: the first is the floor (replay.h)
+ * @parked:	operations in doubt (or not yet sent) after a connection
+ *		failure, waiting for @recover_work to send them again
+ * @recovering:	@parked is in use; ends at @recover_end (jiffies)
+ * @backoff:	delay of the next attempt of @recover_work (ms)
+ * @rp:		which of this peer's pushes we delivered (replay.h)
+ * @recoveries, @recovered, @recover_failed: recovery rounds, operations
+ *		sent again, and operations that could not be
+ * @recover_work: reconnects with back-off and hands @parked over
  */
 struct bx_peer {
 	u32			id;
@@ -52,6 +66,20 @@ struct bx_peer {
 	struct list_head	pending;
 	u64			epoch;
 	u32			restarts;
+
+	spinlock_t		sess_lock;	/* see above */
+	u64			tx_seq;
+	struct list_head	unresolved;
+	struct list_head	parked;
+	bool			recovering;
+	unsigned long		recover_end;
+	unsigned int		backoff;
+	struct bx_replay	rp;
+	u32			recoveries;
+	u64			recovered;
+	u64			recover_failed;
+
+	struct delayed_work	recover_work;
 };
 
 /**
@@ -162,7 +190,6 @@ struct bx_conn {
 	struct bx_win		rdwnd;
 	struct bx_buf		*tx_free[BX_TX_SLOTS];
 	int			ntx_free;
-	u64			seq;
 	u64			tx_msgs;
 	u64			rx_msgs;
 	u64			busy_retries;
@@ -202,10 +229,21 @@ void bx_conn_fail(struct bx_conn *conn, int err);
 void bx_conn_get(struct bx_conn *conn);
 void bx_conn_put(struct bx_conn *conn);
 void bx_conn_remove_dev(struct bx_dev *bdev);
+void bx_push_number(struct bx_conn *conn, struct bx_op *op);
+void bx_push_resolved(struct bx_op *op);
+void bx_peer_park(struct bx_peer *peer, struct bx_op *op);
+enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
+				       const struct bx_msg *msg);
+void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered);
 int bx_conn_show(struct seq_file *m, void *unused);
+bool bx_recover_allowed(void);
 unsigned int bx_conn_count(void);
+unsigned int bx_peers_recovering(void);
 
 extern u64 bx_epoch;
 extern atomic64_t bx_rnr_events;
+extern atomic64_t bx_dup_pushes;
+extern atomic64_t bx_recovered_ops;
+extern atomic64_t bx_recover_failed;
 
 #endif /* _BX_CONN_H */

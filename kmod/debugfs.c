@@ -45,6 +45,10 @@ static int stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "mrs_inuse %lld\n", atomic64_read(&bx_mrs_inuse));
 	seq_printf(m, "region_bytes %lld\n", atomic64_read(&bx_region_bytes));
 	seq_printf(m, "copied_bytes %lld\n", atomic64_read(&bx_copied_bytes));
+	seq_printf(m, "dup_pushes %lld\n", atomic64_read(&bx_dup_pushes));
+	seq_printf(m, "recovered_ops %lld\n", atomic64_read(&bx_recovered_ops));
+	seq_printf(m, "recover_failed %lld\n",
+		   atomic64_read(&bx_recover_failed));
 	return 0;
 }
 

@@ -57,6 +57,11 @@ static int nl_fill_conn(struct sk_buff *skb, void *conn)
 	return bx_conn_nl_fill(skb, conn);
 }
 
+static int nl_fill_peer(struct sk_buff *skb, void *peer)
+{
+	return bx_peer_nl_fill(skb, peer);
+}
+
 static int nl_fill_dev(struct sk_buff *skb, void *bdev)
 {
 	return bx_dev_nl_fill(skb, bdev);
@@ -70,6 +75,11 @@ void bx_nl_conn_event(struct bx_conn *conn, u8 cmd)
 void bx_nl_dev_event(struct bx_dev *bdev, u8 cmd)
 {
 	nl_event(cmd, nl_fill_dev, bdev);
+}
+
+void bx_nl_peer_event(struct bx_peer *peer, u8 cmd)
+{
+	nl_event(cmd, nl_fill_peer, peer);
 }
 
 /*
@@ -208,7 +218,15 @@ static int nl_fill_stats(struct sk_buff *msg, void *unused)
 	    nla_put_u64_64bit(msg, BX_A_STATS_BUSY_RETRIES, busy,
 			      BX_A_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_STATS_RNR_EVENTS,
-			      atomic64_read(&bx_rnr_events), BX_A_STATS_PAD))
+			      atomic64_read(&bx_rnr_events), BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_DUP_PUSHES,
+			      atomic64_read(&bx_dup_pushes), BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_RECOVERED_OPS,
+			      atomic64_read(&bx_recovered_ops),
+			      BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_RECOVER_FAILED,
+			      atomic64_read(&bx_recover_failed),
+			      BX_A_STATS_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

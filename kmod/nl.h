@@ -11,6 +11,7 @@
 
 struct bx_conn;
 struct bx_dev;
+struct bx_peer;
 
 int bx_nl_init(void);
 void bx_nl_uninit(void);
@@ -18,6 +19,7 @@ void bx_nl_uninit(void);
 /* Events on the "events" group; from process context, never fail. */
 void bx_nl_conn_event(struct bx_conn *conn, u8 cmd);
 void bx_nl_dev_event(struct bx_dev *bdev, u8 cmd);
+void bx_nl_peer_event(struct bx_peer *peer, u8 cmd);
 
 int bx_nl_dump_one(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
 		   int (*fill)(struct sk_buff *, void *), void *obj);
@@ -25,6 +27,7 @@ int bx_nl_dump_done(struct sk_buff *skb, int ret);
 
 /* Fill helpers of the objects' owners (conn.c, dev.c, chrdev.c). */
 int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *conn);
+int bx_peer_nl_fill(struct sk_buff *skb, struct bx_peer *peer);
 int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
 struct bx_conn *bx_conn_by_peer(u32 peer_id);
 int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev);

@@ -94,6 +94,7 @@ static const int status_errno[__BX_ST_MAX] = {
 	[BX_ST_REMOTE_IO]	= -EREMOTEIO,
 	[BX_ST_CANCELED]	= -ECONNABORTED,
 	[BX_ST_BUSY]		= -EAGAIN,	/* never completes an op */
+	[BX_ST_AGAIN]		= -EAGAIN,	/* nor does this */
 };
 
 static struct bx_op *op_alloc(u8 kind)
@@ -104,6 +105,7 @@ static struct bx_op *op_alloc(u8 kind)
 		return NULL;
 	kref_init(&op->ref);
 	INIT_LIST_HEAD(&op->node);
+	INIT_LIST_HEAD(&op->unres);
 	op->kind = kind;
 	atomic64_inc(&bx_ops_inflight);
 	return op;
@@ -113,6 +115,8 @@ static void op_release(struct kref *ref)
 {
 	struct bx_op *op = container_of(ref, struct bx_op, ref);
 
+	if (op->kind == BX_K_PUSH)
+		bx_push_resolved(op);
 	kfree(op->rdma);
 	if (op->conn)
 		bx_conn_put(op->conn);
@@ -136,6 +140,33 @@ struct bx_op *bx_op_ctl(u8 type)
 	return op;
 }
 
+/*
+ * @op's connection failed: instead of completing, wait for a new
+ * connection to the peer and go again (conn.c, "recovery"). Only a push or
+ * pull of a live process, while recover_ms allows. Everything of the old
+ * connection is gone (segments released, window uncharged); the op keeps
+ * its number, so that the receiver recognises a push it delivered.
+ */
+static bool op_park(struct bx_op *op)
+{
+	struct bx_conn *conn = op->conn;
+
+	op->lost = false;
+	if ((op->kind != BX_K_PUSH && op->kind != BX_K_PULL) ||
+	    READ_ONCE(op->file->dead) || !bx_recover_allowed())
+		return false;
+	op->conn = NULL;
+	op->req_id = 0;
+	op->registered = false;
+	op->retries = 0;
+	memset(&op->msg, 0, sizeof(op->msg));
+	kref_get(&op->ref);	/* peer->parked's */
+	bx_peer_park(op->peer, op);
+	if (conn)
+		bx_conn_put(conn);
+	return true;
+}
+
 /* Post the operation's completion, exactly once. */
 static void op_complete(struct bx_op *op, int res)
 {
@@ -144,6 +175,15 @@ static void op_complete(struct bx_op *op, int res)
 	bx_flow_release(op);
 	if (op->completed || !op->file)
 		return;
+	if (op->lost) {
+		if (op_park(op))
+			return;
+		/* A numbered push may have been delivered: not "unsent". */
+		if (op->kind == BX_K_PUSH && op->seq && res == -ENOTCONN)
+			res = -ECONNRESET;
+	}
+	if (op->kind == BX_K_PUSH)
+		bx_push_resolved(op);
 	op->completed = true;
 	cqe.user_data = op->user_data;
 	cqe.res = res;
@@ -363,6 +403,16 @@ void bx_op_fail(struct bx_op *op, int err)
 	op_end(op, err);
 }
 
+/*
+ * @op's connection failed while it was queued, in flight or awaiting its
+ * response: recover it if it may be (op_park()), else fail it with @err.
+ */
+void bx_op_lost(struct bx_op *op, int err)
+{
+	op->lost = true;
+	op_end(op, err);
+}
+
 static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
@@ -479,6 +529,7 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	if (op->kind == BX_K_PUSH) {
 		op->msg.type = rdv ? BX_MSG_PUSH_RDV : BX_MSG_PUSH;
 		op->msg.len = op->len;
+		bx_push_number(op->conn, op);
 	} else {
 		op->msg.type = BX_MSG_PULL_REQ;
 		op->msg.len = op->len;
@@ -629,7 +680,11 @@ void bx_op_sent(struct bx_op *op, int err)
 	case BX_K_PULL:
 		if (err) {
 			op_untrack(op);
-			bx_op_fail(op, err);
+			/* Flushed, failed on the wire, or never posted. */
+			if (err == -ECONNRESET || err == -EIO)
+				bx_op_lost(op, err);
+			else
+				bx_op_fail(op, err);
 		}
 		break;
 	case BX_K_REPLY:
@@ -749,12 +804,39 @@ out:
 	return f;
 }
 
+/*
+ * Whether to deliver the numbered push @msg (replay.h): if not, answer it
+ * here -- delivered already, or later with the same number.
+ */
+static bool push_admit(struct bx_conn *conn, const struct bx_msg *msg)
+{
+	if (!msg->seq)
+		return true;
+	switch (bx_replay_check(conn, msg)) {
+	case BX_RP_NEW:
+		return true;
+	case BX_RP_DUP:
+		send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, BX_ST_OK);
+		return false;
+	case BX_RP_BUSY:
+		send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, BX_ST_AGAIN);
+		return false;
+	default:
+		pr_warn_ratelimited("push %llu below its sender's floor\n",
+				    msg->seq);
+		bx_conn_fail(conn, -EPROTO);
+		return false;
+	}
+}
+
 static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 {
 	struct bx_recv *rv;
 	struct bx_file *f;
 	u8 st;
 
+	if (!push_admit(conn, msg))
+		return;
 	f = take_recv(msg->service, msg->len, &rv, &st);
 	if (f) {
 		struct bx_cqe cqe = {
@@ -775,6 +857,9 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 		kfree(rv);
 		st = BX_ST_OK;
 	}
+	if (msg->seq)
+		bx_replay_done(conn, conn->peer_epoch, msg->seq,
+			       st == BX_ST_OK);
 	send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 }
 
@@ -785,6 +870,8 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 static void read_end(struct bx_op *op, bool ok)
 {
 	op_complete(op, ok ? op->len : -EREMOTEIO);
+	if (op->seq)
+		bx_replay_done(op->conn, op->epoch, op->seq, ok);
 	op->kind = BX_K_CTL;
 	memset(&op->msg, 0, sizeof(op->msg));
 	op->msg.type = BX_MSG_PUSH_DONE;
@@ -813,8 +900,12 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	struct bx_op *op;
 	u8 st;
 
+	if (!push_admit(conn, msg))
+		return;
 	f = take_recv(msg->service, msg->len, &rv, &st);
 	if (!f) {
+		if (msg->seq)
+			bx_replay_done(conn, conn->peer_epoch, msg->seq, false);
 		send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 		return;
 	}
@@ -830,6 +921,8 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 		kfree(rv);
 		if (op)
 			bx_op_put(op);
+		if (msg->seq)
+			bx_replay_done(conn, conn->peer_epoch, msg->seq, false);
 		send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, BX_ST_NOBUFS);
 		return;
 	}
@@ -842,6 +935,8 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	op->service = msg->service;
 	op->peer_id = conn->peer->id;
 	op->req_id = msg->req_id;
+	op->seq = msg->seq;
+	op->epoch = conn->peer_epoch;
 	op->cqe.done = read_done;
 	kfree(rv);
 	memcpy(op->rdma->rdv, msg->rdv, sizeof(msg->rdv[0]) * msg->nrdv);
@@ -952,9 +1047,15 @@ static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
 		}
 		return;
 	}
-	if (msg->status == BX_ST_BUSY && msg->type != BX_MSG_PULL_WRITTEN &&
-	    msg->type != BX_MSG_PULL_RESP) {
-		/* No buffer at the receiver yet: again later; keeps the ref. */
+	if ((msg->status == BX_ST_BUSY || msg->status == BX_ST_AGAIN) &&
+	    msg->type != BX_MSG_PULL_WRITTEN && msg->type != BX_MSG_PULL_RESP) {
+		/*
+		 * No buffer at the receiver yet (not delivered: the next try
+		 * gets a new number), or a push it cannot decide on now (the
+		 * same number): again later; keeps the ref.
+		 */
+		if (msg->status == BX_ST_BUSY && op->kind == BX_K_PUSH)
+			bx_push_resolved(op);
 		bx_conn_retry(conn, op);
 		return;
 	}
@@ -1150,6 +1251,7 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 		op->off = sqe->off;
 		op->len = sqe->len;
 		op->service = sqe->service;
+		op->peer = peer;
 		op->resp_off = sqe->resp_off;
 		op->resp_len = sqe->resp_len;
 		op->needs_reg = (op->kind == BX_K_PUSH ? op->len :

@@ -90,6 +90,14 @@ struct bx_rdma {
  *		window; bx_flow_release() undoes it when the op completes
  * @wreads:	RDMA READs charged
  * @retries:	times a busy receiver bounced it
+ * @peer:	PUSH, PULL: destination (peers live until unload)
+ * @seq:	PUSH: its number once sent (0: none yet; replay.h); SRV_READ:
+ *		the number of the push it reads
+ * @epoch:	PUSH: the peer incarnation @seq was given for; SRV_READ: the
+ *		sender's
+ * @unres:	PUSH: in peer->unresolved while numbered
+ * @lost:	its connection failed with it in doubt or unsent: recover it
+ *		(bx_peer_park()) rather than complete it, if it may be
  */
 struct bx_op {
 	struct kref		ref;
@@ -116,6 +124,11 @@ struct bx_op {
 	u8			retries;
 	struct bx_rdma		*rdma;
 	struct ib_cqe		cqe;
+	struct bx_peer		*peer;
+	u64			seq;
+	u64			epoch;
+	struct list_head	unres;
+	bool			lost;
 };
 
 /* Called by the connection layer (conn.c). */
@@ -124,6 +137,7 @@ void bx_op_read(struct bx_op *op);
 void bx_op_sent(struct bx_op *op, int err);
 void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
 void bx_op_fail(struct bx_op *op, int err);
+void bx_op_lost(struct bx_op *op, int err);
 void bx_op_put(struct bx_op *op);
 void bx_op_register(struct bx_op *op);
 u32 bx_op_cost(const struct bx_op *op);

@@ -105,6 +105,11 @@ static struct bx_tunable bx_t_connect_timeout_ms = { &bx_connect_timeout_ms, 100
 module_param_cb(connect_timeout_ms, &tunable_ops, &bx_t_connect_timeout_ms, 0644);
 MODULE_PARM_DESC(connect_timeout_ms, "a connection attempt fails after this long [1000..120000, default 10000]");
 
+unsigned int bx_recover_ms = 15000;
+static struct bx_tunable bx_t_recover_ms = { &bx_recover_ms, 0, 600000 };
+module_param_cb(recover_ms, &tunable_ops, &bx_t_recover_ms, 0644);
+MODULE_PARM_DESC(recover_ms, "operations in doubt after a connection failure wait this long for a new connection to the peer (0: fail them at once) [0..600000, default 15000]");
+
 bool bx_flow_control = true;
 module_param_named(flow_control, bx_flow_control, bool, 0644);
 MODULE_PARM_DESC(flow_control,
