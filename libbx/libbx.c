@@ -25,7 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/bx_netlink.h>
+
 #include "alloc.h"
+#include "bxnl.h"
 #include "libbx.h"
 
 #define SYNC_TAG	(1ULL << 63)
@@ -516,8 +519,9 @@ static int run_sync(struct bx *bx, struct bx_sqe *sqe, int prep,
 
 /*
  * The operation certainly did not reach the peer's application. (A
- * -ETIMEDOUT of the connection attempt; run_sync_retry() stops at its
- * own deadline, which also reads -ETIMEDOUT.)
+ * -ETIMEDOUT of the connection attempt or of bx's recovery of a push that
+ * was never sent; run_sync_retry() stops at its own deadline, which also
+ * reads -ETIMEDOUT.)
  */
 static bool not_delivered(int err)
 {
@@ -530,37 +534,126 @@ static bool not_delivered(int err)
 static bool conn_failed(int err)
 {
 	return not_delivered(err) || err == -ECONNRESET || err == -EIO ||
-	       err == -ECONNABORTED || err == -EPROTO || err == -ENODEV;
+	       err == -ECONNABORTED || err == -EPROTO || err == -ENODEV ||
+	       err == -EHOSTDOWN;
+}
+
+/*
+ * bx's connection events, while a synchronous call waits to try again: a
+ * connection to the peer coming up (or bx's own recovery ending) ends the
+ * wait at once instead of after the back-off. Opened on the first failure
+ * of a call and closed with it; without the family (no permission, older
+ * module) the wait is a plain sleep.
+ */
+struct peer_watch {
+	struct bxnl	nl;
+	bool		tried;
+	bool		ok;
+};
+
+static int watch_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[BX_A_CONN_MAX + 1];
+	uint32_t *peer = arg, id;
+	uint8_t cmd = bxnl_genl_cmd(nlh);
+
+	if (cmd != BX_CMD_CONN_UP_NTF && cmd != BX_CMD_RECOVERED_NTF)
+		return 0;
+	if (bxnl_parse_genl(nlh, tb, BX_A_CONN_MAX) ||
+	    !bxnl_get_u32(tb[BX_A_CONN_PEER_ID], &id))
+		return 0;
+	return id == *peer;
+}
+
+static void watch_open(struct peer_watch *w)
+{
+	w->tried = true;
+	if (bxnl_open(&w->nl))
+		return;
+	if (bxnl_resolve(&w->nl, BX_FAMILY_NAME, BX_MCGRP_EVENTS) ||
+	    bxnl_join(&w->nl, w->nl.mcgrp)) {
+		bxnl_close(&w->nl);
+		return;
+	}
+	w->ok = true;
+}
+
+/* Sleep @ms, or less if a connection to @peer comes up meanwhile. */
+static void watch_wait(struct peer_watch *w, uint32_t peer, int ms)
+{
+	int64_t end = now_ms() + ms;
+
+	if (!w->tried)
+		watch_open(w);
+	if (!w->ok) {
+		usleep((useconds_t)ms * 1000);
+		return;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = w->nl.fd, .events = POLLIN };
+		int left = (int)(end - now_ms()), n;
+		const struct nlmsghdr *nlh;
+		ssize_t len;
+		size_t at = 0;
+		bool bad;
+
+		if (left <= 0)
+			return;
+		n = poll(&pfd, 1, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		len = bxnl_recv(&w->nl);
+		if (len == -ENOBUFS)
+			return;		/* events lost: maybe ours; go */
+		if (len < 0) {
+			bxnl_close(&w->nl);
+			w->ok = false;
+			return;
+		}
+		while ((nlh = bxnl_next(&w->nl, &at, (size_t)len, &bad)))
+			if (nlh->nlmsg_type == w->nl.family &&
+			    nlh->nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN &&
+			    watch_cb(nlh, &peer))
+				return;
+	}
 }
 
 /*
  * Run a push (@pull false) or pull synchronously, sending it again after
  * a connection failure until @timeout_ms: a pull whatever the failure
  * (pulls are idempotent by contract), a push only when it certainly was
- * not delivered. Backs off from 1 ms to 100 ms between attempts; bx
- * reconnects on the next submission.
+ * not delivered. Between attempts it waits for bx's event that the
+ * connection to the peer is up again, at most a back-off of 1 to 100 ms.
+ * (bx itself already sends parked operations again after a reconnect;
+ * this covers what it gave up on, and the next submission reconnects.)
  */
 static int run_sync_retry(struct bx *bx, const struct bx_sqe *proto,
 			  bool pull, int timeout_ms)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	int backoff = 1, ret, left = timeout_ms;
+	struct peer_watch w = { .tried = false };
 
 	for (;;) {
 		struct bx_sqe sqe = *proto;
 
 		ret = run_sync(bx, &sqe, 0, NULL, left);
 		if (ret >= 0 || !(pull ? conn_failed(ret) : not_delivered(ret)))
-			return ret;
+			break;
 		if (timeout_ms >= 0) {
 			left = (int)(deadline - now_ms());
 			if (left <= backoff)
-				return ret;
+				break;
 			left -= backoff;
 		}
-		usleep(backoff * 1000);
+		watch_wait(&w, proto->peer, backoff);
 		backoff = backoff * 2 > 100 ? 100 : backoff * 2;
 	}
+	if (w.ok)
+		bxnl_close(&w.nl);
+	return ret;
 }
 
 int bx_push(struct bx *bx, uint32_t peer, uint32_t service, const void *buf,

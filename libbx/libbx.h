@@ -115,13 +115,17 @@ int bx_reap(struct bx *bx, struct bx_cqe *cqes, unsigned int max,
  * -ETIMEDOUT when @timeout_ms (-1: none) passed first; the operation then
  * still completes in the background and its buffers must stay allocated.
  *
- * Recovery: when the connection to the peer fails, bx_pull() sends the
- * pull again (bx reconnects) until @timeout_ms -- the server must treat
- * pulls as idempotent; bx_push() sends again only when the push certainly
- * was not delivered (-ENOTCONN, -EHOSTUNREACH, -ENETUNREACH,
- * -ECONNREFUSED, -ETIMEDOUT of the connection attempt). Otherwise (-ECONNRESET, -EIO, ...) a push's fate is
- * unknown and it is returned to the caller. Documentation/bx.rst,
- * "User API".
+ * Recovery: bx itself sends pushes and pulls again when their connection
+ * fails and a new one comes up within its recover_ms, each push delivered
+ * exactly once. On top of that, bx_pull() sends a pull again after any
+ * connection error until @timeout_ms -- pulls may reach the server more
+ * than once and must be idempotent -- and bx_push() sends a push again
+ * only when it certainly was not delivered (-ENOTCONN, -EHOSTUNREACH,
+ * -ENETUNREACH, -ECONNREFUSED, -ETIMEDOUT). Between attempts they wait
+ * for bx's netlink event that a connection to the peer is up. Otherwise
+ * (-ECONNRESET: the peer restarted; -EHOSTDOWN: it stayed unreachable;
+ * -EIO, ...) a push's fate is unknown and it is returned to the caller.
+ * Documentation/bx.rst, "Recovery".
  */
 int bx_push(struct bx *bx, uint32_t peer, uint32_t service, const void *buf,
 	    uint32_t len, int timeout_ms);

@@ -96,10 +96,34 @@ rmmod_while_open() {
 	bx_has_dev rxe0
 }
 
-ktap_plan 5
+# /sys/class/misc/bx/: the host's incarnation (new at every load), bound
+# devices, connections, peers recovering and open files.
+sysfs_state() {
+	S=/sys/class/misc/bx
+	for a in epoch devices conns recovering files; do
+		[ -r $S/$a ] || fail "no $S/$a"
+	done
+	e1=$(cat $S/epoch)
+	echo "$e1" | grep -q '^[0-9a-f]\{16\}$' || fail "epoch '$e1'"
+	[ "$(cat $S/devices)" = 1 ] || fail "devices $(cat $S/devices)"
+	[ "$(cat $S/recovering)" = 0 ] || fail "recovering $(cat $S/recovering)"
+	n=$(cat $S/files)
+	exec 3<>/dev/bx
+	[ "$(cat $S/files)" = $((n + 1)) ] || fail "files $(cat $S/files), want $((n + 1))"
+	exec 3<&-
+	[ "$(cat $S/files)" = "$n" ] || fail "files $(cat $S/files) after close"
+	echo 1 > $S/epoch 2>/dev/null && fail "epoch writable"
+	rmmod bx
+	modprobe bx
+	wait_until 5 bx_has_dev rxe0 || fail "rxe0 not bound after reload"
+	[ "$(cat $S/epoch)" != "$e1" ] || fail "same epoch after reload"
+}
+
+ktap_plan 6
 run_test load_unload_cycles load_unload_cycles
 run_test hotplug hotplug
 run_test hotplug_many hotplug_many
 run_test load_without_devices load_without_devices
 run_test rmmod_while_open rmmod_while_open
+run_test sysfs_state sysfs_state
 ktap_finish

@@ -10,7 +10,7 @@
  * resumes where it stopped; device events carry the dump's attributes.
  *
  * Runs as root in a rig guest with bx loaded and rxe0 on eth0. Uses
- * bxctl's netlink client (tools/bxctl/bxnl.h).
+ * bxctl's netlink client (libbx/bxnl.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <linux/bx_netlink.h>
 
-#include "../../tools/bxctl/bxnl.h"
+#include "bxnl.h"
 #include "../kselftest_harness.h"
 
 #define NTUN		BX_A_TUNABLES_MAX

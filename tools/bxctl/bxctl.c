@@ -110,6 +110,11 @@ static const struct field conn_fields[] = {
 	{ BX_A_CONN_RD_PEAK_BYTES,	"rd-peak-bytes",  F_U64, false },
 	{ BX_A_CONN_BUSY_RETRIES,	"busy-retries",	  F_U64, false },
 	{ BX_A_CONN_RNR,		"rnr",		  F_U64, false },
+	{ BX_A_CONN_PARKED,		"parked",	  F_U32, false },
+	{ BX_A_CONN_RECOVERIES,		"recoveries",	  F_U32, false },
+	{ BX_A_CONN_RECOVERED_OPS,	"recovered-ops",  F_U64, false },
+	{ BX_A_CONN_RECOVER_FAILED,	"recover-failed", F_U64, false },
+	{ BX_A_CONN_DUP_PUSHES,		"dup-pushes",	  F_U64, false },
 	{ 0 }
 };
 
@@ -134,6 +139,9 @@ static const struct field stats_fields[] = {
 	{ BX_A_STATS_RX_PEAK_BYTES,	"rx-peak-bytes", F_U64, false },
 	{ BX_A_STATS_BUSY_RETRIES,	"busy-retries",	 F_U64, false },
 	{ BX_A_STATS_RNR_EVENTS,	"rnr-events",	 F_U64, false },
+	{ BX_A_STATS_DUP_PUSHES,	"dup-pushes",	 F_U64, false },
+	{ BX_A_STATS_RECOVERED_OPS,	"recovered-ops", F_U64, false },
+	{ BX_A_STATS_RECOVER_FAILED,	"recover-failed", F_U64, false },
 	{ 0 }
 };
 
@@ -814,6 +822,12 @@ static const char *event_name(uint8_t cmd, const struct field **fields)
 	case BX_CMD_PEER_RESTART_NTF:
 		*fields = conn_fields;
 		return "peer-restart";
+	case BX_CMD_RECOVERING_NTF:
+		*fields = conn_fields;
+		return "recovering";
+	case BX_CMD_RECOVERED_NTF:
+		*fields = conn_fields;
+		return "recovered";
 	case BX_CMD_DEV_ADD_NTF:
 		*fields = dev_fields;
 		return "dev-add";
@@ -836,6 +850,9 @@ static const struct field conn_event_fields[] = {
 	{ BX_A_CONN_ERR,	"err",		F_ERRNO, false },
 	{ BX_A_CONN_PEER_EPOCH,	"peer-epoch",	F_HEX64, false },
 	{ BX_A_CONN_PEER_RESTARTS, "peer-restarts", F_U32, false },
+	{ BX_A_CONN_PARKED,	"parked",	F_U32, false },
+	{ BX_A_CONN_RECOVERED_OPS, "recovered-ops", F_U64, false },
+	{ BX_A_CONN_RECOVER_FAILED, "recover-failed", F_U64, false },
 	{ 0 }
 };
 
@@ -979,7 +996,8 @@ static void usage(FILE *f)
 "               works too). Needs CAP_NET_ADMIN. A value out of range is\n"
 "               refused by the kernel, which says why.\n"
 "    monitor    Print one line per event (conn-up, conn-down, peer-restart,\n"
-"               dev-add, dev-del) until killed; follows bx across a module\n"
+"               recovering, recovered, dev-add, dev-del) until killed;\n"
+"               follows bx across a module\n"
 "               reload.\n"
 "\n"
 "OPTIONS\n"

@@ -2,11 +2,11 @@
 # defined; appends $(O)/bin/bxctl to TOOLS.
 #
 # bxctl needs no library: its netlink client is the header-only
-# tools/bxctl/bxnl.h, which selftests/bx/nl_test.c includes too (the
+# libbx/bxnl.h, which libbx and selftests/bx/nl_test.c include too (the
 # selftest rule knows only the .c file, so the header dependency of
 # nl_test is added here).
 
-BXCTL_HDRS := tools/bxctl/bxnl.h uapi/linux/bx_netlink.h
+BXCTL_HDRS := libbx/bxnl.h uapi/linux/bx_netlink.h
 
 TOOLS += $(O)/bin/bxctl
 

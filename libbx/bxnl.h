@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * bxnl.h: a small, self-contained generic netlink client (no libmnl), for
- * bxctl and bx's selftests. Header-only: every function is static inline.
+ * libbx, bxctl and bx's selftests. Header-only: every function is static
+ * inline.
  *
  *   struct bxnl nl;
  *   bxnl_open(&nl);                          socket, ext ACK, strict checks
