@@ -12,15 +12,23 @@
  * with its 64-bit seed, shorter ones use their length as seed. The server
  * verifies every push; a pull request names a size and a seed, the server
  * answers with that payload and the client verifies it. The server runs
- * until SIGTERM or -t and prints "bx_pp serve: pushes N pulls N bad N";
- * the client prints "bx_pp client: ok N failed N bad N" (errors by errno
- * on stderr), with -v also "bx_pp proc P: ok N bytes B" per process, and
- * exits non-zero on any failure or bad data. With -t the client stops
- * issuing after SECS, its operations cycling through the sizes (without
- * -t it runs ITERS of each size in turn). With -S each process runs
- * synchronous bx_push()/bx_pull() calls (libbx's recovery: see libbx.h)
- * and the client also prints "bx_pp sync: pull_failed N push_unknown N
- * push_failed N"; pushes whose fate is unknown do not fail the run.
+ * until SIGTERM or -t and prints "bx_pp serve: pushes N pulls N bad N
+ * errors N dups N"; the client prints "bx_pp client: ok N failed N bad N"
+ * (errors by errno on stderr), with -v also "bx_pp proc P: ok N bytes B"
+ * per process, and exits non-zero on any failure or bad data. With -t the
+ * client stops issuing after SECS, its operations cycling through the
+ * sizes (without -t it runs ITERS of each size in turn). With -S each
+ * process runs synchronous bx_push()/bx_pull() calls (libbx's recovery:
+ * see libbx.h) and the client also prints "bx_pp sync: pull_failed N
+ * push_unknown N push_failed N push_ok N"; pushes whose fate is unknown
+ * (the connection failed after they were sent) do not fail the run.
+ *
+ * Exactly once: the seed of every push of 8 bytes or more is unique, a
+ * random 32-bit id of the client run, the process's index and a counter
+ * (seed_of()); the server keeps every seed it saw and counts the ones it
+ * sees again as "dups". So across one server run, with the clients'
+ * push_ok, push_unknown and push_failed summed: push_ok <= pushes <=
+ * push_ok + push_unknown + push_failed, and dups is 0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,8 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +101,94 @@ static bool check(const uint8_t *p, uint32_t len)
 	return true;
 }
 
+/*
+ * The seed of a client's N-th push: the run's id in the high 32 bits,
+ * the process's index in the next 8, N in the low 24 (a push counter
+ * wrapping within one run would need 16 M pushes per process).
+ */
+static uint32_t run_id;
+
+static uint64_t seed_of(int proc, uint32_t n)
+{
+	return (uint64_t)run_id << 32 | (uint64_t)(proc & 0xff) << 24 |
+	       (n & 0xffffff);
+}
+
+static void pick_run_id(void)
+{
+	struct timeval tv;
+
+	if (getrandom(&run_id, sizeof(run_id), GRND_NONBLOCK) !=
+	    sizeof(run_id)) {
+		/* No entropy yet: time and pid differ between runs. */
+		gettimeofday(&tv, NULL);
+		run_id = (uint32_t)(tv.tv_sec * 1000003u) ^
+			 (uint32_t)tv.tv_usec ^ (uint32_t)getpid() << 16;
+	}
+}
+
+/* ---- the server's set of push seeds seen (open addressing) ---------- */
+
+struct seen {
+	uint64_t	*slot;		/* 0: empty */
+	size_t		cap, n;		/* cap: a power of two */
+	bool		zero;		/* seed 0 seen */
+};
+
+static size_t seen_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ULL;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+static void seen_put(uint64_t *slot, size_t cap, uint64_t k)
+{
+	size_t i = seen_hash(k) & (cap - 1);
+
+	while (slot[i])
+		i = (i + 1) & (cap - 1);
+	slot[i] = k;
+}
+
+/* Record @k; returns true if it was there already. */
+static bool seen_add(struct seen *s, uint64_t k)
+{
+	size_t i;
+
+	if (!k) {
+		if (s->zero)
+			return true;
+		s->zero = true;
+		return false;
+	}
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 4096;
+		uint64_t *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot) {
+			fprintf(stderr, "bx_pp: out of memory for seeds\n");
+			exit(2);
+		}
+		for (i = 0; i < s->cap; i++)
+			if (s->slot[i])
+				seen_put(slot, cap, s->slot[i]);
+		free(s->slot);
+		s->slot = slot;
+		s->cap = cap;
+	}
+	for (i = seen_hash(k) & (s->cap - 1); s->slot[i];
+	     i = (i + 1) & (s->cap - 1))
+		if (s->slot[i] == k)
+			return true;
+	s->slot[i] = k;
+	s->n++;
+	return false;
+}
+
 /* A client process's ready flag: a process that dies must not hold up
  * the others waiting for it to start.
  */
@@ -110,7 +208,8 @@ static void die(const char *what, int err)
 static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 		 int secs)
 {
-	long pushes = 0, pulls = 0, bad = 0, errs = 0;
+	long pushes = 0, pulls = 0, bad = 0, errs = 0, dups = 0;
+	struct seen seen = { 0 };
 	struct bx_cqe cqes[64];
 	time_t end = secs ? time(NULL) + secs : 0;
 	struct bx *bx;
@@ -157,9 +256,15 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 			}
 			/* A RECV completed: handle, then offer it again. */
 			if (c->res >= 0 && (c->flags & BX_CQE_F_PUSH)) {
+				uint64_t seed;
+
 				pushes++;
-				if (!check(region + c->off, c->res))
+				if (!check(region + c->off, c->res)) {
 					bad++;
+				} else if (c->res >= 8) {
+					memcpy(&seed, region + c->off, 8);
+					dups += seen_add(&seen, seed);
+				}
 			} else if (c->res >= 0 &&
 				   (c->flags & BX_CQE_F_REQUEST)) {
 				struct pp_req rq;
@@ -198,8 +303,9 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 				errs++;
 		}
 	}
-	printf("bx_pp serve: pushes %ld pulls %ld bad %ld errors %ld\n",
-	       pushes, pulls, bad, errs);
+	printf("bx_pp serve: pushes %ld pulls %ld bad %ld errors %ld dups %ld\n",
+	       pushes, pulls, bad, errs, dups);
+	free(seen.slot);
 	bx_close(bx);
 	return bad ? 1 : 0;
 }
@@ -214,12 +320,16 @@ struct slot {
 	void		*req;
 };
 
+#define NERR	14
+
 struct stats {
 	long	ok, failed, bad;
-	long	err[8];
+	long	err[NERR];
 	long long bytes;
 	int	ready;		/* set up and waiting for the others */
-	long	pull_failed, push_unknown, push_failed;	/* sync mode */
+	/* sync mode; unk: errnos of the pushes whose fate is unknown */
+	long	pull_failed, push_unknown, push_failed, push_ok;
+	long	unk[NERR];
 };
 
 /* All processes start their clock together (fair comparisons). */
@@ -237,17 +347,38 @@ static void start_together(struct stats *all, int procs, struct stats *me)
 	}
 }
 
-static const int errs_seen[8] = { ENOBUFS, ECONNREFUSED, ECONNRESET,
-				  ETIMEDOUT, EHOSTUNREACH, EMSGSIZE, EIO, 0 };
+/* The last entry counts every other errno. */
+static const int errs_seen[NERR] = {
+	ENOBUFS, ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EMSGSIZE,
+	EIO, ENOTCONN, ENETUNREACH, ECONNABORTED, ENODEV, EHOSTDOWN, EPROTO, 0
+};
 
-static void count_err(struct stats *st, int res)
+static int err_index(int res)
 {
 	int i;
 
-	for (i = 0; i < 7 && errs_seen[i] != -res; i++)
+	for (i = 0; i < NERR - 1 && errs_seen[i] != -res; i++)
 		;
-	st->err[i]++;
+	return i;
+}
+
+static void count_err(struct stats *st, int res)
+{
+	st->err[err_index(res)]++;
 	st->failed++;
+}
+
+/*
+ * A push that failed after it may have been sent: the connection failed
+ * (or the peer restarted) with it outstanding. Only libbx's "certainly
+ * not delivered" errnos (-ENOTCONN, -EHOSTUNREACH, -ENETUNREACH,
+ * -ECONNREFUSED, -ETIMEDOUT), which it sends again itself, and errors of
+ * the push itself are failures.
+ */
+static bool in_doubt(int res)
+{
+	return res == -ECONNRESET || res == -EIO || res == -ECONNABORTED ||
+	       res == -ENODEV || res == -EHOSTDOWN || res == -EPROTO;
 }
 
 /*
@@ -257,8 +388,9 @@ static void count_err(struct stats *st, int res)
  */
 static void client_sync(struct bx *bx, uint32_t peer, uint32_t service,
 			uint32_t *sizes, int nsizes, int iters, int mode,
-			time_t end, uint64_t *seed, struct stats *st)
+			time_t end, uint64_t *seed, int proc, struct stats *st)
 {
+	uint32_t npush = 0;
 	uint32_t max = 1;
 	void *buf, *req;
 	int ret;
@@ -289,17 +421,18 @@ static void client_sync(struct bx *bx, uint32_t peer, uint32_t service,
 				st->bytes += size;
 			}
 		} else {
-			fill(buf, size, next(seed));
+			fill(buf, size, seed_of(proc, npush++));
 			ret = bx_push(bx, peer, service, buf, size, 60000);
-			if (ret == -ECONNRESET || ret == -EIO ||
-			    ret == -ECONNABORTED || ret == -ENODEV) {
+			if (in_doubt(ret)) {
 				/* Sent, and the connection went: unknown. */
 				st->push_unknown++;
+				st->unk[err_index(ret)]++;
 			} else if (ret < 0) {
 				count_err(st, ret);
 				st->push_failed++;
 			} else {
 				st->ok++;
+				st->push_ok++;
 				st->bytes += size;
 			}
 		}
@@ -308,8 +441,10 @@ static void client_sync(struct bx *bx, uint32_t peer, uint32_t service,
 
 static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 		       int nsizes, int iters, int q, int region_mb, int mode,
-		       int secs, struct stats *all, int procs, struct stats *st)
+		       int secs, struct stats *all, int procs, int proc,
+		       struct stats *st)
 {
+	uint32_t npush = 0;
 	struct slot *slots = calloc(q, sizeof(*slots));
 	struct bx_cqe cqes[64];
 	uint64_t seed = (uint64_t)getpid() << 32 | 12345;
@@ -332,7 +467,7 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 	end = secs ? time(NULL) + secs : 0;
 	if (sync_mode) {
 		client_sync(bx, peer, service, sizes, nsizes, iters, mode, end,
-			    &seed, st);
+			    &seed, proc, st);
 		goto out;
 	}
 
@@ -372,7 +507,8 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 							    s->req, sizeof(rq),
 							    s->buf, size, k);
 				} else {
-					fill(s->buf, size, next(&seed));
+					fill(s->buf, size,
+					     seed_of(proc, npush++));
 					ret = bx_push_async(bx, peer, service,
 							    s->buf, size, k);
 				}
@@ -439,10 +575,11 @@ static int client(const char *addr, uint32_t service, uint32_t *sizes,
 	if (st == MAP_FAILED)
 		return 2;
 	memset(st, 0, sizeof(*st) * procs);
+	pick_run_id();
 	for (int p = 0; p < procs; p++) {
 		if (!fork()) {
 			client_proc(addr, service, sizes, nsizes, iters, q,
-				    region_mb, mode, secs, st, procs, &st[p]);
+				    region_mb, mode, secs, st, procs, p, &st[p]);
 			_exit(0);
 		}
 	}
@@ -459,21 +596,31 @@ static int client(const char *addr, uint32_t service, uint32_t *sizes,
 		tot.pull_failed += st[p].pull_failed;
 		tot.push_unknown += st[p].push_unknown;
 		tot.push_failed += st[p].push_failed;
-		for (int i = 0; i < 8; i++)
+		tot.push_ok += st[p].push_ok;
+		for (int i = 0; i < NERR; i++) {
 			tot.err[i] += st[p].err[i];
+			tot.unk[i] += st[p].unk[i];
+		}
 	}
 	printf("bx_pp client: ok %ld failed %ld bad %ld crashed %d\n",
 	       tot.ok, tot.failed, tot.bad, crashed);
 	if (sync_mode)
-		printf("bx_pp sync: pull_failed %ld push_unknown %ld push_failed %ld\n",
-		       tot.pull_failed, tot.push_unknown, tot.push_failed);
+		printf("bx_pp sync: pull_failed %ld push_unknown %ld push_failed %ld push_ok %ld\n",
+		       tot.pull_failed, tot.push_unknown, tot.push_failed,
+		       tot.push_ok);
 	for (int p = 0; verbose && p < procs; p++)
 		printf("bx_pp proc %d: ok %ld bytes %lld\n", p, st[p].ok,
 		       st[p].bytes);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < NERR; i++) {
+		const char *e = i < NERR - 1 ? strerror(errs_seen[i]) : "other";
+
 		if (tot.err[i])
 			fprintf(stderr, "bx_pp client: %ld x %s\n", tot.err[i],
-				i < 7 ? strerror(errs_seen[i]) : "other");
+				e);
+		if (tot.unk[i])
+			fprintf(stderr, "bx_pp sync: unknown %ld x %s\n",
+				tot.unk[i], e);
+	}
 	return tot.failed || tot.bad || crashed ? 1 : 0;
 }
 

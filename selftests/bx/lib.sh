@@ -74,15 +74,58 @@ serve_start() {
 		{ echo "# FAIL: server not ready: $(cat /tmp/srv.out)"; ERR=1; }
 }
 
-# Stop it; it must have seen no bad data and, unless "serve_stop
-# errors-ok" (replies to a connection that failed), no error.
+# Stop it; it must have seen no bad data, no push twice and, unless
+# "serve_stop errors-ok" (replies to a connection that failed), no error.
 serve_stop() {
 	kill -TERM "$SRV"
 	rc=0
 	wait "$SRV" || rc=$?
 	echo "# $(tail -1 /tmp/srv.out)"
-	want="bad 0 errors 0"
-	[ "${1:-}" = errors-ok ] && want="bad 0 errors"
+	want="bad 0 errors 0 dups 0\$"
+	[ "${1:-}" = errors-ok ] && want="bad 0 errors [0-9]* dups 0\$"
 	[ $rc -eq 0 ] && grep -q "$want" /tmp/srv.out ||
 		{ echo "# FAIL: server: $(cat /tmp/srv.out)"; return 1; }
+}
+
+# A number of the stopped server's summary line: srv_count pushes.
+srv_count() { sed -n "s/^bx_pp serve:.* $1 \([0-9]*\).*/\1/p" /tmp/srv.out | tail -1; }
+
+# ---- push accounting across guests -----------------------------------------
+# A client guest sums the "bx_pp sync:" lines of its bx_pp runs (sync_add
+# FILE) and sends "push_ok push_unknown push_failed" to guest 0
+# (sync_send), which listens from before the clients start (sync_listen)
+# and, after serve_stop, checks its server's pushes against them
+# (sync_check): every push that completed arrived, none arrived that was
+# not sent, and (serve_stop) none arrived twice. Over TCP port 7701 of the
+# guests' network with busybox nc; one client guest per listen.
+SYNC_PORT=7701
+sync_listen() {
+	rm -f /tmp/sync.in
+	nc -l -p $SYNC_PORT < /dev/null > /tmp/sync.in 2>/dev/null &
+	SYNC_NC=$!
+}
+
+sync_add() {
+	sed -n 's/^bx_pp sync: .*push_unknown \([0-9]*\) push_failed \([0-9]*\) push_ok \([0-9]*\).*/\3 \1 \2/p' "$1" >> /tmp/sync.sum
+}
+
+sync_send() {
+	touch /tmp/sync.sum
+	awk '{ ok += $1; unk += $2; fl += $3 } END { print ok + 0, unk + 0, fl + 0 }' /tmp/sync.sum |
+		nc -w 10 "$1" $SYNC_PORT ||
+		{ echo "# FAIL: sending the push counts to $1"; return 1; }
+	rm -f /tmp/sync.sum
+}
+
+sync_check() {
+	wait_until 20 sh -c "! kill -0 $SYNC_NC 2>/dev/null" ||
+		{ kill "$SYNC_NC"; echo "# FAIL: no push counts came"; return 1; }
+	wait "$SYNC_NC" 2>/dev/null || true
+	# shellcheck disable=SC2046
+	set -- $(cat /tmp/sync.in) x x x
+	pushes=$(srv_count pushes)
+	echo "# pushes: server $pushes, client ok $1 unknown $2 failed $3"
+	[ "$1" != x ] && [ "$pushes" -ge "$1" ] &&
+		[ "$pushes" -le $(($1 + $2 + $3)) ] ||
+		{ echo "# FAIL: the server's pushes are not within the client's"; return 1; }
 }
