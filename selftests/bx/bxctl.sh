@@ -260,7 +260,7 @@ monitor_reload() {
 try() { "$@" || { echo "# FAIL: $*"; ERR=1; }; }
 has() { echo "$1" | grep -q "$2"; }
 json_ok_str() { echo "$1" | json_ok; }
-b() { bxrig barrier "bxctl.$1" 120; }
+b() { rig_barrier "bxctl.$1" 120; }
 
 conn_events() {
 	if [ "$N" -lt 2 ]; then

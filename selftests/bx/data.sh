@@ -31,7 +31,7 @@ idle() {
 		[ "$(stat_of region_bytes)" = 0 ]
 }
 conns() { wc -l < /sys/kernel/debug/bx/conns; }
-b() { bxrig barrier "data.$1" 180; }
+b() { rig_barrier "data.$1" 180; }
 
 client_ok() {
 	out=$("$PP" client -a "$SERVER" -s $SVC "$@" 2>&1) ||

@@ -32,7 +32,7 @@ if [ "${BXRIG_N:-1}" -lt 4 ]; then
 	exit $KSFT_SKIP
 fi
 
-b() { bxrig barrier "flow.$1" 240; }
+b() { rig_barrier "flow.$1" 240; }
 
 # Sum (or max) of KEY over every connection line, and a host value.
 conn_sum() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) s += $(i + 1) } END { print s + 0 }' $DBG/conns; }

@@ -129,3 +129,9 @@ sync_check() {
 		[ "$pushes" -le $(($1 + $2 + $3)) ] ||
 		{ echo "# FAIL: the server's pushes are not within the client's"; return 1; }
 }
+
+# rig_barrier NAME SECS: a bxrig barrier whose timeout stretches on the
+# debug kernel like the per-test timeout (run_tests.sh).
+BX_SLOW=1
+if [ "${BXRIG_FLAVOR:-}" = debug ]; then BX_SLOW=3; fi
+rig_barrier() { bxrig barrier "$1" $(($2 * BX_SLOW)); }

@@ -57,7 +57,7 @@ if [ "${BXRIG_N:-1}" -lt 2 ]; then
 	exit $KSFT_SKIP
 fi
 
-b() { bxrig barrier "recover.$1" 240; }
+b() { rig_barrier "recover.$1" 240; }
 
 # Is case $1 selected (BX_RECOVER_CASES; both guests get the same list)?
 sel() {
