@@ -240,10 +240,10 @@ check: deps
 demo: deps
 	$(MAKE) demo-run
 
-# LANES selects the guest lanes: "stock" (default), "debug", or both.
-# The debug lane (KASAN, lockdep, kmemleak, fault injection) is not in
-# the default yet: see Documentation/bx.rst, "Testing".
-LANES ?= stock
+# LANES selects the guest lanes: both by default, or "stock" or "debug"
+# alone. The debug lane (KASAN, lockdep, kmemleak, fault injection) first
+# builds its kernel once (cached in build/debug-kernel).
+LANES ?= stock debug
 
 check-run: all unit vm $(if $(filter debug,$(LANES)),vm-debug)
 	TIERS="unit fuzz $(LANES)" tools/testing/check.sh

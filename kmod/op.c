@@ -117,6 +117,9 @@ static void op_release(struct kref *ref)
 
 	if (op->kind == BX_K_PUSH)
 		bx_push_resolved(op);
+	/* A READ failed from a queue (connection down) delivered nothing. */
+	if (op->kind == BX_K_SRV_READ && op->seq)
+		bx_replay_done(op->conn, op->epoch, op->seq, false);
 	kfree(op->rdma);
 	if (op->conn)
 		bx_conn_put(op->conn);
@@ -872,6 +875,7 @@ static void read_end(struct bx_op *op, bool ok)
 	op_complete(op, ok ? op->len : -EREMOTEIO);
 	if (op->seq)
 		bx_replay_done(op->conn, op->epoch, op->seq, ok);
+	op->seq = 0;
 	op->kind = BX_K_CTL;
 	memset(&op->msg, 0, sizeof(op->msg));
 	op->msg.type = BX_MSG_PUSH_DONE;

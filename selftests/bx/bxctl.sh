@@ -317,7 +317,7 @@ conn_events() {
 		[ "$(sed -n 1p /tmp/mon.conn | cut -c1-19)" = '{"event":"conn-up",' ] ||
 			{ echo "# FAIL: conn-up not first"; ERR=1; }
 	fi
-	b done
+	try b done
 	if [ "$ID" -eq 0 ]; then
 		kill -TERM $srv
 		wait $srv || true
@@ -371,7 +371,7 @@ recovery_events() {
 		try grep -q '^{"event":"recovered",.*"peer-addr":"192.0.2.1",.*"recovered-ops":[1-9][0-9]*,"recover-failed":0' /tmp/mon.rec
 		try has "$($BXCTL -j stats)" '"recover-failed":0'
 	fi
-	b rec.done
+	try b rec.done
 	if [ "$ID" -eq 0 ]; then
 		kill -TERM $srv
 		wait $srv || true

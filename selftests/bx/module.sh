@@ -112,7 +112,7 @@ sysfs_state() {
 	[ "$(cat $S/files)" = $((n + 1)) ] || fail "files $(cat $S/files), want $((n + 1))"
 	exec 3<&-
 	[ "$(cat $S/files)" = "$n" ] || fail "files $(cat $S/files) after close"
-	echo 1 > $S/epoch 2>/dev/null && fail "epoch writable"
+	(echo 1 > $S/epoch) 2>/dev/null && fail "epoch writable"
 	rmmod bx
 	modprobe bx
 	wait_until 5 bx_has_dev rxe0 || fail "rxe0 not bound after reload"

@@ -107,7 +107,7 @@ run_guests() {
 }
 
 tier_stock() {
-	run_guests stock-2 -n 2 -k stock -t 600 /opt/bx/selftests/bx/run_tests.sh
+	run_guests stock-2 -n 2 -k stock -t 1200 /opt/bx/selftests/bx/run_tests.sh
 	run_guests stock-3 -n 3 -k stock -m 1024 -t 900 \
 		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh
 	run_guests stock-4 -n 4 -k stock -m 768 -t 900 \
@@ -115,7 +115,7 @@ tier_stock() {
 }
 
 tier_debug() {
-	run_guests debug-2 -n 2 -k debug -m 1024 -t 1200 \
+	run_guests debug-2 -n 2 -k debug -m 1024 -t 2400 \
 		/opt/bx/selftests/bx/run_tests.sh
 	run_guests debug-3 -n 3 -k debug -m 1024 -t 1500 \
 		/opt/bx/selftests/bx/run_tests.sh data.sh
