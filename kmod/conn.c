@@ -216,13 +216,16 @@ void bx_conn_fail(struct bx_conn *conn, int err)
 	}
 	conn->state = BX_CONN_STATE_DOWN;
 	conn->err = err;
+	/*
+	 * The teardown's reference, taken with the state: whoever sees DOWN
+	 * may drop its own (bx_conn_submit(), the recovery work) at once.
+	 */
+	bx_conn_get(conn);
 	spin_unlock(&conn->lock);
 	pr_info("connection %s %pISc down: %d (%pS)\n",
 		conn->active ? "to" : "from", &conn->peer->addr, err,
 		__builtin_return_address(0));
 	bx_nl_conn_event(conn, BX_CMD_CONN_DOWN_NTF);
-
-	bx_conn_get(conn);
 	queue_work(bx_wq, &conn->teardown);
 }
 
@@ -841,10 +844,13 @@ static void kick_credit(struct bx_conn *conn, struct bx_buf *slot,
  */
 void bx_conn_kick(struct bx_conn *conn)
 {
+	/* An action may drop the last reference its operation held. */
+	bx_conn_get(conn);
 	spin_lock(&conn->lock);
 	if (conn->kicking) {
 		conn->kick_again = true;
 		spin_unlock(&conn->lock);
+		bx_conn_put(conn);
 		return;
 	}
 	conn->kicking = true;
@@ -860,6 +866,7 @@ void bx_conn_kick(struct bx_conn *conn)
 		if (act == KICK_NONE) {
 			conn->kicking = false;
 			spin_unlock(&conn->lock);
+			bx_conn_put(conn);
 			return;
 		}
 		spin_unlock(&conn->lock);
