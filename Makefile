@@ -195,6 +195,7 @@ STAGE := $(O)/stage
 stage: all
 	rm -rf $(STAGE) && mkdir -p $(STAGE)/bin $(STAGE)/lib $(STAGE)/selftests/bx
 	cp -a $(O)/bin/. $(STAGE)/bin/
+	cp tools/bench/ftrace_prof.sh $(STAGE)/bin/
 	cp -a $(O)/lib/*.so* $(STAGE)/lib/
 	cp $(SELFTESTS_BIN) $(SELFTESTS_SH) selftests/bx/settings \
 		selftests/bx/config $(STAGE)/selftests/bx/

@@ -14,7 +14,7 @@ BXPERF_SRCS := tools/bench/bxperf.c tools/bench/bxperf_bx.c \
 	tools/bench/bxperf_tcp.c
 BXPERF_HDRS := tools/bench/bxperf.h libbx/libbx.h uapi/linux/bx.h
 
-TOOLS += $(O)/bin/bxperf
+TOOLS += $(O)/bin/bxperf $(O)/bin/rds_pp
 
 # Linked like bxps: libbx.so found next to the binary through the rpath,
 # both in $(O) and in a guest (/opt/bx/bin, /opt/bx/lib).
@@ -22,6 +22,10 @@ $(O)/bin/bxperf: $(BXPERF_SRCS) $(BXPERF_HDRS) $(LIBBX_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -pthread -o $@ $(BXPERF_SRCS) -L$(O)/lib -lbx \
 		-Wl,-rpath,'$$ORIGIN/../lib' -lpthread -lm
+
+$(O)/bin/rds_pp: tools/bench/rds_pp.c
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -o $@ $<
 
 # The fast path on the host: the kernel's pure files through the unit
 # tests' shims (as for make unit), but -O2 and no sanitizers, so that

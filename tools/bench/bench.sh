@@ -15,7 +15,7 @@
 #   -s SECS    seconds per measured cell (default 3)
 #   -I SECS    seconds per incast setting (default 20)
 #   -p N       processes per client guest in the incast (default 2)
-#   -P PHASES  subset of "floor sweep depth procs peers incast"
+#   -P PHASES  subset of "floor sweep depth procs peers incast rds profile"
 #   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
 #   -k FLAVOR  guest kernel: stock (default) or debug
 #   -t SECS    per-guest timeout (default 1500)
@@ -30,7 +30,7 @@ top=$(cd "$here/../.." && pwd)
 export BX_BUILD=${BX_BUILD:-$top/build}
 
 out=$BX_BUILD/bench n=4 secs=3 isecs=20 iprocs=2 flavor=stock tmo=1500
-phases="floor sweep depth procs peers incast" sizes=64,4096,64K,1M,16M
+phases="floor sweep depth procs peers incast rds profile" sizes=64,4096,64K,1M,16M
 report_only=
 while getopts "o:n:s:I:p:P:z:k:t:r" opt; do
 	case $opt in

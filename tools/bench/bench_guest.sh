@@ -20,6 +20,11 @@
 #           each, pulling and pushing 1 MiB at once against guest 0, for
 #           bx with flow control off, on (defaults), on with small windows
 #           (flow.sh's), then for TCP
+#   rds     AF_RDS ping-pong over rds_rdma (tools/bench/rds_pp.c) at 64 B
+#           and 4 KiB, guest 1 -> 0: "bench-rds ..." lines
+#   profile ftrace (function_graph) on bx and rdma_rxe in guests 0 and 1
+#           while guest 1 pulls 4 KiB and pushes 64 KiB at depth 1 over
+#           bx: "bench-profile ..." lines (ftrace_prof.sh)
 #
 # Settings (run.sh -e): BENCH_SECS (per cell, default 3), BENCH_INCAST_SECS
 # (default 20), BENCH_INCAST_PROCS (2), BENCH_PHASES (default all of the
@@ -36,7 +41,7 @@ S=${BXRIG_PEER0:-192.0.2.1}
 SECS=${BENCH_SECS:-3}
 ISECS=${BENCH_INCAST_SECS:-20}
 IPROCS=${BENCH_INCAST_PROCS:-2}
-PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast}
+PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast rds profile}
 SIZES=${BENCH_SIZES:-64,4096,64K,1M,16M}
 P=/sys/module/bx/parameters
 DBG=/sys/kernel/debug/bx
@@ -362,6 +367,54 @@ if has incast; then
 		b "incast.$set.done"
 		counters "incast-$set"
 	done
+fi
+
+# ---- RDS ---------------------------------------------------------------
+
+if has rds; then
+	say "rds start"
+	if [ "$ID" -eq 0 ]; then
+		modprobe rds_rdma || fail "modprobe rds_rdma"
+		rds_pp serve -b "$BXRIG_ADDR" > /tmp/rds.srv 2>&1 &
+		RDS=$!
+		sleep 1
+	elif [ "$ID" -eq 1 ]; then
+		modprobe rds_rdma || fail "modprobe rds_rdma"
+	fi
+	b rds.up
+	if [ "$ID" -eq 1 ]; then
+		for z in 64 4096; do
+			timeout 120 rds_pp client -b "$BXRIG_ADDR" -a "$S" -z $z \
+				-d "$SECS" > /tmp/rds.out 2>&1 ||
+				fail "rds_pp $z: $(tr '\n' ' ' < /tmp/rds.out)"
+			grep '^bench-rds ' /tmp/rds.out
+		done
+	fi
+	b rds.done
+	if [ "$ID" -eq 0 ]; then
+		kill "$RDS" 2>/dev/null
+		wait "$RDS" 2>/dev/null
+	fi
+	rmmod rds_rdma rds 2>/dev/null
+fi
+
+# ---- profile -------------------------------------------------------------
+
+if has profile && [ "$ID" -le 1 ]; then
+	reload_bx on
+	say "profile start"
+	b profile
+	ftrace_prof.sh start || fail "ftrace start"
+	b profile.armed
+	if [ "$ID" -eq 1 ]; then
+		cli -T bx -o pull -z 4096 -d "$SECS" -S -t profile
+		cli -T bx -o push -z 64K -d "$SECS" -S -t profile
+	fi
+	b profile.ran
+	ftrace_prof.sh stop "guest$ID" 25 || fail "ftrace stop"
+	b profile.done
+elif has profile; then
+	b profile; b profile.armed; b profile.ran; b profile.done
 fi
 
 # ---- end ---------------------------------------------------------------

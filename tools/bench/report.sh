@@ -212,6 +212,20 @@ $2 == "bench-flow" {
 	next
 }
 $2 == "bench-env" { kv(); for (x in F) ENV[x] = F[x]; next }
+$2 == "bench-rds" {
+	kv()
+	RDS[F["size"]] = F["mean_us"]; RDS99[F["size"]] = F["p99_us"]
+	next
+}
+$2 == "bench-profile" {
+	if ($4 == "total") {
+		PTOT[$3] = sprintf("bx %.1f ms, rxe %.1f ms of self time in %s s", $5 / 1000, $6 / 1000, $7)
+	} else {
+		PN[$3]++
+		PROW[$3, PN[$3]] = sprintf("| %s | %s | %.2f | %.2f |", $4, $5, $6 / 1000, $7 / 1000)
+	}
+	next
+}
 $2 ~ /^bench-guest/ || /FAIL/ { fails = fails "\n    " $0; bad = 1; next }
 $2 == "bxrig:" && $3 == "exit" && $4 != 0 { bad = 1 }
 
@@ -274,6 +288,17 @@ END {
 	       FLX["p99_us"] == "" ? "-" : ms(2 * FLX["p99_us"])) > out
 	printf("ib_write_bw %s MB/s, ib_read_bw %s MB/s (64 KiB).\n", \
 	       num(FL["perftest|ib_write_bw|65536"]), num(FL["perftest|ib_read_bw|65536"])) > out
+	if (length(RDS)) {
+		printf("\n## RDS over the same rxe link (AF_RDS ping-pong, rds_rdma)\n\n") > out
+		printf("One message at a time, echoed (tools/bench/rds_pp.c), against a bx pull of the same size (request and response, depth 1).\n\n") > out
+		printf("| size | RDS mean | RDS p99 | bx pull mean | bx pull p99 | bx/RDS mean |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+		for (z in RDS) {
+			kb = key("sweep", "bx", "pull", z, 1, 1, 0)
+			mb = N[kb] ? SUM[kb] / N[kb] : ""
+			printf("| %s | %s | %s | %s | %s | %s |\n", sz(z), ms(RDS[z]), ms(RDS99[z]), \
+			       ms(mb), ms(pct(kb, "p99_us", 0.99)), mb == "" ? "-" : ratio(mb, RDS[z])) > out
+		}
+	}
 
 	# ---- sweep ----
 	for (o = 1; o <= 2; o++) {
@@ -434,6 +459,20 @@ END {
 				cdf(key("sweep", tp, op, SZ[i], 1, 1, 0), data "/cdf_" tp "_" op "_" SZ[i] ".dat")
 			}
 
+	if (length(PN)) {
+		printf("\n## Where the guests' kernel time goes in bx and rxe (ftrace)\n\n") > out
+		printf("function_graph on every function of bx and rdma_rxe while guest 1 pulls 4 KiB and pushes 64 KiB, one at a time, %s s each ", ENV["secs"]) > out
+		printf("(tools/bench/ftrace_prof.sh). Tracing inflates every call; compare rows, not absolute times. Self time excludes traced callees.\n") > out
+		for (g = 0; g <= 3; g++) {
+			t = "guest" g
+			if (!(t in PN))
+				continue
+			printf("\n%s (%s): %s\n\n| function | calls | inclusive ms | self ms |\n| --- | ---: | ---: | ---: |\n", \
+			       t, g == 0 ? "server" : "client", PTOT[t]) > out
+			for (i = 1; i <= PN[t] && i <= 15; i++)
+				print PROW[t, i] > out
+		}
+	}
 	if ((getline line < fastpath) > 0) {
 		printf("\n## Instructions of the portable fast path (callgrind, host)\n\n%s\n", line) > out
 		while ((getline line < fastpath) > 0)

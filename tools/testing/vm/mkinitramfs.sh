@@ -32,7 +32,7 @@ done
 	[ -n "$stage" ] || { echo "usage: see $0" >&2; exit 2; }
 
 MODULES="virtio_net virtio_rng crc32_generic rdma_rxe rdma_cm rdma_ucm
-	 ib_uverbs sch_netem veth"
+	 ib_uverbs sch_netem veth rds_rdma"
 BINARIES="/usr/sbin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/rping
 	  /usr/bin/qperf /usr/bin/ib_send_lat /usr/bin/ib_send_bw
 	  /usr/bin/ib_write_bw /usr/bin/ib_read_bw /usr/bin/trinity"

@@ -1,0 +1,109 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Where a guest's kernel time goes in bx: the function_graph tracer on
+# every function of bx and of rdma_rxe (Debian's kernel has no function
+# profiler), around one command, then per function: calls, inclusive
+# time and self time (inclusive minus that of traced callees), the
+# largest self times first.
+#
+#   ftrace_prof.sh start            arm and start tracing
+#   ftrace_prof.sh stop TAG [N]     stop; print the top N (default 25) as
+#                                   "bench-profile TAG func calls incl_us self_us"
+#                                   and the totals as
+#                                   "bench-profile TAG total bx_us rxe_us wall_s"
+#
+# Time inside an interrupt counts where it lands; rxe's tasklets and
+# workqueues show as their own roots. Tracing itself slows every traced
+# call (several microseconds per call under TCG), so the absolute times
+# are inflated; the ranking and the bx/rxe split are what this is for.
+T=/sys/kernel/tracing
+[ -d $T/options ] || mount -t tracefs nodev $T 2>/dev/null
+[ -w $T/current_tracer ] || { echo "ftrace_prof: no tracefs" >&2; exit 1; }
+
+case $1 in
+start)
+	echo 0 > $T/tracing_on
+	echo nop > $T/current_tracer
+	echo > $T/trace
+	echo 16384 > $T/buffer_size_kb
+	echo ':mod:bx' > $T/set_ftrace_filter
+	echo ':mod:rdma_rxe' >> $T/set_ftrace_filter
+	echo function_graph > $T/current_tracer
+	echo 1 > $T/options/funcgraph-tail
+	echo 0 > $T/options/funcgraph-proc
+	echo 1 > $T/options/funcgraph-cpu
+	echo 1 > $T/options/funcgraph-duration
+	date +%s > /tmp/ftrace_prof.t0
+	echo 1 > $T/tracing_on
+	;;
+stop)
+	echo 0 > $T/tracing_on
+	t0=$(cat /tmp/ftrace_prof.t0 2>/dev/null || date +%s)
+	wall=$(($(date +%s) - t0))
+	tag=${2:-run}
+	n=${3:-25}
+	# Lines: " 1)   2.345 us    |    func();"  (a traced leaf)
+	#        " 1)               |    func() {"  (entry)
+	#        " 1)   5.678 us    |    } /* func */"  (exit)
+	# Durations may carry a "+"/"!"/"#" mark and "us"/"ms"/"s" units
+	# (function_graph prints us). Nesting is tracked per CPU.
+	awk -v tag="$tag" -v n="$n" -v wall="$wall" -v mods="$(
+		awk '$4 == "[bx]" || $4 == "[rdma_rxe]" { print $3, $4 }' /proc/kallsyms |
+		tr '\n' ' ')" '
+	BEGIN {
+		m = split(mods, a, " ")
+		for (i = 1; i + 1 <= m; i += 2) mod[a[i]] = a[i + 1]
+	}
+	function dur(s,    v) {
+		gsub(/[+!#*@$&]/, "", s)
+		v = s + 0
+		return v
+	}
+	{
+		if (match($0, /^ *[0-9]+\)/) == 0) next
+		cpu = substr($0, RSTART, RLENGTH) + 0
+		line = substr($0, RLENGTH + 1)
+		bar = index(line, "|")
+		if (!bar) next
+		left = substr(line, 1, bar - 1)
+		body = substr(line, bar + 1)
+		sub(/^ +/, "", body)
+		d = (left ~ /[0-9]/) ? dur(left) : 0
+		if (body ~ /^[A-Za-z_][A-Za-z0-9_.]*\(\);/) {
+			f = body; sub(/\(.*/, "", f)
+			calls[f]++; incl[f] += d; self[f] += d
+			if (sp[cpu] > 0) child[cpu, sp[cpu]] += d
+		} else if (body ~ /^[A-Za-z_][A-Za-z0-9_.]*\(\) \{/) {
+			f = body; sub(/\(.*/, "", f)
+			sp[cpu]++; st[cpu, sp[cpu]] = f; child[cpu, sp[cpu]] = 0
+		} else if (body ~ /^\} \/\* /) {
+			f = body; sub(/^\} \/\* /, "", f); sub(/ \*\/.*/, "", f)
+			if (sp[cpu] > 0 && st[cpu, sp[cpu]] == f) {
+				calls[f]++; incl[f] += d
+				self[f] += d - child[cpu, sp[cpu]]
+				sp[cpu]--
+				if (sp[cpu] > 0) child[cpu, sp[cpu]] += d
+				else root[f] += d
+			}
+		}
+	}
+	END {
+		for (f in calls) {
+			printf "%s %d %.1f %.1f\n", f, calls[f], incl[f], self[f]
+			if (mod[f] == "[bx]") bx += self[f]; else rx += self[f]
+		}
+		printf "TOTAL %.1f %.1f %d\n", bx, rx, wall
+	}' $T/trace > /tmp/ftrace_prof.out
+	echo nop > $T/current_tracer
+	echo > $T/set_ftrace_filter
+	grep -v '^TOTAL' /tmp/ftrace_prof.out | sort -k4 -rn | head -n "$n" |
+		sed "s/^/bench-profile $tag /"
+	sed -n 's/^TOTAL /total /p' /tmp/ftrace_prof.out |
+		sed "s/^/bench-profile $tag /"
+	;;
+*)
+	echo "usage: $0 start | stop TAG [N]" >&2
+	exit 2
+	;;
+esac
