@@ -48,17 +48,16 @@ stop)
 	#        " 1)   5.678 us    |    } /* func */"  (exit)
 	# Durations may carry a "+"/"!"/"#" mark and "us"/"ms"/"s" units
 	# (function_graph prints us). Nesting is tracked per CPU.
-	awk -v tag="$tag" -v n="$n" -v wall="$wall" -v mods="$(
-		awk '$4 == "[bx]" || $4 == "[rdma_rxe]" { print $3, $4 }' /proc/kallsyms |
-		tr '\n' ' ')" '
-	BEGIN {
-		m = split(mods, a, " ")
-		for (i = 1; i + 1 <= m; i += 2) mod[a[i]] = a[i + 1]
-	}
-	function dur(s,    v) {
+	awk -v wall="$wall" '
+	function dur(s) {
 		gsub(/[+!#*@$&]/, "", s)
-		v = s + 0
-		return v
+		return s + 0
+	}
+	# "name [mod]" of an entry, leaf or exit; the module tells bx from rxe.
+	function fname(s) {
+		sub(/\(\).*/, "", s)
+		sub(/^\} \/\* /, "", s); sub(/ \*\/.*/, "", s)
+		return s
 	}
 	{
 		if (match($0, /^ *[0-9]+\)/) == 0) next
@@ -70,28 +69,28 @@ stop)
 		body = substr(line, bar + 1)
 		sub(/^ +/, "", body)
 		d = (left ~ /[0-9]/) ? dur(left) : 0
-		if (body ~ /^[A-Za-z_][A-Za-z0-9_.]*\(\);/) {
-			f = body; sub(/\(.*/, "", f)
+		if (body ~ /^[A-Za-z_][A-Za-z0-9_.]*( \[[A-Za-z0-9_]+\])?\(\);/) {
+			f = fname(body)
 			calls[f]++; incl[f] += d; self[f] += d
 			if (sp[cpu] > 0) child[cpu, sp[cpu]] += d
-		} else if (body ~ /^[A-Za-z_][A-Za-z0-9_.]*\(\) \{/) {
-			f = body; sub(/\(.*/, "", f)
+		} else if (body ~ /^[A-Za-z_][A-Za-z0-9_.]*( \[[A-Za-z0-9_]+\])?\(\) \{/) {
+			f = fname(body)
 			sp[cpu]++; st[cpu, sp[cpu]] = f; child[cpu, sp[cpu]] = 0
 		} else if (body ~ /^\} \/\* /) {
-			f = body; sub(/^\} \/\* /, "", f); sub(/ \*\/.*/, "", f)
+			f = fname(body)
 			if (sp[cpu] > 0 && st[cpu, sp[cpu]] == f) {
 				calls[f]++; incl[f] += d
 				self[f] += d - child[cpu, sp[cpu]]
 				sp[cpu]--
 				if (sp[cpu] > 0) child[cpu, sp[cpu]] += d
-				else root[f] += d
 			}
 		}
 	}
 	END {
 		for (f in calls) {
-			printf "%s %d %.1f %.1f\n", f, calls[f], incl[f], self[f]
-			if (mod[f] == "[bx]") bx += self[f]; else rx += self[f]
+			g = f; sub(/ \[/, "[", g)
+			printf "%s %d %.1f %.1f\n", g, calls[f], incl[f], self[f]
+			if (f ~ /\[bx\]$/) bx += self[f]; else rx += self[f]
 		}
 		printf "TOTAL %.1f %.1f %d\n", bx, rx, wall
 	}' $T/trace > /tmp/ftrace_prof.out

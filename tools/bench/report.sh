@@ -460,7 +460,7 @@ END {
 			}
 
 	if (length(PN)) {
-		printf("\n## Where the guests' kernel time goes in bx and rxe (ftrace)\n\n") > out
+		printf("\n## Where the guest kernel time goes in bx and rxe (ftrace)\n\n") > out
 		printf("function_graph on every function of bx and rdma_rxe while guest 1 pulls 4 KiB and pushes 64 KiB, one at a time, %s s each ", ENV["secs"]) > out
 		printf("(tools/bench/ftrace_prof.sh). Tracing inflates every call; compare rows, not absolute times. Self time excludes traced callees.\n") > out
 		for (g = 0; g <= 3; g++) {
