@@ -147,10 +147,10 @@ case_server_restart() {
 
 case_link_outage() {
 	sel link_outage || return $KSFT_SKIP
-	# After an outage that errors the server's QP, the server accepted no
-	# new connection in 2 of 4 runs until its rxe device was re-created
-	# (connect attempts time out; not yet known whether rxe's CM state or
-	# bx is at fault). Opt-in until that is understood.
+	# After an outage, rxe has put the server's GSI QP (QP1, the CM's) in
+	# the error state -- a CM message sent while the link was down -- and
+	# no connection to the server is possible until its rxe device is
+	# re-created (Documentation/bx.rst, "Recovery tests"). Opt-in.
 	[ "${BX_TEST_OUTAGE:-0}" = 1 ] || return $KSFT_SKIP
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 64 -b 0 -r 64

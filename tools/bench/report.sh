@@ -295,7 +295,7 @@ END {
 		for (z in RDS) {
 			kb = key("sweep", "bx", "pull", z, 1, 1, 0)
 			mb = N[kb] ? SUM[kb] / N[kb] : ""
-			printf("| %s | %s | %s | %s | %s | %s |\n", sz(z), ms(RDS[z]), ms(RDS99[z]), \
+			printf("| %s | %s | %s | %s | %s | %s |\n", sz(z + 0), ms(RDS[z]), ms(RDS99[z]), \
 			       ms(mb), ms(pct(kb, "p99_us", 0.99)), mb == "" ? "-" : ratio(mb, RDS[z])) > out
 		}
 	}
