@@ -1312,6 +1312,30 @@ err_fail:
 	return ERR_PTR(ret);
 }
 
+/*
+ * @peer's connection or connection attempt, starting one if there is none
+ * (or only a dead one not yet torn down); peer->lock held. An ERR_PTR if
+ * an attempt could not even start.
+ */
+static struct bx_conn *peer_conn(struct bx_peer *peer)
+{
+	struct bx_conn *conn = peer->conn;
+
+	lockdep_assert_held(&peer->lock);
+	if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) {
+		/* Dead and not yet torn down: start afresh. */
+		peer->conn = NULL;
+		bx_conn_put(conn);
+		conn = NULL;
+	}
+	if (!conn) {
+		conn = conn_connect(peer);
+		if (!IS_ERR(conn))
+			peer->conn = conn;
+	}
+	return conn;
+}
+
 /* ---- recovery ------------------------------------------------------------ */
 
 /*
@@ -1467,19 +1491,8 @@ static void peer_recover_work(struct work_struct *work)
 		peer->recovering = false;
 	}
 	spin_unlock(&peer->sess_lock);
-	if (!up && !expired) {
-		if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) {
-			/* Dead and not yet torn down: start afresh. */
-			peer->conn = NULL;
-			bx_conn_put(conn);
-			conn = NULL;
-		}
-		if (!conn) {
-			conn = conn_connect(peer);
-			if (!IS_ERR(conn))
-				peer->conn = conn;
-		}
-	}
+	if (!up && !expired)
+		peer_conn(peer);	/* failures: the next round tries again */
 	mutex_unlock(&peer->lock);
 
 	if (first)
@@ -1530,22 +1543,12 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 	struct bx_conn *conn;
 
 	mutex_lock(&peer->lock);
-	conn = peer->conn;
-	if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) {
-		/* Dead and not yet torn down: start afresh. */
-		peer->conn = NULL;
-		bx_conn_put(conn);
-		conn = NULL;
-	}
-	if (!conn) {
-		conn = conn_connect(peer);
-		if (IS_ERR(conn)) {
-			mutex_unlock(&peer->lock);
-			bx_op_fail(op, PTR_ERR(conn));
-			bx_op_put(op);
-			return;
-		}
-		peer->conn = conn;
+	conn = peer_conn(peer);
+	if (IS_ERR(conn)) {
+		mutex_unlock(&peer->lock);
+		bx_op_fail(op, PTR_ERR(conn));
+		bx_op_put(op);
+		return;
 	}
 	if (READ_ONCE(conn->state) == BX_CONN_STATE_UP) {
 		bx_conn_get(conn);
