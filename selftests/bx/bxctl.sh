@@ -337,9 +337,7 @@ recovery_events() {
 		return $KSFT_SKIP
 	fi
 	if [ "$ID" -eq 0 ]; then
-		$PP serve -s $SVC -n 32 -b 0 -r 32 > /tmp/srv.out 2>&1 &
-		srv=$!
-		try wait_until 10 grep -q ready /tmp/srv.out
+		serve_start -n 32 -b 0 -r 32
 	elif [ "$ID" -eq 1 ]; then
 		$BXCTL -j monitor > /tmp/mon.rec 2>&1 &
 		mon=$!
@@ -372,10 +370,7 @@ recovery_events() {
 		try has "$($BXCTL -j stats)" '"recover-failed":0'
 	fi
 	try b rec.done
-	if [ "$ID" -eq 0 ]; then
-		kill -TERM $srv
-		wait $srv || true
-	fi
+	[ "$ID" -ne 0 ] || try serve_stop errors-ok
 	result
 }
 
