@@ -42,6 +42,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 #include <rdma/mr_pool.h>
 
 #include "conn.h"
@@ -169,6 +170,7 @@ void bx_conn_put(struct bx_conn *conn)
 }
 
 static void conn_teardown(struct work_struct *work);
+static bool conn_port_usable(struct bx_conn *conn, struct rdma_cm_id *id);
 static void conn_qp_err_work(struct work_struct *work);
 static void conn_retry_work(struct work_struct *work);
 static void conn_connect_timeout(struct work_struct *work);
@@ -1172,6 +1174,9 @@ static int conn_route_resolved(struct bx_conn *conn)
 	struct bx_wire_conn w;
 	int ret;
 
+	/* A request sent on a port that is down kills rxe's QP1. */
+	if (!conn_port_usable(conn, conn->cm_id))
+		return -ENETDOWN;
 	ret = conn_setup_qp(conn);
 	if (ret)
 		return ret;
@@ -1613,6 +1618,51 @@ static void conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 		bx_conn_put(conn);
 }
 
+/*
+ * Woken when a port goes up or down, a device goes, or bx unloads; waited on
+ * by conn_wait_port().
+ */
+static DECLARE_WAIT_QUEUE_HEAD(bx_port_wq);
+
+void bx_conn_port_event(void)
+{
+	wake_up_all(&bx_port_wq);
+}
+
+/* May @id send CM messages: is its port up (or is there no point waiting)? */
+static bool conn_port_usable(struct bx_conn *conn, struct rdma_cm_id *id)
+{
+	enum ib_port_state state;
+
+	if (!conn->bdev || !id->device || READ_ONCE(conn->bdev->removing) ||
+	    READ_ONCE(bx_conn_closing))
+		return true;
+	if (ib_get_cached_port_state(id->device, id->port_num, &state))
+		return true;
+	return state == IB_PORT_ACTIVE;
+}
+
+/*
+ * Wait until @conn's id may send CM messages. Soft-RoCE puts a QP in the
+ * error state for good when it cannot build or send a packet, and its GSI
+ * QP (QP1) carries every CM message of the device: one disconnect request
+ * sent while the link is down ends all connection management to and from
+ * this host until the rxe device is re-created. So the id waits for its
+ * port to come back (or for the device, or bx, to go) before sending.
+ * Only the teardown waits, in bx_wq; its operations are already parked.
+ */
+static void conn_wait_port(struct bx_conn *conn)
+{
+	struct rdma_cm_id *id = conn->cm_id;
+
+	if (conn_port_usable(conn, id))
+		return;
+	pr_info("connection %s %pISc waits for %s port %u to come up\n",
+		conn->active ? "to" : "from", &conn->peer->addr,
+		dev_name(&id->device->dev), id->port_num);
+	wait_event(bx_port_wq, conn_port_usable(conn, id));
+}
+
 static void conn_teardown(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(work, struct bx_conn, teardown);
@@ -1634,9 +1684,11 @@ static void conn_teardown(struct work_struct *work)
 	/* During a recovery, waiting ones wait for the next attempt. */
 	fail_list(&list, err, READ_ONCE(peer->recovering));
 
-	/* 2. Flush the QP: every posted WR runs its completion handler. */
-	if (conn->established && conn->cm_id)
-		rdma_disconnect(conn->cm_id);
+	/*
+	 * 2. Flush the QP: every posted WR runs its completion handler.
+	 * (Draining moves the QP to the error state; the peer learns of the
+	 * end from its own QP, or from our disconnect request in step 4.)
+	 */
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
 
@@ -1653,10 +1705,17 @@ static void conn_teardown(struct work_struct *work)
 	/* Queued ones never reached the peer (or it answered BUSY). */
 	fail_list(&list, -ENOTCONN, true);
 
-	/* 4. Free the verbs objects, then the id. */
+	/*
+	 * 4. Free the verbs objects, then the id, whose disconnect request
+	 * (or reject, mid-handshake) is CM traffic: it waits for the port.
+	 */
 	conn_free_qp(conn);
-	if (conn->cm_id)
+	if (conn->cm_id) {
+		conn_wait_port(conn);
+		if (conn->established)
+			rdma_disconnect(conn->cm_id);
 		rdma_destroy_id(conn->cm_id);
+	}
 	conn->cm_id = NULL;
 
 	mutex_lock(&bx_conns_lock);
@@ -1967,6 +2026,7 @@ void bx_conn_uninit(void)
 
 	/* No recovery, no new connections, then none at all. */
 	WRITE_ONCE(bx_conn_closing, true);
+	wake_up_all(&bx_port_wq);
 	xa_for_each(&bx_peers, id, peer)
 		cancel_delayed_work_sync(&peer->recover_work);
 	rdma_destroy_id(bx_listener);

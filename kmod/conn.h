@@ -229,6 +229,7 @@ void bx_conn_fail(struct bx_conn *conn, int err);
 void bx_conn_get(struct bx_conn *conn);
 void bx_conn_put(struct bx_conn *conn);
 void bx_conn_remove_dev(struct bx_dev *bdev);
+void bx_conn_port_event(void);
 void bx_push_number(struct bx_conn *conn, struct bx_op *op);
 void bx_push_resolved(struct bx_op *op);
 void bx_peer_park(struct bx_peer *peer, struct bx_op *op);

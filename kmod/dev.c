@@ -43,6 +43,20 @@ static DEFINE_IDA(bx_dev_ida);
 
 static struct ib_client bx_ib_client;
 
+/* Runs in ib_core's event work, after its port cache was updated. */
+static void bx_dev_event(struct ib_event_handler *handler, struct ib_event *ev)
+{
+	struct bx_dev *bdev = container_of(handler, struct bx_dev,
+					   event_handler);
+
+	if (ev->event != IB_EVENT_PORT_ACTIVE && ev->event != IB_EVENT_PORT_ERR)
+		return;
+	pr_info("%s port %u %s\n", dev_name(&bdev->ibdev->dev),
+		ev->element.port_num,
+		ev->event == IB_EVENT_PORT_ACTIVE ? "active" : "down");
+	bx_conn_port_event();
+}
+
 static void bx_dev_release(struct kref *ref)
 {
 	struct bx_dev *bdev = container_of(ref, struct bx_dev, ref);
@@ -87,6 +101,8 @@ static int bx_dev_add(struct ib_device *ibdev)
 		goto err_dealloc_pd;
 	kref_init(&bdev->ref);
 	ib_set_client_data(ibdev, &bx_ib_client, bdev);
+	INIT_IB_EVENT_HANDLER(&bdev->event_handler, ibdev, bx_dev_event);
+	ib_register_event_handler(&bdev->event_handler);
 
 	mutex_lock(&bx_devs_lock);
 	list_add_tail(&bdev->node, &bx_devs);
@@ -118,6 +134,11 @@ static void bx_dev_remove(struct ib_device *ibdev, void *client_data)
 	bx_devs_gen++;
 	mutex_unlock(&bx_devs_lock);
 	bx_nl_dev_event(bdev, BX_CMD_DEV_DEL_NTF);
+
+	/* Teardowns waiting for a port to come back stop waiting. */
+	ib_unregister_event_handler(&bdev->event_handler);
+	WRITE_ONCE(bdev->removing, true);
+	bx_conn_port_event();
 
 	/*
 	 * Every connection on the device goes before ib_core frees it, then

@@ -35,6 +35,10 @@ struct bx_dev {
 	struct list_head	mrs;
 	spinlock_t		reg_lock;	/* @reg_live vs. posts */
 	bool			reg_live;
+	/* Port up/down events (bx_conn_port_event()). */
+	struct ib_event_handler	event_handler;
+	/* Set once remove() began: nothing waits for a port any more. */
+	bool			removing;
 };
 
 int bx_dev_init(void);

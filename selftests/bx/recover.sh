@@ -17,9 +17,10 @@
 #   server_restart  the server process is killed and bx reloaded (a new
 #                   incarnation), then the server comes back: the client
 #                   carries on and counts the peer restart
-#   link_outage     the server's link loses every frame for longer than
-#                   the RC retries last, then works again (opt-in:
-#                   BX_TEST_OUTAGE=1; see the case)
+#   link_outage     the server's link is set down for longer than the RC
+#                   retries last, then up again: afterwards the server's
+#                   rxe GSI QP must still work (bx sends no CM message on
+#                   a port that is down)
 #   device          the server's rxe device is deleted and re-created
 #   sigkill         client processes (async with many operations in
 #                   flight, and sync) are SIGKILLed mid-run, four times:
@@ -145,66 +146,75 @@ case_server_restart() {
 	result
 }
 
-case_link_outage() {
-	sel link_outage || return $KSFT_SKIP
-	# After an outage, rxe has put the server's GSI QP (QP1, the CM's) in
-	# the error state -- a CM message sent while the link was down -- and
-	# no connection to the server is possible until its rxe device is
-	# re-created (Documentation/bx.rst, "Recovery tests"). Opt-in.
-	[ "${BX_TEST_OUTAGE:-0}" = 1 ] || return $KSFT_SKIP
+# fault_case TAG FAULT [ARG...]: guest 0 serves and, once the client
+# runs, calls FAULT, which breaks something and mends it; guest 1 runs
+# client_run ARG... through it and sends its push counts to guest 0,
+# which checks them against what it received. Both log diag on failure.
+fault_case() {
+	tag=$1 fault=$2
+	shift 2
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 64 -b 0 -r 64
 		sync_listen
-		b lo.up
-		sleep 5
-		# Every frame lost for longer than the RC retries last. (Not
-		# "ip link set down": after that, Debian's rxe accepts no new
-		# connection until the rxe device is re-created -- its CM
-		# traffic never arrives -- which is the device case below.)
-		modprobe sch_netem 2>/dev/null || true
-		$TC qdisc add dev eth0 root netem loss 100%
-		sleep 8
-		$TC qdisc del dev eth0 root
-		b lo.done
+		b "$tag.up"
+		$fault
+		b "$tag.done"
+		# Replies to a connection that failed fail.
 		try serve_stop errors-ok
 		try sync_check
+		[ -z "$ERR" ] || diag server
 	elif [ "$ID" -eq 1 ]; then
 		rm -f /tmp/sync.sum
-		b lo.up
-		try client_run -t 25
+		b "$tag.up"
+		try client_run "$@"
 		try sync_send "$SERVER"
-		b lo.done
+		[ -z "$ERR" ] || diag client
+		b "$tag.done"
 	else
-		b lo.up; b lo.done
+		b "$tag.up"; b "$tag.done"
 	fi
 	try check wait_until 30 ops_idle
+}
+
+# The state of rxe0's GSI QP (QP1: every CM message of the device).
+qp1_state() {
+	rdma res show qp link rxe0/1 lqpn 1 |
+		sed -n 's/.* state \([A-Z_]*\) .*/\1/p'
+}
+port_active() { rdma link show rxe0/1 | grep -q "state ACTIVE"; }
+
+link_outage() {
+	sleep 5
+	$IP link set eth0 down
+	sleep 8
+	$IP link set eth0 up
+	try check wait_until 10 port_active
+	# bx sent no CM message while the port was down (conn_wait_port()).
+	q=$(qp1_state)
+	echo "# QP1 after the outage: $q"
+	try check [ "$q" = RTS ]
+}
+
+# The server's link is set down, for longer than the RC retries last, and
+# up again.
+case_link_outage() {
+	sel link_outage || return $KSFT_SKIP
+	fault_case lo link_outage -t 30
 	result
+}
+
+device() {
+	sleep 5
+	rdma link delete rxe0
+	sleep 3
+	rdma link add rxe0 type rxe netdev eth0
+	try check wait_until 10 bx_has_dev rxe0
 }
 
 # The server's rxe device is deleted and re-created under load.
 case_device() {
 	sel device || return $KSFT_SKIP
-	if [ "$ID" -eq 0 ]; then
-		serve_start -n 64 -b 0 -r 64
-		sync_listen
-		b dv.up
-		sleep 5
-		rdma link delete rxe0
-		sleep 3
-		rdma link add rxe0 type rxe netdev eth0
-		wait_until 10 bx_has_dev rxe0
-		b dv.done
-		try serve_stop errors-ok
-		try sync_check
-	elif [ "$ID" -eq 1 ]; then
-		rm -f /tmp/sync.sum
-		b dv.up
-		try client_run -t 25
-		try sync_send "$SERVER"
-		b dv.done
-	else
-		b dv.up; b dv.done
-	fi
+	fault_case dv device -t 25
 	result
 }
 
@@ -347,6 +357,17 @@ case_flood() {
 # a root qdisc drops what is queued (noop_qdisc returns NET_XMIT_CN) and
 # Debian's rxe takes any ip_local_out() error for a fatal local QP error
 # (rxe_requester). A large netem limit, for the same reason.
+netem() {
+	sleep 1
+	# netem reorders only with a delay: the reordered 10% go at once,
+	# the rest wait 5 ms +- 2 ms.
+	try check $TC qdisc change dev eth0 root netem limit 100000 \
+		loss 5% delay 5ms 2ms reorder 10%
+	sleep 15
+	try check $TC qdisc change dev eth0 root netem limit 100000
+	$TC -s qdisc show dev eth0 | sed 's/^/# /'
+}
+
 case_netem() {
 	sel netem || return $KSFT_SKIP
 	mark="recover-netem.$$"
@@ -355,33 +376,8 @@ case_netem() {
 	if [ "$ID" -eq 0 ]; then
 		modprobe sch_netem 2>/dev/null || true
 		try check $TC qdisc add dev eth0 root netem limit 100000
-		serve_start -n 64 -b 0 -r 64
-		sync_listen
-		b nm.up
-		sleep 1
-		# netem reorders only with a delay: the reordered 10% go at
-		# once, the rest wait 5 ms +- 2 ms.
-		try check $TC qdisc change dev eth0 root netem limit 100000 \
-			loss 5% delay 5ms 2ms reorder 10%
-		sleep 15
-		try check $TC qdisc change dev eth0 root netem limit 100000
-		$TC -s qdisc show dev eth0 | sed 's/^/# /'
-		b nm.done
-		# Replies to a connection that failed fail (see below).
-		try serve_stop errors-ok
-		try sync_check
-		[ -z "$ERR" ] || diag server
-	elif [ "$ID" -eq 1 ]; then
-		rm -f /tmp/sync.sum
-		b nm.up
-		try client_run -P 3 -t 18
-		try sync_send "$SERVER"
-		[ -z "$ERR" ] || diag client
-		b nm.done
-	else
-		b nm.up; b nm.done
 	fi
-	try check wait_until 30 ops_idle
+	fault_case nm netem -P 3 -t 18
 	# RC's retries do not always absorb 5% loss: go-back-N resends a
 	# 64 KiB message's tail after every loss and rxe counts each resend
 	# against retry_cnt, so a connection may fail (in-doubt pushes,
@@ -397,7 +393,7 @@ run_test link_outage case_link_outage
 run_test device case_device
 run_test sigkill case_sigkill
 run_test flood case_flood
-# Last: a connection failure here sometimes leaves the server accepting
-# no new connection (as in link_outage), which would fail what follows.
+# Last: a connection failure here has been seen to leave the server
+# accepting no new connection, which would fail what follows.
 run_test netem case_netem
 ktap_finish
