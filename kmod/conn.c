@@ -1629,17 +1629,30 @@ void bx_conn_port_event(void)
 	wake_up_all(&bx_port_wq);
 }
 
-/* May @id send CM messages: is its port up (or is there no point waiting)? */
+/*
+ * May @id send CM messages: is its port up (or is there no point waiting)?
+ * The netdev's own state changes first: a send can fail (and a connection
+ * with it) before ib_core's port cache learns of the link going down. The
+ * cache is ACTIVE again only once the port-up event went out, which is
+ * what wakes the waiters.
+ */
 static bool conn_port_usable(struct bx_conn *conn, struct rdma_cm_id *id)
 {
 	enum ib_port_state state;
+	struct net_device *ndev;
+	bool up;
 
 	if (!conn->bdev || !id->device || READ_ONCE(conn->bdev->removing) ||
 	    READ_ONCE(bx_conn_closing))
 		return true;
 	if (ib_get_cached_port_state(id->device, id->port_num, &state))
 		return true;
-	return state == IB_PORT_ACTIVE;
+	ndev = ib_device_get_netdev(id->device, id->port_num);
+	if (!ndev)
+		return state == IB_PORT_ACTIVE;
+	up = netif_running(ndev) && netif_carrier_ok(ndev);
+	dev_put(ndev);
+	return up && state == IB_PORT_ACTIVE;
 }
 
 /*
