@@ -52,18 +52,6 @@ json_ok() {
 	END { exit (bad || instr || depth != 0 || tops != 1) }'
 }
 
-# The sockets of process $1 are all subscribed to some group (bxctl
-# monitor joins bx's "events" group first, then nlctrl's "notify", id 16:
-# a non-zero Groups word means both are joined).
-mon_ready() {
-	inos=$(ls -l /proc/"$1"/fd 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p')
-	[ -n "$inos" ] || return 1
-	for ino in $inos; do
-		awk -v ino="$ino" '$2 == 16 && $NF == ino && $4 != "00000000" { f = 1 }
-			END { exit !f }' /proc/net/netlink || return 1
-	done
-}
-
 # mon_wait PID SECS: wait for a monitor to exit; kill it after SECS.
 mon_wait() {
 	if ! wait_until "$2" sh -c "! kill -0 $1 2>/dev/null"; then
@@ -268,9 +256,7 @@ conn_events() {
 		return $KSFT_SKIP
 	fi
 	if [ "$ID" -eq 0 ]; then
-		$PP serve -s $SVC -n 8 -b 0 -r 8 > /tmp/srv.out 2>&1 &
-		srv=$!
-		try wait_until 10 grep -q ready /tmp/srv.out
+		serve_start -n 8 -b 0 -r 8
 	fi
 	if [ "$ID" -le 1 ]; then
 		$BXCTL -j monitor -c 2 > /tmp/mon.conn 2>&1 &
@@ -294,7 +280,7 @@ conn_events() {
 		try has "$one" "^{\"peer-id\":$id,\"peer-addr\":\"192.0.2.2\",.*}\$"
 		try json_ok_str "$one"
 		$BXCTL conn show peer "${id:-0}" | sed 's/^/# /'
-		try has "$($BXCTL proc)" "^$srv "
+		try has "$($BXCTL proc)" "^$SRV "
 	elif [ "$ID" -eq 1 ]; then
 		out=$($BXCTL conn)
 		echo "$out" | sed 's/^/# /'
@@ -318,10 +304,7 @@ conn_events() {
 			{ echo "# FAIL: conn-up not first"; ERR=1; }
 	fi
 	try b done
-	if [ "$ID" -eq 0 ]; then
-		kill -TERM $srv
-		wait $srv || true
-	fi
+	[ "$ID" -ne 0 ] || try serve_stop errors-ok
 	result
 }
 
@@ -339,9 +322,7 @@ recovery_events() {
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 32 -b 0 -r 32
 	elif [ "$ID" -eq 1 ]; then
-		$BXCTL -j monitor > /tmp/mon.rec 2>&1 &
-		mon=$!
-		try wait_until 10 mon_ready $mon
+		try mon_start /tmp/mon.rec
 	fi
 	b rec.ready
 	if [ "$ID" -eq 1 ]; then
@@ -362,8 +343,7 @@ recovery_events() {
 		sed 's/^/# /' /tmp/rec.out
 		try [ $rc -eq 0 ]
 		try wait_until 30 grep -q '"event":"recovered"' /tmp/mon.rec
-		kill $mon
-		wait $mon 2>/dev/null || true
+		mon_stop
 		grep '"event":"recover' /tmp/mon.rec | sed 's/^/# /'
 		try grep -q '^{"event":"recovering","peer-id":[0-9]*,"peer-addr":"192.0.2.1",' /tmp/mon.rec
 		try grep -q '^{"event":"recovered",.*"peer-addr":"192.0.2.1",.*"recovered-ops":[1-9][0-9]*,"recover-failed":0' /tmp/mon.rec

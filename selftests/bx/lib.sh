@@ -66,6 +66,30 @@ try() { "$@" || ERR=1; }
 result() { [ -z "$ERR" ]; }
 check() { "$@" || { echo "# FAIL: $*"; return 1; }; }
 
+# The sockets of process $1 are all subscribed to some group (bxctl
+# monitor joins bx's "events" group first, then nlctrl's "notify", id 16:
+# a non-zero Groups word means both are joined).
+mon_ready() {
+	inos=$(ls -l /proc/"$1"/fd 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p')
+	[ -n "$inos" ] || return 1
+	for ino in $inos; do
+		awk -v ino="$ino" '$2 == 16 && $NF == ino && $4 != "00000000" { f = 1 }
+			END { exit !f }' /proc/net/netlink || return 1
+	done
+}
+
+# mon_start FILE: "bxctl -j monitor" into FILE in the background, once
+# subscribed; its pid in $MON. mon_stop: end it.
+mon_start() {
+	"$(command -v bxctl)" -j monitor > "$1" 2>&1 &
+	MON=$!
+	wait_until 10 mon_ready $MON
+}
+mon_stop() {
+	kill "$MON" 2>/dev/null || true
+	wait "$MON" 2>/dev/null || true
+}
+
 # bx_pp serve ARGS... in the background, on service $SVC; waits for it.
 serve_start() {
 	"$PP" serve -s "$SVC" "$@" > /tmp/srv.out 2>&1 &

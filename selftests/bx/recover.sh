@@ -150,9 +150,11 @@ case_server_restart() {
 # runs, calls FAULT, which breaks something and mends it; guest 1 runs
 # client_run ARG... through it and sends its push counts to guest 0,
 # which checks them against what it received. Both log diag on failure.
+# Both run "bxctl monitor" meanwhile; its events are in /tmp/mon.$TAG.
 fault_case() {
 	tag=$1 fault=$2
 	shift 2
+	[ "$ID" -gt 1 ] || try check mon_start /tmp/mon."$tag"
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 64 -b 0 -r 64
 		sync_listen
@@ -174,6 +176,26 @@ fault_case() {
 		b "$tag.up"; b "$tag.done"
 	fi
 	try check wait_until 30 ops_idle
+	[ "$ID" -gt 1 ] || mon_stop
+}
+
+# mon_saw TAG EVENT: bxctl monitor saw EVENT about the other guest, and
+# every recovery it saw ended with nothing failed.
+mon_saw() {
+	peer=192.0.2.$((2 - ID))
+	grep -q "^{\"event\":\"$2\",.*\"peer-addr\":\"$peer\"" /tmp/mon."$1" ||
+		{ echo "# FAIL: bxctl monitor saw no $2 for $peer"; return 1; }
+	! grep '"event":"recovered"' /tmp/mon."$1" | grep -vq '"recover-failed":0' ||
+		{ echo "# FAIL: a recovery failed operations"; return 1; }
+}
+
+# A connection went down and came up again, and monitor saw it all; the
+# client (it had operations in flight) saw its recovery, too.
+mon_saw_recovery() {
+	[ "$ID" -le 1 ] || return 0
+	grep -h '"event":"\(conn\|recover\)' /tmp/mon."$1" | cut -c1-150 | sed 's/^/# /'
+	check mon_saw "$1" conn-down && check mon_saw "$1" conn-up || return 1
+	[ "$ID" -eq 0 ] || { check mon_saw "$1" recovering && check mon_saw "$1" recovered; }
 }
 
 # The state of rxe0's GSI QP (QP1: every CM message of the device).
@@ -200,6 +222,7 @@ link_outage() {
 case_link_outage() {
 	sel link_outage || return $KSFT_SKIP
 	fault_case lo link_outage -t 30
+	try mon_saw_recovery lo
 	result
 }
 
@@ -215,6 +238,7 @@ device() {
 case_device() {
 	sel device || return $KSFT_SKIP
 	fault_case dv device -t 25
+	try mon_saw_recovery dv
 	result
 }
 
