@@ -1114,6 +1114,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	}
 	conn->bdev = bdev;
 	conn->cm_id = id;
+	WRITE_ONCE(conn->cm_begun, true);
 	id->context = conn;
 	conn_set_peer(conn, &p);
 
@@ -1181,6 +1182,7 @@ static int conn_route_resolved(struct bx_conn *conn)
 	if (ret)
 		return ret;
 	conn_params(conn, &w, &param);
+	WRITE_ONCE(conn->cm_begun, true);
 	return rdma_connect_locked(conn->cm_id, &param);
 }
 
@@ -1662,13 +1664,14 @@ static bool conn_port_usable(struct bx_conn *conn, struct rdma_cm_id *id)
  * sent while the link is down ends all connection management to and from
  * this host until the rxe device is re-created. So the id waits for its
  * port to come back (or for the device, or bx, to go) before sending.
- * Only the teardown waits, in bx_wq; its operations are already parked.
+ * Only the teardown of an id that began a CM exchange waits, in bx_wq,
+ * with its operations already parked.
  */
 static void conn_wait_port(struct bx_conn *conn)
 {
 	struct rdma_cm_id *id = conn->cm_id;
 
-	if (conn_port_usable(conn, id))
+	if (!READ_ONCE(conn->cm_begun) || conn_port_usable(conn, id))
 		return;
 	pr_info("connection %s %pISc waits for %s port %u to come up\n",
 		conn->active ? "to" : "from", &conn->peer->addr,

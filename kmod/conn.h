@@ -155,6 +155,8 @@ struct bx_flowq {
  * @ops:	req_id -> operation awaiting a response (own lock)
  * @teardown:	work that drains and frees the connection
  * @torn_down:	completed when @teardown finished
+ * @cm_begun:	a CM exchange began (we sent a request, or got one): the
+ *		id's destruction sends a CM message (conn_wait_port())
  */
 struct bx_conn {
 	struct kref		ref;
@@ -166,6 +168,7 @@ struct bx_conn {
 	struct ib_cq		*cq;
 	u32			peer_msg_size;
 	u64			peer_epoch;
+	bool			cm_begun;
 
 	spinlock_t		lock;	/* everything below up to @seq_alloc */
 	enum bx_conn_state	state;

@@ -230,7 +230,9 @@ static const int conn_size[BX_A_CONN_MAX + 1] = {
 	[BX_A_CONN_WND_PEAK_BYTES] = 8, [BX_A_CONN_WND_WAITS] = 8,
 	[BX_A_CONN_RD_BYTES] = 8, [BX_A_CONN_RD_READS] = 4,
 	[BX_A_CONN_RD_PEAK_BYTES] = 8, [BX_A_CONN_BUSY_RETRIES] = 8,
-	[BX_A_CONN_RNR] = 8,
+	[BX_A_CONN_RNR] = 8, [BX_A_CONN_PARKED] = 4,
+	[BX_A_CONN_RECOVERIES] = 4, [BX_A_CONN_RECOVERED_OPS] = 8,
+	[BX_A_CONN_RECOVER_FAILED] = 8, [BX_A_CONN_DUP_PUSHES] = 8,
 };
 
 /* ---- the fixture --------------------------------------------------------- */
@@ -553,7 +555,7 @@ TEST_F(nl, stats_get)
 	ASSERT_EQ(1, s->n);
 	EXPECT_EQ(0, s->wrong_cmd);
 	EXPECT_TRUE(bxnl_get_u32(s->o[0].tb[BX_A_STATS_CONNS], &conns));
-	for (int a = BX_A_STATS_OPS_INFLIGHT; a <= BX_A_STATS_RNR_EVENTS; a++) {
+	for (int a = BX_A_STATS_OPS_INFLIGHT; a <= BX_A_STATS_RECOVER_FAILED; a++) {
 		EXPECT_TRUE(attr_ok(s->o[0].tb[a], 8)) TH_LOG("stats attribute %d", a);
 	}
 	objs_free(s);
