@@ -14,7 +14,9 @@
 #                                   "bench-profile TAG total bx_us rxe_us wall_s"
 #
 # Time inside an interrupt counts where it lands; rxe's tasklets and
-# workqueues show as their own roots. Tracing itself slows every traced
+# workqueues show as their own roots. Time a task spends scheduled out
+# does not count (sleep-time off): a function preempted on a busy vCPU
+# would otherwise be charged for whatever ran meanwhile. Tracing itself slows every traced
 # call (several microseconds per call under TCG), so the absolute times
 # are inflated; the ranking and the bx/rxe split are what this is for.
 T=/sys/kernel/tracing
@@ -34,6 +36,7 @@ start)
 	echo 0 > $T/options/funcgraph-proc
 	echo 1 > $T/options/funcgraph-cpu
 	echo 1 > $T/options/funcgraph-duration
+	echo 0 > $T/options/sleep-time
 	date +%s > /tmp/ftrace_prof.t0
 	echo 1 > $T/tracing_on
 	;;
@@ -96,6 +99,7 @@ stop)
 	}' $T/trace > /tmp/ftrace_prof.out
 	echo nop > $T/current_tracer
 	echo > $T/set_ftrace_filter
+	echo 1 > $T/options/sleep-time
 	grep -v '^TOTAL' /tmp/ftrace_prof.out | sort -k4 -rn | head -n "$n" |
 		sed "s/^/bench-profile $tag /"
 	sed -n 's/^TOTAL /total /p' /tmp/ftrace_prof.out |
