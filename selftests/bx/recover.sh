@@ -21,6 +21,8 @@
 #                   retries last, then up again: afterwards the server's
 #                   rxe GSI QP must still work (bx sends no CM message on
 #                   a port that is down)
+#   client_link     the same with the client's link, while its processes
+#                   keep pushing and pulling
 #   device          the server's rxe device is deleted and re-created
 #   sigkill         client processes (async with many operations in
 #                   flight, and sync) are SIGKILLed mid-run, four times:
@@ -151,6 +153,7 @@ case_server_restart() {
 # client_run ARG... through it and sends its push counts to guest 0,
 # which checks them against what it received. Both log diag on failure.
 # Both run "bxctl monitor" meanwhile; its events are in /tmp/mon.$TAG.
+# With FAULT_ON=1, guest 1 calls FAULT instead, while its client runs.
 fault_case() {
 	tag=$1 fault=$2
 	shift 2
@@ -159,7 +162,7 @@ fault_case() {
 		serve_start -n 64 -b 0 -r 64
 		sync_listen
 		b "$tag.up"
-		$fault
+		[ "${FAULT_ON:-0}" -ne 0 ] || $fault
 		b "$tag.done"
 		# Replies to a connection that failed fail.
 		try serve_stop errors-ok
@@ -168,7 +171,15 @@ fault_case() {
 	elif [ "$ID" -eq 1 ]; then
 		rm -f /tmp/sync.sum
 		b "$tag.up"
-		try client_run "$@"
+		if [ "${FAULT_ON:-0}" -eq 1 ]; then
+			client_run "$@" > /tmp/cli.run 2>&1 &
+			cl=$!
+			$fault
+			wait $cl || ERR=1
+			cat /tmp/cli.run
+		else
+			try client_run "$@"
+		fi
 		try sync_send "$SERVER"
 		[ -z "$ERR" ] || diag client
 		b "$tag.done"
@@ -223,6 +234,15 @@ case_link_outage() {
 	sel link_outage || return $KSFT_SKIP
 	fault_case lo link_outage -t 30
 	try mon_saw_recovery lo
+	result
+}
+
+# The same with the client's link: its reconnection attempts meet a port
+# that is down.
+case_client_link() {
+	sel client_link || return $KSFT_SKIP
+	FAULT_ON=1 fault_case cl link_outage -t 30
+	try mon_saw_recovery cl
 	result
 }
 
@@ -411,9 +431,10 @@ case_netem() {
 	result
 }
 
-ktap_plan 6
+ktap_plan 7
 run_test server_restart case_server_restart
 run_test link_outage case_link_outage
+run_test client_link case_client_link
 run_test device case_device
 run_test sigkill case_sigkill
 run_test flood case_flood
