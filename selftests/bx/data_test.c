@@ -106,6 +106,73 @@ TEST_F(fresh, setup_args)
 	EXPECT_LE(4096, s.eager_max);
 }
 
+static long long region_bytes(void)
+{
+	long long v = -1;
+	char line[128];
+	FILE *f = fopen("/sys/kernel/debug/bx/stats", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "region_bytes %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static int cap_rw(long *old, long new)
+{
+	const char *path = "/sys/module/bx/parameters/region_cap_mb";
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%ld", old) == 1;
+	fclose(f);
+	f = fopen(path, "w");
+	if (!ok || !f)
+		return -1;
+	ok = fprintf(f, "%ld\n", new) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/*
+ * All regions of the host together stay within region_cap_mb: a setup
+ * that would exceed it fails with ENOMEM and leaves nothing charged, and
+ * closing a file returns its share.
+ */
+TEST_F(fresh, region_cap)
+{
+	long long base = region_bytes(), now;
+	long saved, dummy;
+	int fd2, tries;
+
+	if (geteuid() || base < 0)
+		SKIP(return, "needs root and bx's debugfs");
+	/* Room for one 2 MiB region next to what others hold, not two. */
+	ASSERT_EQ(0, cap_rw(&saved, (base >> 20) + 3));
+	fd2 = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	EXPECT_LE(0, fd2);
+	EXPECT_EQ(0, setup(self->fd, 2 << 20, 64, NULL));
+	EXPECT_EQ(-1, setup(fd2, 2 << 20, 64, NULL));
+	EXPECT_EQ(ENOMEM, errno);
+	/* The region and the completion ring's pages. */
+	now = region_bytes();
+	EXPECT_LE(base + (2 << 20), now);
+	EXPECT_GE((long long)((base >> 20) + 3) << 20, now);
+	/* The first file's region goes with it; now the second fits. */
+	close(self->fd);
+	self->fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	for (tries = 0; tries < 100 && region_bytes() != base; tries++)
+		usleep(10000);
+	EXPECT_EQ(base, region_bytes());
+	EXPECT_EQ(0, setup(fd2, 2 << 20, 64, NULL));
+	close(fd2);
+	EXPECT_EQ(0, cap_rw(&dummy, saved));
+}
+
 /* A newer caller's larger struct: its unknown tail must be zero. */
 TEST_F(fresh, setup_larger_struct)
 {
