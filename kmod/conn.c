@@ -26,11 +26,13 @@
  *
  * Teardown (bx_conn_fail() -> conn_teardown(), in order): the state
  * becomes DOWN, so nothing new is queued; the peer forgets the connection
- * and its waiting operations fail; the QP is disconnected and drained, so
- * every posted work request has run its completion handler; operations
- * still awaiting a response and those still queued fail (their MRs are
- * invalidated on the device's registration QP, see reg.c); the QP, CQ
- * and buffers are freed and the cm_id destroyed. A connection is torn
+ * and its waiting operations fail; the QP is drained (which moves it to
+ * the error state), so every posted work request has run its completion
+ * handler; operations still awaiting a response and those still queued
+ * fail or are parked (their MRs are invalidated on the device's
+ * registration QP, see reg.c); the QP, CQ and buffers are freed; then,
+ * once its port is up (conn_cm_may_send()), the cm_id is disconnected
+ * and destroyed. A connection is torn
  * down when its peer disconnects or errors, when its device goes away
  * (bx_conn_remove_dev(), before ib_core frees the device) and at unload.
  */
@@ -170,7 +172,8 @@ void bx_conn_put(struct bx_conn *conn)
 }
 
 static void conn_teardown(struct work_struct *work);
-static bool conn_port_usable(struct bx_conn *conn, struct rdma_cm_id *id);
+static bool conn_port_up(struct bx_conn *conn);
+static void conn_cm_work(struct work_struct *work);
 static void conn_qp_err_work(struct work_struct *work);
 static void conn_retry_work(struct work_struct *work);
 static void conn_connect_timeout(struct work_struct *work);
@@ -197,6 +200,7 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	INIT_DELAYED_WORK(&conn->retry_work, conn_retry_work);
 	INIT_DELAYED_WORK(&conn->connect_work, conn_connect_timeout);
 	INIT_DELAYED_WORK(&conn->keepalive, conn_keepalive);
+	INIT_DELAYED_WORK(&conn->cm_work, conn_cm_work);
 	xa_init_flags(&conn->ops, XA_FLAGS_ALLOC1);
 	INIT_WORK(&conn->teardown, conn_teardown);
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);
@@ -1175,8 +1179,11 @@ static int conn_route_resolved(struct bx_conn *conn)
 	struct bx_wire_conn w;
 	int ret;
 
+	/* Torn down meanwhile (see conn_teardown()): nothing to set up. */
+	if (READ_ONCE(conn->state) == BX_CONN_STATE_DOWN)
+		return -ECONNRESET;
 	/* A request sent on a port that is down kills rxe's QP1. */
-	if (!conn_port_usable(conn, conn->cm_id))
+	if (!conn_port_up(conn))
 		return -ENETDOWN;
 	ret = conn_setup_qp(conn);
 	if (ret)
@@ -1201,6 +1208,8 @@ static int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (READ_ONCE(conn->state) == BX_CONN_STATE_DOWN)
+			break;	/* torn down meanwhile */
 		conn->bdev = conn_dev(id->device);
 		ret = conn->bdev ? rdma_resolve_route(id, 2000) : -ENODEV;
 		break;
@@ -1620,34 +1629,24 @@ static void conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 		bx_conn_put(conn);
 }
 
-/*
- * Woken when a port goes up or down, a device goes, or bx unloads; waited on
- * by conn_wait_port().
- */
-static DECLARE_WAIT_QUEUE_HEAD(bx_port_wq);
-
-void bx_conn_port_event(void)
-{
-	wake_up_all(&bx_port_wq);
-}
+/* How often a teardown waiting for its port looks again (events aside). */
+#define BX_PORT_POLL	HZ
 
 /*
- * May @id send CM messages: is its port up (or is there no point waiting)?
- * The netdev's own state changes first: a send can fail (and a connection
- * with it) before ib_core's port cache learns of the link going down. The
- * cache is ACTIVE again only once the port-up event went out, which is
- * what wakes the waiters.
+ * Is the port of @conn's id up? The netdev's own state changes first: a
+ * send can fail (and a connection with it) before ib_core's port cache
+ * learns of the link going down. The cache is ACTIVE again only once the
+ * port-up event went out, which is what kicks the waiters.
  */
-static bool conn_port_usable(struct bx_conn *conn, struct rdma_cm_id *id)
+static bool conn_port_up(struct bx_conn *conn)
 {
+	struct rdma_cm_id *id = conn->cm_id;
 	enum ib_port_state state;
 	struct net_device *ndev;
 	bool up;
 
-	if (!conn->bdev || !id->device || READ_ONCE(conn->bdev->removing) ||
-	    READ_ONCE(bx_conn_closing))
-		return true;
-	if (ib_get_cached_port_state(id->device, id->port_num, &state))
+	if (!id->device || ib_get_cached_port_state(id->device, id->port_num,
+						    &state))
 		return true;
 	ndev = ib_device_get_netdev(id->device, id->port_num);
 	if (!ndev)
@@ -1658,25 +1657,77 @@ static bool conn_port_usable(struct bx_conn *conn, struct rdma_cm_id *id)
 }
 
 /*
- * Wait until @conn's id may send CM messages. Soft-RoCE puts a QP in the
+ * May @conn's id send its last CM message now? Soft-RoCE puts a QP in the
  * error state for good when it cannot build or send a packet, and its GSI
  * QP (QP1) carries every CM message of the device: one disconnect request
- * sent while the link is down ends all connection management to and from
- * this host until the rxe device is re-created. So the id waits for its
- * port to come back (or for the device, or bx, to go) before sending.
- * Only the teardown of an id that began a CM exchange waits, in bx_wq,
- * with its operations already parked.
+ * or reject sent while the link is down ends all connection management to
+ * and from this host until the rxe device is re-created. So an id that
+ * began a CM exchange is destroyed only once its port is up again, or
+ * when waiting is pointless: its device or bx is going.
  */
-static void conn_wait_port(struct bx_conn *conn)
+static bool conn_cm_may_send(struct bx_conn *conn)
 {
-	struct rdma_cm_id *id = conn->cm_id;
+	return !READ_ONCE(conn->cm_begun) || !conn->bdev ||
+	       READ_ONCE(conn->bdev->removing) || READ_ONCE(bx_conn_closing) ||
+	       conn_port_up(conn);
+}
 
-	if (!READ_ONCE(conn->cm_begun) || conn_port_usable(conn, id))
+/* A port went up or down, a device or bx is going: waiters look again. */
+void bx_conn_port_event(void)
+{
+	struct bx_conn *conn;
+
+	mutex_lock(&bx_conns_lock);
+	list_for_each_entry(conn, &bx_conns, node)
+		if (conn->cm_waiting)
+			mod_delayed_work(bx_wq, &conn->cm_work, 0);
+	mutex_unlock(&bx_conns_lock);
+}
+
+/* The end of a teardown: the id goes, then the connection. */
+static void conn_teardown_end(struct bx_conn *conn)
+{
+	if (conn->cm_id) {
+		if (conn->established)
+			rdma_disconnect(conn->cm_id);
+		rdma_destroy_id(conn->cm_id);
+	}
+	conn->cm_id = NULL;
+
+	mutex_lock(&bx_conns_lock);
+	list_del_init(&conn->node);
+	bx_conns_gen++;
+	mutex_unlock(&bx_conns_lock);
+	complete_all(&conn->torn_down);
+
+	if (conn->peer_ref)
+		bx_conn_put(conn);
+	bx_conn_put(conn);
+}
+
+/*
+ * A teardown whose id may not send yet continues here: every BX_PORT_POLL,
+ * and at once on a port event (bx_conn_port_event()). It holds the
+ * teardown's references and occupies no worker while it waits.
+ */
+static void conn_cm_work(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(to_delayed_work(work),
+					    struct bx_conn, cm_work);
+	bool go;
+
+	mutex_lock(&bx_conns_lock);
+	go = conn_cm_may_send(conn);
+	if (go)
+		conn->cm_waiting = false;
+	mutex_unlock(&bx_conns_lock);
+	if (!go) {
+		queue_delayed_work(bx_wq, &conn->cm_work, BX_PORT_POLL);
 		return;
-	pr_info("connection %s %pISc waits for %s port %u to come up\n",
-		conn->active ? "to" : "from", &conn->peer->addr,
-		dev_name(&id->device->dev), id->port_num);
-	wait_event(bx_port_wq, conn_port_usable(conn, id));
+	}
+	/* An event may have queued us again before we cleared cm_waiting. */
+	cancel_delayed_work(&conn->cm_work);
+	conn_teardown_end(conn);
 }
 
 static void conn_teardown(struct work_struct *work)
@@ -1701,6 +1752,18 @@ static void conn_teardown(struct work_struct *work)
 	fail_list(&list, err, READ_ONCE(peer->recovering));
 
 	/*
+	 * An active attempt's CM handler may be setting up its QP right now
+	 * (a connect request from the peer superseded it): let it finish;
+	 * once we hold its lock it sees the connection DOWN and stops. We own
+	 * an active id (the handler never returns an error for it), so it
+	 * cannot go meanwhile.
+	 */
+	if (conn->active && conn->cm_id) {
+		rdma_lock_handler(conn->cm_id);
+		rdma_unlock_handler(conn->cm_id);
+	}
+
+	/*
 	 * 2. Flush the QP: every posted WR runs its completion handler.
 	 * (Draining moves the QP to the error state; the peer learns of the
 	 * end from its own QP, or from our disconnect request in step 4.)
@@ -1723,26 +1786,23 @@ static void conn_teardown(struct work_struct *work)
 
 	/*
 	 * 4. Free the verbs objects, then the id, whose disconnect request
-	 * (or reject, mid-handshake) is CM traffic: it waits for the port.
+	 * (or reject, mid-handshake) is CM traffic: it may have to wait for
+	 * its port (conn_cm_may_send()).
 	 */
 	conn_free_qp(conn);
-	if (conn->cm_id) {
-		conn_wait_port(conn);
-		if (conn->established)
-			rdma_disconnect(conn->cm_id);
-		rdma_destroy_id(conn->cm_id);
+	conn->peer_ref = peer_ref;
+	if (conn->cm_id && !conn_cm_may_send(conn)) {
+		pr_info("connection %s %pISc waits for %s port %u to come up\n",
+			conn->active ? "to" : "from", &conn->peer->addr,
+			dev_name(&conn->cm_id->device->dev),
+			conn->cm_id->port_num);
+		mutex_lock(&bx_conns_lock);
+		conn->cm_waiting = true;
+		mutex_unlock(&bx_conns_lock);
+		queue_delayed_work(bx_wq, &conn->cm_work, BX_PORT_POLL);
+		return;
 	}
-	conn->cm_id = NULL;
-
-	mutex_lock(&bx_conns_lock);
-	list_del_init(&conn->node);
-	bx_conns_gen++;
-	mutex_unlock(&bx_conns_lock);
-	complete_all(&conn->torn_down);
-
-	if (peer_ref)
-		bx_conn_put(conn);
-	bx_conn_put(conn);
+	conn_teardown_end(conn);
 }
 
 /* Tear down, and wait for, every connection on @bdev (device removal). */
@@ -2042,7 +2102,7 @@ void bx_conn_uninit(void)
 
 	/* No recovery, no new connections, then none at all. */
 	WRITE_ONCE(bx_conn_closing, true);
-	wake_up_all(&bx_port_wq);
+	bx_conn_port_event();
 	xa_for_each(&bx_peers, id, peer)
 		cancel_delayed_work_sync(&peer->recover_work);
 	rdma_destroy_id(bx_listener);

@@ -156,7 +156,10 @@ struct bx_flowq {
  * @teardown:	work that drains and frees the connection
  * @torn_down:	completed when @teardown finished
  * @cm_begun:	a CM exchange began (we sent a request, or got one): the
- *		id's destruction sends a CM message (conn_wait_port())
+ *		id's destruction sends a CM message (conn_cm_may_send())
+ * @cm_work:	ends a teardown whose id had to wait for its port
+ * @cm_waiting:	@cm_work waits for a port (under bx_conns_lock)
+ * @peer_ref:	the teardown holds the peer's reference, too
  */
 struct bx_conn {
 	struct kref		ref;
@@ -169,6 +172,9 @@ struct bx_conn {
 	u32			peer_msg_size;
 	u64			peer_epoch;
 	bool			cm_begun;
+	bool			cm_waiting;
+	bool			peer_ref;
+	struct delayed_work	cm_work;
 
 	spinlock_t		lock;	/* everything below up to @seq_alloc */
 	enum bx_conn_state	state;

@@ -13,7 +13,9 @@
  * registration QP and the PD -- all verbs objects must be gone before
  * ib_core's remove() returns -- and drops the binding's reference.
  * Connections and operations may keep the bx_dev's memory alive a little
- * longer through their references; they no longer touch the device.
+ * longer through their references; they no longer touch the device. The
+ * port event handler is registered last in add() and unregistered first
+ * in remove(); ib_core's unregistration waits for a running handler.
  */
 
 #include <linux/error-injection.h>

@@ -23,6 +23,9 @@
  * @mrs:	FRWR MR pool of the device (ib_mr_pool on @reg_qp)
  * @reg_lock:	protects @reg_live against posts; any context
  * @reg_live:	registrations may be posted
+ * @event_handler: port events, which kick teardowns waiting for a port
+ *		(bx_conn_port_event())
+ * @removing:	remove() began: no teardown waits for a port any more
  */
 struct bx_dev {
 	struct ib_device	*ibdev;
@@ -35,9 +38,7 @@ struct bx_dev {
 	struct list_head	mrs;
 	spinlock_t		reg_lock;	/* @reg_live vs. posts */
 	bool			reg_live;
-	/* Port up/down events (bx_conn_port_event()). */
 	struct ib_event_handler	event_handler;
-	/* Set once remove() began: nothing waits for a port any more. */
 	bool			removing;
 };
 
