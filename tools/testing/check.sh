@@ -81,12 +81,30 @@ tier_fuzz() {
 }
 
 # run_guests NAME RUN.SH-ARGS...: boot guests, sum every guest's totals.
+#
+# A guest that crashed with only rxe's frames in its call trace and none
+# of bx's (run.sh says "rxe bug") met the known instability of Debian's
+# rxe under TCG (../shared/PLATFORM.md: a double fault under
+# rxe_init_packet -> __alloc_skb); its peers' tests then fail with it.
+# Such a set runs once more, and only the second run counts; the first
+# one's log is kept and the retry is announced. A crash with a bx frame,
+# or a second rxe crash, fails as usual.
 run_guests() {
-	local name=$1 out=$log/$1.log
+	local name=$1 out=$log/$1.log try
 	shift
-	echo "check: guests $name: run.sh $*"
-	"$top/tools/testing/vm/run.sh" -o "$O/vm/check-$name" "$@" > "$out" 2>&1
-	grep -a -E 'not ok|bxtest: .* (fail:[1-9]|exited|splat)|run.sh: guest|bxrig-totals' "$out"
+	for try in 1 2; do
+		echo "check: guests $name: run.sh $*"
+		"$top/tools/testing/vm/run.sh" -o "$O/vm/check-$name" "$@" > "$out" 2>&1
+		grep -a -E 'not ok|bxtest: .* (fail:[1-9]|exited|splat)|run.sh: guest|bxrig-totals' "$out"
+		[ "$try" -eq 1 ] &&
+			grep -q 'only rxe frames in the call trace: rxe bug' "$out" &&
+			! grep -q 'bx in the call trace' "$out" || break
+		mv "$out" "$out.rxe-crash"
+		rm -rf "$O/vm/check-$name.rxe-crash"
+		mv "$O/vm/check-$name" "$O/vm/check-$name.rxe-crash"
+		echo "check: guests $name: a guest crashed in rxe alone (known, PLATFORM.md); running the set again (first run: $out.rxe-crash)"
+		grep -a -m1 -A12 'traps: PANIC\|BUG:\|Oops:' "$O"/vm/check-"$name".rxe-crash/g*/console.log | head -14 | sed 's/^/check:   /'
+	done
 	local reported=0
 	while read -r line; do
 		read -r p fl s <<< "$(sed -n 's/.*pass \([0-9]*\) fail \([0-9]*\) skip \([0-9]*\).*/\1 \2 \3/p' <<< "$line")"
