@@ -1193,6 +1193,25 @@ static int conn_route_resolved(struct bx_conn *conn)
 	return rdma_connect_locked(conn->cm_id, &param);
 }
 
+/*
+ * The peer refused @conn or closed it while it was still ours: it may be
+ * going away (its device removed, bx unloading, the host rebooting). The
+ * next round of recovery waits before it tries again; a peer that is back
+ * sooner connects to us itself. rxe gives a reason of its own: a connect
+ * request arriving while the peer's device goes away may meet ib_core's
+ * MAD layer destroying its QP under a receive it just completed.
+ */
+static void peer_hold(struct bx_conn *conn)
+{
+	struct bx_peer *peer = conn->peer;
+
+	if (READ_ONCE(conn->state) == BX_CONN_STATE_DOWN)
+		return;		/* we closed it first */
+	spin_lock(&peer->sess_lock);
+	peer->held = true;
+	spin_unlock(&peer->sess_lock);
+}
+
 static int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct bx_conn *conn = id->context;
@@ -1236,9 +1255,12 @@ static int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		ret = ev->status ? ev->status : -ECONNREFUSED;
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		peer_hold(conn);
 		ret = -ECONNREFUSED;
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
+		peer_hold(conn);
+		fallthrough;
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		ret = -ECONNRESET;
 		break;
@@ -1482,7 +1504,7 @@ static void peer_recover_work(struct work_struct *work)
 	unsigned int resent = 0, failed = 0;
 	struct bx_conn *conn, *up = NULL;
 	struct bx_op *op, *tmp;
-	bool expired, first;
+	bool expired, first, hold;
 	LIST_HEAD(list);
 
 	mutex_lock(&peer->lock);
@@ -1501,13 +1523,17 @@ static void peer_recover_work(struct work_struct *work)
 	}
 	first = !peer->backoff;
 	peer->backoff = clamp(peer->backoff * 2, 100U, 2000U);
+	hold = peer->held;
+	peer->held = false;
+	if (hold)
+		peer->backoff = max(peer->backoff, BX_HOLD_MS);
 	expired = time_after_eq(jiffies, peer->recover_end);
 	if (up || expired) {
 		list_splice_init(&peer->parked, &list);
 		peer->recovering = false;
 	}
 	spin_unlock(&peer->sess_lock);
-	if (!up && !expired)
+	if (!up && !expired && !hold)
 		peer_conn(peer);	/* failures: the next round tries again */
 	mutex_unlock(&peer->lock);
 
@@ -1525,15 +1551,18 @@ static void peer_recover_work(struct work_struct *work)
 		if (!up || READ_ONCE(op->file->dead) ||
 		    (op->kind == BX_K_PUSH && op->seq &&
 		     op->epoch != up->peer_epoch)) {
+			if (!op->fresh)
+				failed++;
 			bx_op_fail(op, parked_errno(op, !!up));
 			bx_op_put(op);
-			failed++;
 			continue;
 		}
 		bx_conn_get(up);
 		op->conn = up;
+		if (!op->fresh)
+			resent++;
+		op->fresh = false;
 		bx_conn_queue(up, op);
-		resent++;
 	}
 	spin_lock(&peer->sess_lock);
 	peer->recovered += resent;
@@ -1559,6 +1588,19 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 	struct bx_conn *conn;
 
 	mutex_lock(&peer->lock);
+	conn = peer->conn;
+	if ((!conn || READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) &&
+	    (op->kind == BX_K_PUSH || op->kind == BX_K_PULL) &&
+	    READ_ONCE(peer->recovering)) {
+		/*
+		 * The recovery's back-off decides when to try again: a
+		 * submission does not start an attempt of its own.
+		 */
+		mutex_unlock(&peer->lock);
+		op->fresh = true;
+		bx_peer_park(peer, op);
+		return;
+	}
 	conn = peer_conn(peer);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&peer->lock);

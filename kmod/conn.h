@@ -31,6 +31,7 @@
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
 #define BX_PEERS_MAX	1024
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
+#define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
 
 struct bx_op;
 struct bx_msg;
@@ -53,6 +54,8 @@ struct bx_msg;
  *		failure, waiting for @recover_work to send them again
  * @recovering:	@parked is in use; ends at @recover_end (jiffies)
  * @backoff:	delay of the next attempt of @recover_work (ms)
+ * @held:	the peer closed or refused our last connection: the next
+ *		round of @recover_work waits BX_HOLD_MS before it tries
  * @rp:		which of this peer's pushes we delivered (replay.h)
  * @recoveries, @recovered, @recover_failed: recovery rounds, operations
  *		sent again, and operations that could not be
@@ -74,6 +77,7 @@ struct bx_peer {
 	bool			recovering;
 	unsigned long		recover_end;
 	unsigned int		backoff;
+	bool			held;
 	struct bx_replay	rp;
 	u32			recoveries;
 	u64			recovered;

@@ -98,6 +98,7 @@ struct bx_rdma {
  * @unres:	PUSH: in peer->unresolved while numbered
  * @lost:	its connection failed with it in doubt or unsent: recover it
  *		(bx_peer_park()) rather than complete it, if it may be
+ * @fresh:	parked when submitted, during a recovery: never sent yet
  */
 struct bx_op {
 	struct kref		ref;
@@ -129,6 +130,7 @@ struct bx_op {
 	u64			epoch;
 	struct list_head	unres;
 	bool			lost;
+	bool			fresh;
 };
 
 /* Called by the connection layer (conn.c). */
