@@ -1,17 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The benchmark matrix of `make bench`: boot the guests once, run
-# bench_guest.sh in each (floor, sweep, depth, procs, peers, incast; see
-# there), then write the report with report.sh.
+# The benchmark matrix of `make bench`: run bench_guest.sh in guests
+# (floor, sweep, depth, procs, peers, incast, rds, profile; see there),
+# then write the report with report.sh.
+#
+# The phases with one client (floor sweep depth procs rds profile) run on
+# a pair of guests with 2 vCPUs each, in DIR/run: with one vCPU, rxe's
+# work, softirqs and the benchmark process share it, and the link's
+# floor is what that CPU can move. The phases with several clients
+# (peers incast) then boot all GUESTS guests, in DIR/run-multi. With
+# -n 2 everything runs on the pair.
 #
 #   tools/bench/bench.sh [-o DIR] [-n GUESTS] [-s SECS] [-I INCAST_SECS]
 #                        [-p INCAST_PROCS] [-P "PHASES"] [-z SIZES]
 #                        [-k FLAVOR] [-t TIMEOUT] [-r]
 #
-#   -o DIR     output directory (default $BX_BUILD/bench): the run in
-#              DIR/run (per-guest result.log, consoles), the report in DIR
+#   -o DIR     output directory (default $BX_BUILD/bench): the runs in
+#              DIR/run and DIR/run-multi (per-guest result.log, consoles),
+#              the report in DIR
 #   -n GUESTS  2 to 4 (default 4): guest 0 serves, the others are clients
+#              (of the multi-client phases)
 #   -s SECS    seconds per measured cell (default 3)
 #   -I SECS    seconds per incast setting (default 20)
 #   -p N       processes per client guest in the incast (default 2)
@@ -60,58 +69,78 @@ if [ -z "$report_only" ]; then
 	initrd=$(. "$env"; echo "$INITRD")
 	[ "$BX_BUILD/stage/bin/bxperf" -nt "$initrd" ] &&
 		echo "bench: warning: the guest image is older than bxperf (make stage vm)" >&2
-	rm -rf "$run"
-	mkdir -p "$run"
-	gargs=()
-	for ((i = 0; i < n; i++)); do
-		gargs+=(-g "$i:$here/bench_guest.sh")
-	done
-	echo "bench: $n guests ($((n - 1)) clients), ${secs}s per cell," \
-		"${isecs}s per incast setting; phases: $phases; logs in $run"
+	rm -rf "$run" "$out/run-multi"
 	# The host's load tells how far TCG numbers can be trusted.
 	hostload() {
 		echo "$1 $(date -u +%FT%TZ) nproc=$(nproc) loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /) qemu=$(pgrep -c qemu-system || true)"
 	}
-	hostload start > "$run/host.txt"
-	start=$(date +%s)
-	"$top/tools/testing/vm/run.sh" -n "$n" -k "$flavor" -t "$tmo" -o "$run" \
-		"${gargs[@]}" -e "BENCH_SECS=$secs" -e "BENCH_INCAST_SECS=$isecs" \
-		-e "BENCH_INCAST_PROCS=$iprocs" -e "BENCH_PHASES=$phases" \
-		-e "BENCH_SIZES=$sizes" -- true > "$run/run.log" 2>&1 &
-	rpid=$!
-	# Progress: guest 0's phase lines and every failure, as they come.
-	seen=0
-	dead=
-	while kill -0 "$rpid" 2>/dev/null; do
-		sleep 3
-		[ $((SECONDS % 60)) -lt 3 ] && hostload during >> "$run/host.txt"
-		# A guest that panicked leaves the others waiting at a barrier
-		# until it times out: stop the run at once.
-		if [ -z "$dead" ] &&
-		   dead=$(grep -l -a 'Kernel panic' "$run"/g*/console.log 2>/dev/null); then
-			echo "bench: a guest panicked ($dead): stopping the run"
-			kill "$rpid" 2>/dev/null
-		else
-			dead=
+	# rig DIR GUESTS PHASES: one boot of the guests running those phases.
+	rig() {
+		local dir=$1 ng=$2 ph=$3 gargs=() i rpid seen=0 dead='' lines
+		local rrc=0 start
+		mkdir -p "$dir"
+		for ((i = 0; i < ng; i++)); do
+			gargs+=(-g "$i:$here/bench_guest.sh")
+		done
+		echo "bench: $ng guests ($((ng - 1)) clients), ${secs}s per cell," \
+			"${isecs}s per incast setting; phases: $ph; logs in $dir"
+		hostload start >> "$run/host.txt"
+		start=$(date +%s)
+		"$top/tools/testing/vm/run.sh" -n "$ng" -k "$flavor" -t "$tmo" -o "$dir" \
+			"${gargs[@]}" -e "BENCH_SECS=$secs" -e "BENCH_INCAST_SECS=$isecs" \
+			-e "BENCH_INCAST_PROCS=$iprocs" -e "BENCH_PHASES=$ph" \
+			-e "BENCH_SIZES=$sizes" -- true > "$dir/run.log" 2>&1 &
+		rpid=$!
+		# Progress: guest 0's phase lines and every failure, as they come.
+		while kill -0 "$rpid" 2>/dev/null; do
+			sleep 3
+			[ $((SECONDS % 60)) -lt 3 ] && hostload during >> "$run/host.txt"
+			# A guest that panicked leaves the others waiting at a
+			# barrier until it times out: stop the run at once.
+			if [ -z "$dead" ] &&
+			   dead=$(grep -l -a 'Kernel panic' "$dir"/g*/console.log 2>/dev/null); then
+				echo "bench: a guest panicked ($dead): stopping the run"
+				kill "$rpid" 2>/dev/null
+			else
+				dead=
+			fi
+			[ -f "$dir/g0/result.log" ] || continue
+			lines=$(tr -d '\r' < "$dir/g0/result.log" | grep -c '^bench-phase' || true)
+			if [ "$lines" -gt "$seen" ]; then
+				tr -d '\r' < "$dir/g0/result.log" | grep '^bench-phase' |
+					tail -n +"$((seen + 1))" |
+					sed "s/^/bench: [$(($(date +%s) - start))s] /"
+				seen=$lines
+			fi
+		done
+		wait "$rpid" || rrc=$?
+		hostload end >> "$run/host.txt"
+		grep -E '^run\.sh: ' "$dir/run.log" || true
+		grep -h 'bench-guest .*FAIL' "$dir"/g*/result.log 2>/dev/null | tr -d '\r' || true
+		if [ "$rrc" -ne 0 ]; then
+			echo "bench: the rig failed (exit $rrc); its output: $dir/run.log"
+			grep -E 'FAILED|FAIL:|splat' "$dir/run.log" | head -20 || true
+			rc=1
 		fi
-		[ -f "$run/g0/result.log" ] || continue
-		lines=$(tr -d '\r' < "$run/g0/result.log" | grep -c '^bench-phase' || true)
-		if [ "$lines" -gt "$seen" ]; then
-			tr -d '\r' < "$run/g0/result.log" | grep '^bench-phase' |
-				tail -n +"$((seen + 1))" |
-				sed "s/^/bench: [$(($(date +%s) - start))s] /"
-			seen=$lines
-		fi
+		echo "bench: guests took $(($(date +%s) - start))s"
+	}
+	mkdir -p "$run"
+	: > "$run/host.txt"
+	pair='' multi=''
+	for p in $phases; do
+		case $p in
+		peers|incast) [ "$n" -gt 2 ] && multi+=" $p" || pair+=" $p" ;;
+		*) pair+=" $p" ;;
+		esac
 	done
-	wait "$rpid" || rc=$?
-	hostload end >> "$run/host.txt"
-	grep -E '^run\.sh: ' "$run/run.log" || true
-	grep -h 'bench-guest .*FAIL' "$run"/g*/result.log 2>/dev/null | tr -d '\r' || true
-	if [ "$rc" -ne 0 ]; then
-		echo "bench: the rig failed (exit $rc); its output: $run/run.log"
-		grep -E 'FAILED|FAIL:|splat' "$run/run.log" | head -20 || true
+	# The report reads DIR/run first: with no phase for the pair, the
+	# other guests run there.
+	if [ -z "$pair" ]; then
+		rig "$run" "$n" "${multi# }"
+	else
+		rig "$run" 2 "${pair# }"
+		[ -z "$multi" ] || rig "$out/run-multi" "$n" "${multi# }"
 	fi
-	echo "bench: guests took $(($(date +%s) - start))s"
 fi
 
 "$here/report.sh" "$out" || rc=1

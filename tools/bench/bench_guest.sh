@@ -209,6 +209,7 @@ perftest_parse() {
 }
 
 PT="-d rxe0 -x 1"	# rxe over IPv4: GID 1 is the IPv4-mapped one
+RDMAX=$(cat $P/rd_max)
 
 # qperf SIZE PASS TEST...: against guest 0's qperf server, up to 1 MiB
 # (rxe and concurrent big transfers). -cm1: connect with rdma_cm (rxe
@@ -218,7 +219,8 @@ qp() {
 	[ "$1" -le 1048576 ] || return 0
 	qm=$1 qpass=$2
 	shift 2
-	timeout 120 qperf -cm1 -cp 0 -t 2 -uu -m "$qm" "$S" "$@" > /tmp/q.out 2>&1 ||
+	# shellcheck disable=SC2086
+	timeout 120 qperf -cm1 -cp 0 -t 2 -uu -m "$qm" ${QOPTS:-} "$S" "$@" > /tmp/q.out 2>&1 ||
 		fail "qperf -m $qm $*: $(tr '\n' ' ' < /tmp/q.out)"
 	qperf_parse "$qm" "$qpass" < /tmp/q.out
 }
@@ -242,9 +244,9 @@ if has floor; then
 	fi
 	b floor.up
 	if [ "$ID" -eq 1 ]; then
-		# -cm1: connect with rdma_cm (rxe needs GRH addressing). rxe:
-		# at most 2 RDMA READs in flight per QP (see bx's rd_max).
-		timeout 120 qperf -cm1 -cp 0 -t 3 -uu -m 65536 -nr 2 "$S" \
+		# -cm1: connect with rdma_cm (rxe needs GRH addressing); -nr:
+		# as many RDMA READs in flight per QP as bx's rd_max.
+		timeout 120 qperf -cm1 -cp 0 -t 3 -uu -m 65536 -nr "$RDMAX" "$S" \
 			rc_rdma_read_bw rc_rdma_write_bw > /tmp/q.out 2>&1 ||
 			fail "qperf rdma: $(tr '\n' ' ' < /tmp/q.out)"
 		qperf_parse 65536 < /tmp/q.out
@@ -288,6 +290,11 @@ if has sweep; then
 		for z in $(echo "$SIZES" | tr , ' '); do
 			m=$(bytes "$z")
 			qp "$m" 1 rc_lat tcp_lat rc_bw tcp_bw
+			# The floor of the verbs bx moves large payloads with:
+			# a pull's reply is RDMA WRITEs, a push is READ by the
+			# receiver (-nr: READs in flight, as bx's rd_max).
+			[ "$m" -ge 65536 ] &&
+				QOPTS="-nr $RDMAX" qp "$m" 1 rc_rdma_write_bw rc_rdma_read_bw
 			# Two rounds of half a cell each, bx and tcp taking turns
 			# (one round of MIN_OPS for 16 MiB).
 			rounds="1 2" d=$(awk -v s="$SECS" 'BEGIN { print s / 2 }')

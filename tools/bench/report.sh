@@ -31,6 +31,13 @@ for f in "$run"/g*/result.log; do
 	g=${g##*/g}
 	tr -d '\r' < "$f" | sed "s/^/$g /"
 done > "$all"
+# The multi-client phases' boot (bench.sh), if there was one.
+for f in "$dir"/run-multi/g*/result.log; do
+	[ -f "$f" ] || continue
+	g=${f%/result.log}
+	g=${g##*/g}
+	tr -d '\r' < "$f" | sed -e 's/^bench-env /bench-env-multi /' -e "s/^/$g /"
+done >> "$all"
 
 hostinfo=$(awk '{ sub(/loadavg=/, ""); sub(/qemu=/, ""); split($4, l, "/")
 	n++; if ($1 == "start") t0 = $2; t1 = $2; s += l[1]; if (l[1] > m) m = l[1]
@@ -212,6 +219,7 @@ $2 == "bench-flow" {
 	next
 }
 $2 == "bench-env" { kv(); for (x in F) ENV[x] = F[x]; next }
+$2 == "bench-env-multi" { kv(); for (x in F) ENVM[x] = F[x]; next }
 $2 == "bench-rds" {
 	kv()
 	RDS[F["size"]] = F["mean_us"]; RDS99[F["size"]] = F["p99_us"]
@@ -249,6 +257,11 @@ END {
 	printf("# bx benchmark report\n\n") > out
 	printf("Guest kernel %s; %s guests with %s vCPU and %d MiB each, TCG; %s s per cell, ", \
 	       ENV["kernel"], ENV["guests"], ENV["cpus"], ENV["mem_kb"] / 1024, ENV["secs"]) > out
+	# Guests of the multi-client cells (peers, incast).
+	MG = ("guests" in ENVM) ? ENVM["guests"] : ENV["guests"]
+	if ("guests" in ENVM)
+		printf("The cells with several client guests (client machines at once, incast) ran on a second boot of %s guests with %s vCPU and %d MiB each. ", \
+		       ENVM["guests"], ENVM["cpus"], ENVM["mem_kb"] / 1024) > out
 	printf("%s s per incast setting (%s processes per client guest). ", ENV["incast_secs"], ENV["incast_procs"]) > out
 	printf("Guest 0 serves, guest 1 is the client of the single-client cells. ") > out
 	printf("Latency is the whole operation (request and response), in **ms**; ") > out
@@ -279,7 +292,7 @@ END {
 			       FL["qperf|tcp_bw|" s]) > (data "/floor.dat")
 	}
 	close(data "/floor.dat")
-	printf("\nqperf 64 KiB RDMA READ %s MB/s (`-nr 2`: at most 2 READs in flight, as bx), RDMA WRITE %s MB/s. ", \
+	printf("\nqperf 64 KiB RDMA READ %s MB/s (`-nr` as bx'"'"'s `rd_max`: READs in flight per QP), RDMA WRITE %s MB/s. ", \
 	       num(FL["qperf|rc_rdma_read_bw|65536"]), num(FL["qperf|rc_rdma_write_bw|65536"])) > out
 	printf("perftest busy-polls, which starves rxe'"'"'s own work on a 1-vCPU guest: ") > out
 	printf("ib_send_lat 64 B typical RTT %s (min %s, p99 %s), ", \
@@ -348,8 +361,8 @@ END {
 
 	# ---- throughput ----
 	printf("\n## Throughput, MB/s (payload, 10^6 B/s), guest 1 -> 0\n\n") > out
-	printf("| size | bx pull d1 | bx pull d8 | tcp pull d1 | tcp pull d8 | bx push d1 | bx push d8 | tcp push d1 | tcp push d8 | qperf rc_bw | qperf tcp_bw |\n") > out
-	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+	printf("| size | bx pull d1 | bx pull d8 | tcp pull d1 | tcp pull d8 | bx push d1 | bx push d8 | tcp push d1 | tcp push d8 | qperf rc_bw | qperf tcp_bw | qperf WRITE | qperf READ |\n") > out
+	printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
 	for (i = 1; i <= ns; i++) {
 		s = SZ[i]
 		printf("| %s", sz(s)) > out
@@ -361,7 +374,28 @@ END {
 					k = key(d == 1 ? "sweep" : "depth", tp, OPL[o], s, d, 1, 0)
 					printf(" | %s", have(k) ? num(MB[k]) : "-") > out
 				}
-		printf(" | %s | %s |\n", num(FL["qperf|rc_bw|" s]), num(FL["qperf|tcp_bw|" s])) > out
+		printf(" | %s | %s | %s | %s |\n", num(FL["qperf|rc_bw|" s]), num(FL["qperf|tcp_bw|" s]), \
+		       num(FL["qperf|rc_rdma_write_bw|" s]), num(FL["qperf|rc_rdma_read_bw|" s])) > out
+	}
+	# bx against the raw verbs that move its payload, best depth of each.
+	printf("\nbx against raw verbs, the better of d1 and d8: the payload of a pull moves by RDMA WRITE, that of a push by RDMA READ (qperf streams them back to back, several in flight; bx adds the request and the completion message).\n\n") > out
+	printf("| size | bx pull / rc_rdma_write_bw | bx push / rc_rdma_read_bw | bx pull / rc_bw | bx push / rc_bw |\n") > out
+	printf("| ---: | ---: | ---: | ---: | ---: |\n") > out
+	for (i = 1; i <= ns; i++) {
+		s = SZ[i]
+		if (FL["qperf|rc_rdma_write_bw|" s] == "")
+			continue
+		for (o = 1; o <= 2; o++) {
+			k1 = key("sweep", "bx", OPL[o], s, 1, 1, 0)
+			k8 = key("depth", "bx", OPL[o], s, 8, 1, 0)
+			BEST[o] = have(k1) ? MB[k1] : 0
+			if (have(k8) && MB[k8] > BEST[o])
+				BEST[o] = MB[k8]
+		}
+		printf("| %s | %s | %s | %s | %s |\n", sz(s), \
+		       ratio(BEST[1], FL["qperf|rc_rdma_write_bw|" s]), \
+		       ratio(BEST[2], FL["qperf|rc_rdma_read_bw|" s]), \
+		       ratio(BEST[1], FL["qperf|rc_bw|" s]), ratio(BEST[2], FL["qperf|rc_bw|" s])) > out
 	}
 	printf("\nd1/d8: 1 or 8 operations in flight from one process. 16 MiB runs one at a time only (rxe). Retransmissions in the same cells (rxe completer retries for bx, TCP RetransSegs for tcp; both machines):\n\n") > out
 	printf("| size | bx pull d1 | bx pull d8 | tcp pull d1 | tcp pull d8 | bx push d1 | bx push d8 | tcp push d1 | tcp push d8 |\n") > out
@@ -423,7 +457,7 @@ END {
 			continue
 		}
 		rt = 0
-		for (g = 0; g < ENV["guests"]; g++)
+		for (g = 0; g < MG; g++)
 			rt += tp == "tcp" ? FLOW["incast-" st, g, "tcp_RetransSegs"] : \
 			      FLOW["incast-" st, g, "rxe_completer_retry_err"]
 		label = st == "off" ? "bx, flow_control=N" : st == "on" ? "bx, flow_control=Y (defaults)" : \
@@ -441,7 +475,7 @@ END {
 	for (i = 1; i <= 3; i++) {
 		ph = "incast-" SETS[i]
 		ww = 0; wp = 0
-		for (g = 1; g < ENV["guests"]; g++) {
+		for (g = 1; g < MG; g++) {
 			ww += FLOW[ph, g, "conn_wnd_waits"]
 			if (FLOW[ph, g, "conn_max_wnd_peak_bytes"] + 0 > wp)
 				wp = FLOW[ph, g, "conn_max_wnd_peak_bytes"]
