@@ -22,7 +22,11 @@
 #                   rxe GSI QP must still work (bx sends no CM message on
 #                   a port that is down)
 #   client_link     the same with the client's link, while its processes
-#                   keep pushing and pulling
+#                   keep pushing and pulling and 24 short-lived ones each
+#                   start a pull during the outage: those wait for the
+#                   recovery and succeed, and start no connection attempt
+#                   of their own (at most 12 attempts in the outage, the
+#                   back-off's)
 #   device          the server's rxe device is deleted and re-created
 #   sigkill         client processes (async with many operations in
 #                   flight, and sync) are SIGKILLed mid-run, four times:
@@ -239,9 +243,43 @@ case_link_outage() {
 
 # The same with the client's link: its reconnection attempts meet a port
 # that is down.
+# Connection attempts to the server that failed on our side of the link.
+attempts() { dmesg | grep -c "connection to $SERVER down: -10[01] " || true; }
+
+# The client's own link goes down while new processes keep coming.
+client_outage() {
+	a0=$(attempts)
+	sleep 5
+	$IP link set eth0 down
+	sleep 2
+	pids=
+	for k in $(seq 24); do
+		one_op "o$k" pull &
+		pids="$pids $!"
+		sleep 0.15
+	done
+	sleep 1
+	$IP link set eth0 up
+	try check wait_until 10 port_active
+	q=$(qp1_state)
+	echo "# QP1 after the outage: $q"
+	try check [ "$q" = RTS ]
+	bad=0
+	for p in $pids; do
+		wait "$p" || bad=1
+	done
+	for k in $(seq 24); do
+		grep -q "pull_failed 0 " /tmp/one.o$k || bad=1
+	done
+	[ $bad -eq 0 ] || { echo "# FAIL: a pull started in the outage failed"; ERR=1; }
+	a=$(($(attempts) - a0))
+	echo "# connection attempts during the outage: $a"
+	try check [ "$a" -le 12 ]
+}
+
 case_client_link() {
 	sel client_link || return $KSFT_SKIP
-	FAULT_ON=1 fault_case cl link_outage -t 30
+	FAULT_ON=1 fault_case cl client_outage -t 30
 	try mon_saw_recovery cl
 	result
 }
