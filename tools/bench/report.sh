@@ -40,9 +40,9 @@ for f in "$dir"/run-multi/g*/result.log; do
 done >> "$all"
 
 hostinfo=$(awk '{ sub(/loadavg=/, ""); sub(/qemu=/, ""); split($4, l, "/")
-	n++; if ($1 == "start") t0 = $2; t1 = $2; s += l[1]; if (l[1] > m) m = l[1]
+	n++; if ($1 == "start" && t0 == "") t0 = $2; t1 = $2; s += l[1]; if (l[1] > m) m = l[1]
 	if ($5 > q) q = $5; c = $3 }
-	END { if (n) printf("host %s, %s to %s: 1-min load average %.1f mean, %.1f max; up to %d qemu processes (4 are this run'"'"'s)", c, t0, t1, s / n, m, q) }' \
+	END { if (n) printf("host %s, %s to %s: 1-min load average %.1f mean, %.1f max; up to %d qemu processes (this run'"'"'s included)", c, t0, t1, s / n, m, q) }' \
 	"$run/host.txt" 2>/dev/null || true)
 
 set +e
