@@ -205,6 +205,7 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	INIT_WORK(&conn->teardown, conn_teardown);
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);
 	init_completion(&conn->torn_down);
+	init_completion(&conn->set_up);
 
 	mutex_lock(&bx_conns_lock);
 	list_add_tail(&conn->node, &bx_conns);
@@ -1158,6 +1159,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	 * before our ESTABLISHED event arrives: we are up now.
 	 */
 	conn_established(conn);
+	complete_all(&conn->set_up);
 	/* The peer's reference keeps it; ours (from conn_alloc()) goes. */
 	bx_conn_put(conn);
 	return 0;
@@ -1168,6 +1170,7 @@ err_fail:
 		rdma_destroy_qp(id);
 	conn->qp = NULL;
 	conn->cm_id = NULL;
+	complete_all(&conn->set_up);
 	bx_conn_fail(conn, ret);
 	bx_conn_put(conn);
 	return ret;
@@ -1804,6 +1807,13 @@ static void conn_teardown(struct work_struct *work)
 		rdma_lock_handler(conn->cm_id);
 		rdma_unlock_handler(conn->cm_id);
 	}
+	/*
+	 * A passive one's may still be in conn_request() (device removal
+	 * fails it meanwhile); on an error there, rdma_cm destroys the id
+	 * once the handler returns, and conn_request() clears @cm_id first.
+	 */
+	if (!conn->active)
+		wait_for_completion(&conn->set_up);
 
 	/*
 	 * 2. Flush the QP: every posted WR runs its completion handler.

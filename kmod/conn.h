@@ -164,6 +164,8 @@ struct bx_flowq {
  * @cm_work:	ends a teardown whose id had to wait for its port
  * @cm_waiting:	@cm_work waits for a port (under bx_conns_lock)
  * @peer_ref:	the teardown holds the peer's reference, too
+ * @set_up:	a passive connection: completed when conn_request() is
+ *		done with its id and QP (the teardown waits for it)
  */
 struct bx_conn {
 	struct kref		ref;
@@ -179,6 +181,7 @@ struct bx_conn {
 	bool			cm_waiting;
 	bool			peer_ref;
 	struct delayed_work	cm_work;
+	struct completion	set_up;
 
 	spinlock_t		lock;	/* everything below up to @seq_alloc */
 	enum bx_conn_state	state;

@@ -220,16 +220,21 @@ qp1_state() {
 }
 port_active() { rdma link show rxe0/1 | grep -q "state ACTIVE"; }
 
+# The link comes back, and rxe's GSI QP still works: bx sent no CM
+# message while the port was down (conn_cm_may_send()).
+link_up() {
+	$IP link set eth0 up
+	try check wait_until 10 port_active
+	q=$(qp1_state)
+	echo "# QP1 after the outage: $q"
+	try check [ "$q" = RTS ]
+}
+
 link_outage() {
 	sleep 5
 	$IP link set eth0 down
 	sleep 8
-	$IP link set eth0 up
-	try check wait_until 10 port_active
-	# bx sent no CM message while the port was down (conn_wait_port()).
-	q=$(qp1_state)
-	echo "# QP1 after the outage: $q"
-	try check [ "$q" = RTS ]
+	link_up
 }
 
 # The server's link is set down, for longer than the RC retries last, and
@@ -241,8 +246,6 @@ case_link_outage() {
 	result
 }
 
-# The same with the client's link: its reconnection attempts meet a port
-# that is down.
 # Connection attempts to the server that failed on our side of the link.
 attempts() { dmesg | grep -c "connection to $SERVER down: -10[01] " || true; }
 
@@ -259,11 +262,7 @@ client_outage() {
 		sleep 0.15
 	done
 	sleep 1
-	$IP link set eth0 up
-	try check wait_until 10 port_active
-	q=$(qp1_state)
-	echo "# QP1 after the outage: $q"
-	try check [ "$q" = RTS ]
+	link_up
 	bad=0
 	for p in $pids; do
 		wait "$p" || bad=1
@@ -277,6 +276,8 @@ client_outage() {
 	try check [ "$a" -le 12 ]
 }
 
+# The same with the client's link: its reconnection attempts meet a port
+# that is down.
 case_client_link() {
 	sel client_link || return $KSFT_SKIP
 	FAULT_ON=1 fault_case cl client_outage -t 30
