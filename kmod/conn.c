@@ -631,6 +631,14 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 		spin_unlock(&conn->lock);
 		spare = kzalloc(sizeof(*spare), GFP_KERNEL);
 		if (!spare) {
+			/*
+			 * A push's sender must hear of it: the op becomes
+			 * its PUSH_DONE, queued with our reference.
+			 */
+			if (rd) {
+				bx_op_read_abort(op, -ENOMEM);
+				return;
+			}
 			bx_op_fail(op, -ENOMEM);
 			bx_op_put(op);
 			return;

@@ -870,18 +870,38 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
  * A rendezvous push was read (or failed): complete the RECV, then tell
  * the sender; the op becomes that PUSH_DONE message, with its reference.
  */
-static void read_end(struct bx_op *op, bool ok)
+/*
+ * The READ of SRV_READ @op ended (@res: its length, or why it failed):
+ * complete the receive, and tell the sender with @st in a PUSH_DONE.
+ */
+static void read_end_st(struct bx_op *op, int res, u8 st)
 {
-	op_complete(op, ok ? op->len : -EREMOTEIO);
+	op_complete(op, res);
 	if (op->seq)
-		bx_replay_done(op->conn, op->epoch, op->seq, ok);
+		bx_replay_done(op->conn, op->epoch, op->seq, st == BX_ST_OK);
 	op->seq = 0;
 	op->kind = BX_K_CTL;
 	memset(&op->msg, 0, sizeof(op->msg));
 	op->msg.type = BX_MSG_PUSH_DONE;
 	op->msg.req_id = op->req_id;
-	op->msg.status = ok ? BX_ST_OK : BX_ST_REMOTE_IO;
+	op->msg.status = st;
 	bx_conn_queue(op->conn, op);
+}
+
+static void read_end(struct bx_op *op, bool ok)
+{
+	read_end_st(op, ok ? op->len : -EREMOTEIO,
+		    ok ? BX_ST_OK : BX_ST_REMOTE_IO);
+}
+
+/*
+ * SRV_READ @op could not even be queued for its READ (no memory): the
+ * receive fails, the sender learns the push was not delivered. Takes
+ * over the caller's reference, as bx_conn_queue() does.
+ */
+void bx_op_read_abort(struct bx_op *op, int err)
+{
+	read_end_st(op, err, BX_ST_NOBUFS);
 }
 
 static void read_done(struct ib_cq *cq, struct ib_wc *wc)

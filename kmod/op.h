@@ -136,6 +136,7 @@ struct bx_op {
 /* Called by the connection layer (conn.c). */
 int bx_op_transmit(struct bx_op *op, struct bx_buf *slot);
 void bx_op_read(struct bx_op *op);
+void bx_op_read_abort(struct bx_op *op, int err);
 void bx_op_sent(struct bx_op *op, int err);
 void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
 void bx_op_fail(struct bx_op *op, int err);
