@@ -867,12 +867,9 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 }
 
 /*
- * A rendezvous push was read (or failed): complete the RECV, then tell
- * the sender; the op becomes that PUSH_DONE message, with its reference.
- */
-/*
- * The READ of SRV_READ @op ended (@res: its length, or why it failed):
- * complete the receive, and tell the sender with @st in a PUSH_DONE.
+ * The READ of rendezvous push @op (SRV_READ) ended, @res its length or
+ * why it failed: complete the RECV, then tell the sender with @st; the
+ * op becomes that PUSH_DONE message, with its reference.
  */
 static void read_end_st(struct bx_op *op, int res, u8 st)
 {
