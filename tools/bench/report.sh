@@ -26,18 +26,16 @@ mkdir -p "$data"
 rm -f "$data"/*.dat "$dir"/*.png
 
 all=$data/results.txt
-for f in "$run"/g*/result.log; do
-	g=${f%/result.log}
-	g=${g##*/g}
-	tr -d '\r' < "$f" | sed "s/^/$g /"
-done > "$all"
-# The multi-client phases' boot (bench.sh), if there was one.
-for f in "$dir"/run-multi/g*/result.log; do
+# Both boots of bench.sh; the multi-client one's (if any) environment is
+# told apart.
+for f in "$run"/g*/result.log "$dir"/run-multi/g*/result.log; do
 	[ -f "$f" ] || continue
 	g=${f%/result.log}
 	g=${g##*/g}
-	tr -d '\r' < "$f" | sed -e 's/^bench-env /bench-env-multi /' -e "s/^/$g /"
-done >> "$all"
+	env=bench-env
+	case $f in "$dir"/run-multi/*) env=bench-env-multi ;; esac
+	tr -d '\r' < "$f" | sed -e "s/^bench-env /$env /" -e "s/^/$g /"
+done > "$all"
 
 hostinfo=$(awk '{ sub(/loadavg=/, ""); sub(/qemu=/, ""); split($4, l, "/")
 	n++; if ($1 == "start" && t0 == "") t0 = $2; t1 = $2; s += l[1]; if (l[1] > m) m = l[1]
