@@ -222,12 +222,22 @@ int bx_unbind(struct bx *bx, uint32_t service)
 	return bind_ioc(bx, BX_IOC_UNBIND, service);
 }
 
-int bx_submit(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr)
+static int submit_raw(struct bx *bx, const struct bx_sqe *sqes,
+		      unsigned int nr)
 {
 	struct bx_submit s = { .sqes = (uintptr_t)sqes, .nr = nr };
 	int ret = ioctl(bx->fd, BX_IOC_SUBMIT, &s);
 
 	return ret < 0 ? -errno : ret;
+}
+
+/* User data with the top bit set would be taken for a synchronous call's. */
+int bx_submit(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		if (sqes[i].user_data & SYNC_TAG)
+			return i ? submit_raw(bx, sqes, i) : -EINVAL;
+	return submit_raw(bx, sqes, nr);
 }
 
 /* Region offset of [p, p + len), or -EINVAL if it is not inside. */
@@ -251,25 +261,27 @@ static int region_off(const struct bx *bx, const void *p, uint32_t len,
 
 static int submit_one(struct bx *bx, struct bx_sqe *sqe)
 {
-	int ret = bx_submit(bx, sqe, 1);
+	int ret = submit_raw(bx, sqe, 1);
 
 	return ret < 0 ? ret : 0;
 }
 
-static int push_sqe(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
-		    uint32_t service, const void *buf, uint32_t len)
+int bx_prep_push(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
+		 uint32_t service, const void *buf, uint32_t len,
+		 uint64_t user_data)
 {
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = BX_OP_PUSH;
 	sqe->peer = peer;
 	sqe->service = service;
 	sqe->len = len;
+	sqe->user_data = user_data;
 	return region_off(bx, buf, len, &sqe->off);
 }
 
-static int pull_sqe(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
-		    uint32_t service, const void *req, uint32_t req_len,
-		    void *resp, uint32_t resp_cap)
+int bx_prep_pull(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
+		 uint32_t service, const void *req, uint32_t req_len,
+		 void *resp, uint32_t resp_cap, uint64_t user_data)
 {
 	int ret;
 
@@ -279,39 +291,42 @@ static int pull_sqe(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
 	sqe->service = service;
 	sqe->len = req_len;
 	sqe->resp_len = resp_cap;
+	sqe->user_data = user_data;
 	ret = region_off(bx, req, req_len, &sqe->off);
 	return ret ? ret : region_off(bx, resp, resp_cap, &sqe->resp_off);
 }
 
-static int recv_sqe(struct bx *bx, struct bx_sqe *sqe, uint32_t service,
-		    void *buf, uint32_t cap)
+int bx_prep_recv(struct bx *bx, struct bx_sqe *sqe, uint32_t service,
+		 void *buf, uint32_t cap, uint64_t user_data)
 {
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = BX_OP_RECV;
 	sqe->service = service;
 	sqe->len = cap;
+	sqe->user_data = user_data;
 	return region_off(bx, buf, cap, &sqe->off);
 }
 
-static int reply_sqe(struct bx *bx, struct bx_sqe *sqe, uint64_t token,
-		     const void *buf, uint32_t len)
+int bx_prep_reply(struct bx *bx, struct bx_sqe *sqe, uint64_t token,
+		  const void *buf, uint32_t len, uint64_t user_data)
 {
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = BX_OP_REPLY;
 	sqe->token = token;
 	sqe->len = len;
+	sqe->user_data = user_data;
 	return region_off(bx, buf, len, &sqe->off);
 }
 
-static int submit_async(struct bx *bx, struct bx_sqe *sqe, int prep,
-			uint64_t user_data)
+/* Submit one prepared operation whose completion goes to bx_reap(). */
+static int submit_async(struct bx *bx, struct bx_sqe *sqe, int prep)
 {
+	int ret;
+
 	if (prep)
 		return prep;
-	if (user_data & SYNC_TAG)
-		return -EINVAL;
-	sqe->user_data = user_data;
-	return submit_one(bx, sqe);
+	ret = bx_submit(bx, sqe, 1);
+	return ret < 0 ? ret : 0;
 }
 
 int bx_push_async(struct bx *bx, uint32_t peer, uint32_t service,
@@ -319,8 +334,8 @@ int bx_push_async(struct bx *bx, uint32_t peer, uint32_t service,
 {
 	struct bx_sqe sqe;
 
-	return submit_async(bx, &sqe, push_sqe(bx, &sqe, peer, service, buf,
-					       len), user_data);
+	return submit_async(bx, &sqe, bx_prep_push(bx, &sqe, peer, service,
+						   buf, len, user_data));
 }
 
 int bx_pull_async(struct bx *bx, uint32_t peer, uint32_t service,
@@ -329,9 +344,9 @@ int bx_pull_async(struct bx *bx, uint32_t peer, uint32_t service,
 {
 	struct bx_sqe sqe;
 
-	return submit_async(bx, &sqe, pull_sqe(bx, &sqe, peer, service, req,
-					       req_len, resp, resp_cap),
-			    user_data);
+	return submit_async(bx, &sqe, bx_prep_pull(bx, &sqe, peer, service,
+						   req, req_len, resp,
+						   resp_cap, user_data));
 }
 
 int bx_recv_async(struct bx *bx, uint32_t service, void *buf, uint32_t cap,
@@ -339,8 +354,8 @@ int bx_recv_async(struct bx *bx, uint32_t service, void *buf, uint32_t cap,
 {
 	struct bx_sqe sqe;
 
-	return submit_async(bx, &sqe, recv_sqe(bx, &sqe, service, buf, cap),
-			    user_data);
+	return submit_async(bx, &sqe, bx_prep_recv(bx, &sqe, service, buf,
+						   cap, user_data));
 }
 
 int bx_reply_async(struct bx *bx, uint64_t token, const void *buf,
@@ -348,8 +363,8 @@ int bx_reply_async(struct bx *bx, uint64_t token, const void *buf,
 {
 	struct bx_sqe sqe;
 
-	return submit_async(bx, &sqe, reply_sqe(bx, &sqe, token, buf, len),
-			    user_data);
+	return submit_async(bx, &sqe, bx_prep_reply(bx, &sqe, token, buf, len,
+						    user_data));
 }
 
 /* Move every available completion to its waiter or the backlog. */
@@ -660,7 +675,7 @@ int bx_push(struct bx *bx, uint32_t peer, uint32_t service, const void *buf,
 	    uint32_t len, int timeout_ms)
 {
 	struct bx_sqe sqe;
-	int ret = push_sqe(bx, &sqe, peer, service, buf, len);
+	int ret = bx_prep_push(bx, &sqe, peer, service, buf, len, 0);
 
 	return ret ? ret : run_sync_retry(bx, &sqe, false, timeout_ms);
 }
@@ -669,8 +684,8 @@ int bx_pull(struct bx *bx, uint32_t peer, uint32_t service, const void *req,
 	    uint32_t req_len, void *resp, uint32_t resp_cap, int timeout_ms)
 {
 	struct bx_sqe sqe;
-	int ret = pull_sqe(bx, &sqe, peer, service, req, req_len, resp,
-			   resp_cap);
+	int ret = bx_prep_pull(bx, &sqe, peer, service, req, req_len, resp,
+			       resp_cap, 0);
 
 	return ret ? ret : run_sync_retry(bx, &sqe, true, timeout_ms);
 }
@@ -680,8 +695,8 @@ int bx_recv(struct bx *bx, uint32_t service, void *buf, uint32_t cap,
 {
 	struct bx_sqe sqe;
 
-	return run_sync(bx, &sqe, recv_sqe(bx, &sqe, service, buf, cap), cqe,
-			timeout_ms);
+	return run_sync(bx, &sqe, bx_prep_recv(bx, &sqe, service, buf, cap, 0),
+			cqe, timeout_ms);
 }
 
 int bx_reply(struct bx *bx, uint64_t token, const void *buf, uint32_t len,
@@ -689,6 +704,6 @@ int bx_reply(struct bx *bx, uint64_t token, const void *buf, uint32_t len,
 {
 	struct bx_sqe sqe;
 
-	return run_sync(bx, &sqe, reply_sqe(bx, &sqe, token, buf, len), NULL,
-			timeout_ms);
+	return run_sync(bx, &sqe, bx_prep_reply(bx, &sqe, token, buf, len, 0),
+			NULL, timeout_ms);
 }

@@ -85,9 +85,28 @@ int bx_unbind(struct bx *bx, uint32_t service);
 
 /**
  * bx_submit() - submit raw operations in one system call
- * Return: number accepted (>= 1) or the error of the first one.
+ * Return: number accepted (>= 1) or the error of the first one. Their
+ * completions come from bx_reap(). An entry whose @user_data has the top
+ * bit set (reserved for the synchronous calls) is refused with -EINVAL.
  */
 int bx_submit(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr);
+
+/*
+ * bx_prep_*() - fill @sqe for bx_submit(), to send several operations in
+ * one system call (a server's reply and the receive buffer it posts
+ * again, say). Return: 0, or -EINVAL if a buffer is not inside the region
+ * (-ENXIO: no region yet). @user_data must not have its top bit set.
+ */
+int bx_prep_push(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
+		 uint32_t service, const void *buf, uint32_t len,
+		 uint64_t user_data);
+int bx_prep_pull(struct bx *bx, struct bx_sqe *sqe, uint32_t peer,
+		 uint32_t service, const void *req, uint32_t req_len,
+		 void *resp, uint32_t resp_cap, uint64_t user_data);
+int bx_prep_recv(struct bx *bx, struct bx_sqe *sqe, uint32_t service,
+		 void *buf, uint32_t cap, uint64_t user_data);
+int bx_prep_reply(struct bx *bx, struct bx_sqe *sqe, uint64_t token,
+		  const void *buf, uint32_t len, uint64_t user_data);
 
 /* Asynchronous operations; each ends with one completion. */
 int bx_push_async(struct bx *bx, uint32_t peer, uint32_t service,
