@@ -61,10 +61,89 @@ struct svc {
 	uint8_t		**buf;
 };
 
+static int prep_post(struct bx *bx, struct bx_sqe *sqe, struct svc *s,
+		     int si, uint32_t i)
+{
+	return bx_prep_recv(bx, sqe, s->service, s->buf[i], s->cap,
+			    K_RECV << K_SHIFT | (uint64_t)si << 48 | i);
+}
+
 static int post(struct bx *bx, struct svc *s, int si, uint32_t i)
 {
-	return bx_recv_async(bx, s->service, s->buf[i], s->cap,
-			     K_RECV << K_SHIFT | (uint64_t)si << 48 | i);
+	struct bx_sqe sqe;
+	int ret = prep_post(bx, &sqe, s, si, i);
+
+	if (!ret)
+		ret = bx_submit(bx, &sqe, 1);
+	return ret < 0 ? ret : 0;
+}
+
+/* What one reaped batch answers and posts again: two entries per message. */
+struct batch {
+	struct bx	*bx;
+	unsigned int	n;
+	struct bx_sqe	sqe[64];
+};
+
+/* The entry to prepare next; queued() keeps it if it was prepared. */
+static struct bx_sqe *slot(struct batch *q)
+{
+	return &q->sqe[q->n];
+}
+
+static int queued(struct batch *q, int prep)
+{
+	q->n += !prep;
+	return prep;
+}
+
+/* A STAT reply, from a small buffer freed when the reply completes. */
+static int stat_reply(struct batch *q, uint64_t token, uint64_t ops)
+{
+	struct bp_stat st;
+	uint8_t *b = NULL;
+	int ret;
+
+	ret = bx_buf_alloc(q->bx, sizeof(st), (void **)&b);
+	if (ret)
+		return ret;
+	bp_server_stat(&st, ops);
+	memcpy(b, &st, sizeof(st));
+	ret = queued(q, bx_prep_reply(q->bx, slot(q), token, b, sizeof(st),
+				      K_STATREPLY << K_SHIFT |
+				      (uint64_t)(b - (uint8_t *)bx_region(q->bx))));
+	if (ret)
+		bx_buf_free(q->bx, b);
+	return ret;
+}
+
+/*
+ * Submit the batch. An entry the kernel refuses is dropped (a STAT
+ * reply's buffer freed) and counted; the ones after it go on.
+ */
+static unsigned int flush(struct batch *q)
+{
+	unsigned int i = 0, errs = 0;
+
+	while (i < q->n) {
+		int ret = bx_submit(q->bx, &q->sqe[i], q->n - i);
+		const struct bx_sqe *e = &q->sqe[i];
+
+		if (ret > 0) {
+			i += ret;
+			continue;
+		}
+		if (!bp_stop)
+			fprintf(stderr, "bxperf: submit (kind %llu): %s\n",
+				(unsigned long long)(e->user_data >> K_SHIFT),
+				strerror(-ret));
+		if (e->user_data >> K_SHIFT == K_STATREPLY)
+			bx_buf_free(q->bx, (uint8_t *)bx_region(q->bx) +
+				    (e->user_data & LOW48));
+		errs++;
+		i++;
+	}
+	return errs;
 }
 
 static int bx_serve(const struct bp_cfg *cfg)
@@ -115,6 +194,7 @@ static int bx_serve(const struct bp_cfg *cfg)
 
 	while (!bp_stop && !bp_server_done(cfg, t0)) {
 		int n = bx_reap(bx, cqes, 32, 200);
+		struct batch q = { .bx = bx };
 
 		if (n < 0) {
 			fprintf(stderr, "bxperf: reap: %s\n", strerror(-n));
@@ -147,25 +227,11 @@ static int bx_serve(const struct bp_cfg *cfg)
 				if ((size_t)c->res < sizeof(rq) ||
 				    rq.magic != BP_MAGIC) {
 					errs++;
-					ret = bx_reply_async(bx, c->token, reply,
-							     0, K_REPLY << K_SHIFT);
+					ret = queued(&q, bx_prep_reply(bx,
+						slot(&q), c->token, reply, 0,
+						K_REPLY << K_SHIFT));
 				} else if (rq.op == BP_STAT) {
-					uint8_t *b = NULL;
-					struct bp_stat st;
-
-					ret = bx_buf_alloc(bx, sizeof(st),
-							   (void **)&b);
-					if (!ret) {
-						bp_server_stat(&st, ops);
-						memcpy(b, &st, sizeof(st));
-						ret = bx_reply_async(bx, c->token,
-							b, sizeof(st),
-							K_STATREPLY << K_SHIFT |
-							(uint64_t)(b - (uint8_t *)
-							bx_region(bx)));
-						if (ret)
-							bx_buf_free(bx, b);
-					}
+					ret = stat_reply(&q, c->token, ops);
 				} else {
 					uint32_t sz = rq.size;
 
@@ -174,20 +240,20 @@ static int bx_serve(const struct bp_cfg *cfg)
 					if (sz > HUGE_CAP)
 						sz = HUGE_CAP;
 					ops++;
-					ret = bx_reply_async(bx, c->token, reply,
-							     sz, K_REPLY << K_SHIFT);
+					ret = queued(&q, bx_prep_reply(bx,
+						slot(&q), c->token, reply, sz,
+						K_REPLY << K_SHIFT));
 				}
 				errs += ret < 0;
 			} else {
 				ops++;		/* a push */
 			}
-			ret = post(bx, &svcs[si], si, idx);
-			if (ret && !bp_stop) {
-				fprintf(stderr, "bxperf: repost: %s\n",
-					strerror(-ret));
-				errs++;
-			}
+			ret = queued(&q, prep_post(bx, slot(&q), &svcs[si], si,
+						   idx));
+			errs += ret < 0;
 		}
+		/* Replies and reposts of the whole batch in one system call. */
+		errs += flush(&q);
 	}
 	printf("bxperf-server transport=bx ops=%llu errors=%llu\n",
 	       (unsigned long long)ops, (unsigned long long)errs);
