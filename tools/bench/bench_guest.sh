@@ -20,8 +20,11 @@
 #           each, pulling and pushing 1 MiB at once against guest 0, for
 #           bx with flow control off, on (defaults), on with small windows
 #           (flow.sh's), then for TCP
-#   rds     AF_RDS ping-pong over rds_rdma (tools/bench/rds_pp.c) at 64 B
-#           and 4 KiB, guest 1 -> 0: "bench-rds ..." lines
+#   rds     small-message latency in paired rounds, guest 1 -> 0: per
+#           size (64 B, 4 KiB) BENCH_ROUNDS rounds (default 5) of an AF_RDS
+#           ping-pong over rds_rdma (tools/bench/rds_pp.c), a bx pull at
+#           depth 1 and qperf rc_lat, 2 s each, back to back, so that each
+#           round's three see the same host: "bench-pair ..." lines
 #   profile ftrace (function_graph) on bx and rdma_rxe in guests 0 and 1
 #           while guest 1 pulls 4 KiB and pushes 64 KiB at depth 1 over
 #           bx: "bench-profile ..." lines (ftrace_prof.sh)
@@ -43,6 +46,7 @@ ISECS=${BENCH_INCAST_SECS:-20}
 IPROCS=${BENCH_INCAST_PROCS:-2}
 PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast rds profile}
 SIZES=${BENCH_SIZES:-64,4096,64K,1M,16M}
+ROUNDS=${BENCH_ROUNDS:-5}
 P=/sys/module/bx/parameters
 DBG=/sys/kernel/debug/bx
 # A cell of the sweep takes SECS plus warm-up; 16 MiB over TCG can take
@@ -384,22 +388,36 @@ if has rds; then
 		modprobe rds_rdma || fail "modprobe rds_rdma"
 		rds_pp serve -b "$BXRIG_ADDR" > /tmp/rds.srv 2>&1 &
 		RDS=$!
+		qperf > /tmp/qperf.srv 2>&1 &
+		QP=$!
 		sleep 1
 	elif [ "$ID" -eq 1 ]; then
 		modprobe rds_rdma || fail "modprobe rds_rdma"
 	fi
 	b rds.up
 	if [ "$ID" -eq 1 ]; then
+		# The host's load drifts within seconds; a ratio is only
+		# as good as the time between its two numbers.
 		for z in 64 4096; do
-			timeout 120 rds_pp client -b "$BXRIG_ADDR" -a "$S" -z $z \
-				-d "$SECS" > /tmp/rds.out 2>&1 ||
-				fail "rds_pp $z: $(tr '\n' ' ' < /tmp/rds.out)"
-			grep '^bench-rds ' /tmp/rds.out
+			r=1
+			while [ $r -le "$ROUNDS" ]; do
+				timeout 120 rds_pp client -b "$BXRIG_ADDR" -a "$S" \
+					-z $z -d 2 > /tmp/rds.out 2>&1 ||
+					fail "rds_pp $z: $(tr '\n' ' ' < /tmp/rds.out)"
+				sed -n "s/^bench-rds /bench-pair tool=rds round=$r /p" /tmp/rds.out
+				timeout "$CTMO" bxperf client -a "$S" -T bx -o pull \
+					-z $z -d 2 -S -t pair > /tmp/cli.out 2>&1 ||
+					fail "bxperf pull $z: $(tail -3 /tmp/cli.out | tr '\n' ' ')"
+				sed -n "s/^bxperf-result tag=pair /bench-pair tool=bx round=$r /p" /tmp/cli.out
+				qp $z 1 rc_lat > /tmp/q.parsed
+				sed -n -e '/FAIL/p' -e "s/^bench-floor tool=qperf \(.*\) pass=1 /bench-pair tool=qperf round=$r \1 /p" /tmp/q.parsed
+				r=$((r + 1))
+			done
 		done
 	fi
 	b rds.done
 	if [ "$ID" -eq 0 ]; then
-		kill "$RDS" 2>/dev/null
+		kill "$RDS" "$QP" 2>/dev/null
 		wait "$RDS" 2>/dev/null
 	fi
 	rmmod rds_rdma rds 2>/dev/null

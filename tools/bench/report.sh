@@ -89,6 +89,18 @@ function num(x) {
 	return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : \
 	       x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x)
 }
+# The median of A[1..n] as "%.2f" (sorts A), "-" if empty.
+function median(A, n,   i, j, x) {
+	if (n < 1)
+		return "-"
+	for (i = 2; i <= n; i++) {
+		x = A[i]
+		for (j = i - 1; j >= 1 && A[j] > x; j--)
+			A[j + 1] = A[j]
+		A[j + 1] = x
+	}
+	return sprintf("%.2f", n % 2 ? A[(n + 1) / 2] : (A[n / 2] + A[n / 2 + 1]) / 2)
+}
 function ratio(a, b) {
 	return (a == "" || b == "" || a + 0 <= 0 || b + 0 <= 0) ? "-" : sprintf("%.2f", a / b)
 }
@@ -218,9 +230,15 @@ $2 == "bench-flow" {
 }
 $2 == "bench-env" { kv(); for (x in F) ENV[x] = F[x]; next }
 $2 == "bench-env-multi" { kv(); for (x in F) ENVM[x] = F[x]; next }
-$2 == "bench-rds" {
+$2 == "bench-pair" {
 	kv()
-	RDS[F["size"]] = F["mean_us"]; RDS99[F["size"]] = F["p99_us"]
+	z = F["size"]; r = F["round"] + 0; t = F["tool"]
+	# qperf prints one-way latency; the others time the round trip.
+	PR[z, r, t] = t == "qperf" ? 2 * F["lat_us"] : F["mean_us"]
+	if (t != "qperf")
+		PR99[z, r, t] = F["p99_us"]
+	if (r > PRN[z])
+		PRN[z] = r
 	next
 }
 $2 == "bench-profile" {
@@ -299,15 +317,29 @@ END {
 	       FLX["p99_us"] == "" ? "-" : ms(2 * FLX["p99_us"])) > out
 	printf("ib_write_bw %s MB/s, ib_read_bw %s MB/s (64 KiB).\n", \
 	       num(FL["perftest|ib_write_bw|65536"]), num(FL["perftest|ib_read_bw|65536"])) > out
-	if (length(RDS)) {
-		printf("\n## RDS over the same rxe link (AF_RDS ping-pong, rds_rdma)\n\n") > out
-		printf("One message at a time, echoed (tools/bench/rds_pp.c), against a bx pull of the same size (request and response, depth 1).\n\n") > out
-		printf("| size | RDS mean | RDS p99 | bx pull mean | bx pull p99 | bx/RDS mean |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
-		for (z in RDS) {
-			kb = key("sweep", "bx", "pull", z, 1, 1, 0)
-			mb = N[kb] ? SUM[kb] / N[kb] : ""
-			printf("| %s | %s | %s | %s | %s | %s |\n", sz(z + 0), ms(RDS[z]), ms(RDS99[z]), \
-			       ms(mb), ms(pct(kb, "p99_us", 0.99)), mb == "" ? "-" : ratio(mb, RDS[z])) > out
+	if (length(PRN)) {
+		printf("\n## Small messages in paired rounds: bx, raw verbs and RDS\n\n") > out
+		printf("Per size, rounds of three 2-s runs back to back on guests 1 -> 0: an AF_RDS ping-pong over rds_rdma (tools/bench/rds_pp.c, one message echoed), a bx pull (depth 1) and qperf rc_lat (RTT), so that each round'"'"'s ratios compare numbers taken seconds apart. Means in ms; the verdicts use the median of the rounds'"'"' ratios.\n\n") > out
+		printf("| size | round | qperf rc_lat RTT | bx pull | RDS | bx p99 | RDS p99 | bx/raw | bx/RDS |\n") > out
+		printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+		for (i = 1; i <= 2; i++) {
+			z = SZ[i]
+			if (!(z in PRN))
+				continue
+			nr = nd = 0
+			for (r = 1; r <= PRN[z]; r++) {
+				q = PR[z, r, "qperf"]; b = PR[z, r, "bx"]; d = PR[z, r, "rds"]
+				printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", sz(z), r, \
+				       ms(q), ms(b), ms(d), ms(PR99[z, r, "bx"]), ms(PR99[z, r, "rds"]), \
+				       ratio(b, q), ratio(b, d)) > out
+				if (b > 0 && q > 0)
+					RQ[++nr] = b / q
+				if (b > 0 && d > 0)
+					RD[++nd] = b / d
+			}
+			printf("| %s | **median** | | | | | | **%s** | **%s** |\n", sz(z), \
+			       median(RQ, nr), median(RD, nd)) > out
+			PMQ[z] = median(RQ, nr); PMD[z] = median(RD, nd)
 		}
 	}
 
