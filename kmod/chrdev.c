@@ -342,10 +342,12 @@ static long bx_ioc_submit(struct bx_file *f, void __user *uarg)
 
 	if (copy_from_user(&s, uarg, sizeof(s)))
 		return -EFAULT;
-	if (s.resv0 || !s.nr || s.nr > BX_SUBMIT_MAX)
+	if (!s.nr || s.nr > BX_SUBMIT_MAX)
 		return -EINVAL;
 	if (!file_region(f))
 		return -ENXIO;
+	if (s.wait > f->cq.mask + 1)
+		return -EINVAL;
 	usqe = u64_to_user_ptr(s.sqes);
 	while (done < s.nr) {
 		u32 n = min_t(u32, s.nr - done, SQE_BATCH), i;
@@ -360,6 +362,13 @@ static long bx_ioc_submit(struct bx_file *f, void __user *uarg)
 			done++;
 		}
 	}
+	/*
+	 * Like poll(2), but without its own system call. A corrupt head
+	 * from user space can only end this process's sleep early.
+	 */
+	if (s.wait)
+		wait_event_interruptible(f->cq.wait,
+					 bx_cq_pending(&f->cq) >= s.wait);
 	return done;
 }
 

@@ -223,21 +223,28 @@ int bx_unbind(struct bx *bx, uint32_t service)
 }
 
 static int submit_raw(struct bx *bx, const struct bx_sqe *sqes,
-		      unsigned int nr)
+		      unsigned int nr, unsigned int wait)
 {
-	struct bx_submit s = { .sqes = (uintptr_t)sqes, .nr = nr };
+	struct bx_submit s = { .sqes = (uintptr_t)sqes, .nr = nr,
+			       .wait = wait };
 	int ret = ioctl(bx->fd, BX_IOC_SUBMIT, &s);
 
 	return ret < 0 ? -errno : ret;
 }
 
 /* User data with the top bit set would be taken for a synchronous call's. */
-int bx_submit(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr)
+int bx_submit_wait(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr,
+		   unsigned int wait)
 {
 	for (unsigned int i = 0; i < nr; i++)
 		if (sqes[i].user_data & SYNC_TAG)
-			return i ? submit_raw(bx, sqes, i) : -EINVAL;
-	return submit_raw(bx, sqes, nr);
+			return i ? submit_raw(bx, sqes, i, 0) : -EINVAL;
+	return submit_raw(bx, sqes, nr, wait);
+}
+
+int bx_submit(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr)
+{
+	return bx_submit_wait(bx, sqes, nr, 0);
 }
 
 /* Region offset of [p, p + len), or -EINVAL if it is not inside. */
@@ -261,7 +268,7 @@ static int region_off(const struct bx *bx, const void *p, uint32_t len,
 
 static int submit_one(struct bx *bx, struct bx_sqe *sqe)
 {
-	int ret = submit_raw(bx, sqe, 1);
+	int ret = submit_raw(bx, sqe, 1, 0);
 
 	return ret < 0 ? ret : 0;
 }

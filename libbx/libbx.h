@@ -90,6 +90,16 @@ int bx_unbind(struct bx *bx, uint32_t service);
  * bit set (reserved for the synchronous calls) is refused with -EINVAL.
  */
 int bx_submit(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr);
+/**
+ * bx_submit_wait() - bx_submit(), then, if all were accepted, sleep in the
+ * same system call until at least @wait completions (0: none, at most the
+ * ring's entries) are ready for bx_reap(). Only a signal ends the sleep
+ * early: wait for operations that complete on their own (pushes, pulls
+ * and replies always do, at the latest when recovery gives up), not for
+ * a message to arrive. Return: as bx_submit().
+ */
+int bx_submit_wait(struct bx *bx, const struct bx_sqe *sqes, unsigned int nr,
+		   unsigned int wait);
 
 /*
  * bx_prep_*() - fill @sqe for bx_submit(), to send several operations in

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -408,6 +409,74 @@ TEST_F(ready, batch_partial_and_ring_full)
 	EXPECT_EQ(5, submit(self->fd, sqe + 3, 7));
 	EXPECT_EQ(-1, submit(self->fd, sqe + 8, 1));
 	EXPECT_EQ(EBUSY, errno);
+}
+
+static int submit_wait(int fd, struct bx_sqe *sqe, unsigned int nr,
+		       unsigned int wait)
+{
+	struct bx_submit s = { .sqes = (unsigned long)sqe, .nr = nr,
+			       .wait = wait };
+
+	return ioctl(fd, BX_IOC_SUBMIT, &s);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * BX_IOC_SUBMIT with @wait sleeps, after taking all, until the ring holds
+ * that many completions: here a RECV that another process cancels.
+ */
+TEST_F(ready, submit_wait)
+{
+	struct bx_sqe sqe[2] = {
+		{ .opcode = BX_OP_RECV, .service = 4242, .len = 4096,
+		  .user_data = 1 },
+		{ .opcode = BX_OP_RECV, .service = 4242, .len = 4096,
+		  .resv0 = 1 },
+	};
+	struct sigaction sa = { .sa_handler = on_alarm };
+	char *c = mmap(NULL, self->s.cq_mmap_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, self->fd, self->s.cq_mmap_off);
+	volatile unsigned int *tail;
+	struct bx_cqe *cqe;
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, c);
+	tail = (unsigned int *)(c + self->s.cq_off.tail);
+	cqe = (struct bx_cqe *)(c + self->s.cq_off.cqes);
+	/* More than the ring's 8 entries: refused before taking any. */
+	EXPECT_EQ(-1, submit_wait(self->fd, sqe, 1, 9));
+	EXPECT_EQ(EINVAL, errno);
+	/* Not all taken: no sleep, though nothing will complete. */
+	EXPECT_EQ(1, submit_wait(self->fd, sqe, 2, 1));
+	EXPECT_EQ(0, *tail);
+	/* A signal ends the sleep; the call still says what it took. */
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	alarm(1);
+	EXPECT_EQ(1, submit_wait(self->fd, sqe, 1, 1));
+	EXPECT_EQ(0, *tail);
+	/* Woken by the completion itself: no poll(2) needed after it. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct bx_bind b = { .service = 4242 };
+
+		usleep(200000);
+		_exit(ioctl(self->fd, BX_IOC_UNBIND, &b) ? 1 : 0);
+	}
+	EXPECT_EQ(1, submit_wait(self->fd, sqe, 1, 3));
+	EXPECT_EQ(3, *tail);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(1, cqe[i].user_data);
+		EXPECT_EQ(-ECANCELED, cqe[i].res);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	munmap(c, self->s.cq_mmap_size);
 }
 
 TEST_F(ready, bind_rules)

@@ -64,6 +64,10 @@
  *	-ENOENT (unknown reply token), -EMSGSIZE (reply larger than the
  *	requester's buffer), -ENOTCONN (RECV for a service not bound here),
  *	-ENXIO (no BX_IOC_SETUP yet).
+ *	With @wait set, a call that had all @nr accepted then sleeps until
+ *	the ring holds at least @wait completions, saving the poll(2) of a
+ *	caller that waits for its answers anyway; a signal ends the sleep
+ *	early. Either way it returns the number accepted.
  *
  *  poll(2): EPOLLIN while the completion ring is not empty.
  */
@@ -236,12 +240,12 @@ struct bx_sqe {
  * struct bx_submit - BX_IOC_SUBMIT
  * @sqes:	pointer to @nr struct bx_sqe
  * @nr:		1 .. BX_SUBMIT_MAX
- * @resv0:	must be 0
+ * @wait:	0, or completions to wait for: at most the ring's entries
  */
 struct bx_submit {
 	__aligned_u64	sqes;
 	__u32		nr;
-	__u32		resv0;
+	__u32		wait;
 };
 
 /* struct bx_cqe.flags */
