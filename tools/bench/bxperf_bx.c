@@ -17,7 +17,9 @@
  *
  * Client: one handle per process; a slot owns a payload buffer of the
  * largest size and a 64-byte request buffer in the region; operations
- * are bx_pull_async()/bx_push_async(), completions come from bx_reap().
+ * are prepared (bx_prep_pull()/bx_prep_push()) and submitted by the next
+ * reap with bx_submit_wait(), which also sleeps for the first completion;
+ * completions come from bx_reap().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -273,6 +275,8 @@ struct bp_cli {
 	uint8_t		**buf;		/* depth + 1 payload buffers */
 	uint8_t		**req;		/* depth + 1 request buffers */
 	uint32_t	*want;		/* bytes the op should move */
+	struct bx_sqe	*pend;		/* issued, submitted by the next reap */
+	uint32_t	npend;
 	struct bx_cqe	cqes[64];
 };
 
@@ -284,6 +288,7 @@ static void bxc_close(struct bp_cli *c)
 	free(c->buf);
 	free(c->req);
 	free(c->want);
+	free(c->pend);
 	free(c);
 }
 
@@ -301,7 +306,8 @@ static int bxc_open(const struct bp_cfg *cfg, uint32_t maxsize,
 	c->buf = calloc(depth + 1, sizeof(*c->buf));
 	c->req = calloc(depth + 1, sizeof(*c->req));
 	c->want = calloc(depth + 1, sizeof(*c->want));
-	if (!c->buf || !c->req || !c->want) {
+	c->pend = calloc(depth + 1, sizeof(*c->pend));
+	if (!c->buf || !c->req || !c->want || !c->pend) {
 		bxc_close(c);
 		return -ENOMEM;
 	}
@@ -334,35 +340,60 @@ static void *bxc_buf(struct bp_cli *c, uint32_t slot)
 	return c->buf[slot];
 }
 
+/*
+ * Operations are only prepared here; the next reap submits them and
+ * sleeps for the first completion in one system call, as a client that
+ * waits for its answers anyway should (bx_submit_wait()).
+ */
 static int bxc_issue(struct bp_cli *c, enum bp_op op, uint32_t size,
 		     uint32_t slot)
 {
 	struct bp_msg rq = { BP_MAGIC, op, size, slot };
+	struct bx_sqe *sqe = &c->pend[c->npend];
+	int ret;
 
+	if (c->npend > c->depth)
+		return -EBUSY;
 	if (op == BP_STAT)
 		size = sizeof(struct bp_stat);
 	c->want[slot] = size;
-	if (op == BP_PUSH)
-		return bx_push_async(c->bx, c->peer,
-				     push_service(c->base, size), c->buf[slot],
-				     size, slot);
-	memcpy(c->req[slot], &rq, sizeof(rq));
-	return bx_pull_async(c->bx, c->peer, c->base, c->req[slot],
-			     sizeof(rq), c->buf[slot], size, slot);
+	if (op == BP_PUSH) {
+		ret = bx_prep_push(c->bx, sqe, c->peer,
+				   push_service(c->base, size), c->buf[slot],
+				   size, slot);
+	} else {
+		memcpy(c->req[slot], &rq, sizeof(rq));
+		ret = bx_prep_pull(c->bx, sqe, c->peer, c->base, c->req[slot],
+				   sizeof(rq), c->buf[slot], size, slot);
+	}
+	c->npend += !ret;
+	return ret;
 }
 
 static int bxc_reap(struct bp_cli *c, struct bp_done *d, int max,
 		    int timeout_ms)
 {
-	int n = bx_reap(c->bx, c->cqes, max < 64 ? max : 64, timeout_ms);
+	uint32_t i = 0;
+	int n;
 
-	for (int i = 0; i < n; i++) {
-		uint32_t slot = c->cqes[i].user_data;
+	/* A refused entry is an error of the cell, as a refused issue was. */
+	while (i < c->npend) {
+		n = bx_submit_wait(c->bx, &c->pend[i], c->npend - i, 1);
+		if (n < 0) {
+			c->npend = 0;
+			return n;
+		}
+		i += n;
+	}
+	c->npend = 0;
+	n = bx_reap(c->bx, c->cqes, max < 64 ? max : 64, timeout_ms);
+	for (int k = 0; k < n; k++) {
+		uint32_t slot = c->cqes[k].user_data;
 
-		d[i].slot = slot;
-		d[i].res = c->cqes[i].res;
-		if (d[i].res >= 0 && (uint32_t)d[i].res != c->want[slot])
-			d[i].res = -EBADMSG;
+		d[k].slot = slot;
+		d[k].res = c->cqes[k].res;
+		if (d[k].res >= 0 && (uint32_t)d[k].res != c->want[slot])
+			d[k].res = -EBADMSG;
 	}
 	return n;
 }
