@@ -122,14 +122,24 @@ static void answer(struct bxsrv_thread *t, int pi, uint32_t bi,
 	struct bxsrv *b = t->b;
 	struct pool *p = &b->pool[pi];
 	uint32_t cap = pk->resp_max < p->size ? pk->resp_max : p->size;
+	struct bx_sqe sqe[2];
 	uint32_t n;
 	int ret;
 
 	n = ps_srv_pull(b->s, b->reqbuf[pk->idx], pk->len, p->buf[bi], cap,
 			&t->st);
-	ret = bx_reply_async(b->bx, pk->token, p->buf[bi], n,
-			     K_REPLY << K_SHIFT | (uint64_t)pi << 55 | bi);
-	if (ret) {
+	/* The reply and the repost of the request's buffer in one call. */
+	ret = bx_prep_reply(b->bx, &sqe[0], pk->token, p->buf[bi], n,
+			    K_REPLY << K_SHIFT | (uint64_t)pi << 55 | bi);
+	if (!ret)
+		ret = bx_prep_recv(b->bx, &sqe[1], b->svc_pull,
+				   b->reqbuf[pk->idx], PS_REQ_MAX,
+				   K_REQ << K_SHIFT | pk->idx);
+	if (!ret)
+		ret = bx_submit(b->bx, sqe, 2);
+	if (ret == 2)
+		return;
+	if (ret < 1) {		/* the reply was not taken */
 		t->st.errors++;
 		pthread_mutex_lock(&b->lock);
 		p->free[p->nfree++] = bi;
