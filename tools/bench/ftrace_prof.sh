@@ -33,7 +33,7 @@ start)
 	echo ':mod:rdma_rxe' >> $T/set_ftrace_filter
 	echo function_graph > $T/current_tracer
 	echo 1 > $T/options/funcgraph-tail
-	echo 0 > $T/options/funcgraph-proc
+	echo 1 > $T/options/funcgraph-proc
 	echo 1 > $T/options/funcgraph-cpu
 	echo 1 > $T/options/funcgraph-duration
 	echo 0 > $T/options/sleep-time
@@ -46,11 +46,14 @@ stop)
 	wall=$(($(date +%s) - t0))
 	tag=${2:-run}
 	n=${3:-25}
-	# Lines: " 1)   2.345 us    |    func();"  (a traced leaf)
-	#        " 1)               |    func() {"  (entry)
-	#        " 1)   5.678 us    |    } /* func */"  (exit)
+	# Lines: " 1)  comm-42  |   2.345 us    |    func();"  (a traced leaf)
+	#        " 1)  comm-42  |               |    func() {"  (entry)
+	#        " 1)  comm-42  |   5.678 us    |    } /* func */"  (exit)
 	# Durations may carry a "+"/"!"/"#" mark and "us"/"ms"/"s" units
-	# (function_graph prints us). Nesting is tracked per CPU.
+	# (function_graph prints us). Nesting is tracked per task: a task
+	# that sleeps inside a traced call (bx's submit-and-wait) lets other
+	# tasks run traced code on its CPU, and may wake up on another one.
+	# The idle tasks (pid 0), where interrupts land, count per CPU.
 	awk -v wall="$wall" '
 	function dur(s) {
 		gsub(/[+!#*@$&]/, "", s)
@@ -66,6 +69,14 @@ stop)
 		if (match($0, /^ *[0-9]+\)/) == 0) next
 		cpu = substr($0, RSTART, RLENGTH) + 0
 		line = substr($0, RLENGTH + 1)
+		bar = index(line, "|")
+		if (!bar) next
+		who = substr(line, 1, bar - 1)
+		gsub(/ /, "", who)
+		sub(/.*-/, "", who)
+		# "cpu" names the stack from here on.
+		cpu = who + 0 ? "p" who : "c" cpu
+		line = substr(line, bar + 1)
 		bar = index(line, "|")
 		if (!bar) next
 		left = substr(line, 1, bar - 1)
