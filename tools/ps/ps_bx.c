@@ -103,10 +103,21 @@ static void pool_fini(struct pool *p)
 	free(p->park);
 }
 
+/* The RECV that posts request buffer @idx again. */
+static int prep_req(struct bxsrv *b, struct bx_sqe *sqe, uint32_t idx)
+{
+	return bx_prep_recv(b->bx, sqe, b->svc_pull, b->reqbuf[idx],
+			    PS_REQ_MAX, K_REQ << K_SHIFT | idx);
+}
+
 static int repost_req(struct bxsrv *b, uint32_t idx)
 {
-	return bx_recv_async(b->bx, b->svc_pull, b->reqbuf[idx], PS_REQ_MAX,
-			     K_REQ << K_SHIFT | idx);
+	struct bx_sqe sqe;
+	int ret = prep_req(b, &sqe, idx);
+
+	if (!ret)
+		ret = bx_submit(b->bx, &sqe, 1);
+	return ret < 0 ? ret : 0;
 }
 
 static int repost_push(struct bxsrv *b, uint32_t idx)
@@ -132,9 +143,7 @@ static void answer(struct bxsrv_thread *t, int pi, uint32_t bi,
 	ret = bx_prep_reply(b->bx, &sqe[0], pk->token, p->buf[bi], n,
 			    K_REPLY << K_SHIFT | (uint64_t)pi << 55 | bi);
 	if (!ret)
-		ret = bx_prep_recv(b->bx, &sqe[1], b->svc_pull,
-				   b->reqbuf[pk->idx], PS_REQ_MAX,
-				   K_REQ << K_SHIFT | pk->idx);
+		ret = prep_req(b, &sqe[1], pk->idx);
 	if (!ret)
 		ret = bx_submit(b->bx, sqe, 2);
 	if (ret == 2)
