@@ -339,7 +339,6 @@ END {
 			}
 			printf("| %s | **median** | | | | | | **%s** | **%s** |\n", sz(z), \
 			       median(RQ, nr), median(RD, nd)) > out
-			PMQ[z] = median(RQ, nr); PMD[z] = median(RD, nd)
 		}
 	}
 
