@@ -23,10 +23,12 @@ O=${O:-$top/build}
 TIERS=${TIERS:-unit fuzz stock debug}
 FUZZ_SECS=${FUZZ_SECS:-20}
 P=0 F=0 S=0
+FAILED=()	# what failed, one line each, repeated just before the totals
 log=$O/check
 mkdir -p "$log"
 
 add() { P=$((P + $1)) F=$((F + $2)) S=$((S + $3)); }
+failed() { FAILED+=("$*"); }
 
 # Sum the KTAP totals in FILE; a missing totals line is one failure.
 add_totals() {
@@ -34,6 +36,7 @@ add_totals() {
 	tot=$(grep -a '^# Totals:' "$f" | tail -1)
 	if [ -z "$tot" ]; then
 		echo "check: $what: no totals (crashed?)"
+		failed "$what: no totals (crashed?)"
 		add 0 1 0
 		return
 	fi
@@ -51,9 +54,11 @@ tier_unit() {
 		"$bin" > "$log/$name.log" 2>&1
 		rc=$?
 		grep -a -E '^(not ok|# .*failed)' "$log/$name.log"
+		while read -r l; do failed "unit $name: $l"; done < <(grep -a '^not ok' "$log/$name.log")
 		add_totals "$log/$name.log" "$name"
 		if [ $rc -ne 0 ] && ! grep -q 'fail:[1-9]' "$log/$name.log"; then
 			echo "check: $name exited $rc"
+			failed "unit $name: exited $rc"
 			tail -20 "$log/$name.log"
 			add 0 1 0
 		fi
@@ -74,6 +79,7 @@ tier_fuzz() {
 			add 1 0 0
 		else
 			echo "check: fuzz $name: FAILED (see $log/$name.log)"
+			failed "fuzz $name (see $log/$name.log)"
 			tail -30 "$log/$name.log"
 			add 0 1 0
 		fi
@@ -86,25 +92,32 @@ tier_fuzz() {
 # of bx's (run.sh says "rxe bug") met the known instability of Debian's
 # rxe under TCG (../shared/PLATFORM.md: a double fault under
 # rxe_init_packet -> __alloc_skb); its peers' tests then fail with it.
-# Such a set runs once more, and only the second run counts; the first
-# one's log is kept and the retry is announced. A crash with a bx frame,
-# or a second rxe crash, fails as usual.
+# Such a set runs again, up to twice, and only its last run counts; the
+# crashed runs' logs are kept and each retry is announced. A crash with a
+# bx frame, or a third rxe crash, fails as usual.
 run_guests() {
 	local name=$1 out=$log/$1.log try
 	shift
-	for try in 1 2; do
+	for try in 1 2 3; do
 		echo "check: guests $name: run.sh $*"
 		"$top/tools/testing/vm/run.sh" -o "$O/vm/check-$name" "$@" > "$out" 2>&1
 		grep -a -E 'not ok|bxtest: .* (fail:[1-9]|exited|splat)|run.sh: guest|bxrig-totals' "$out"
-		[ "$try" -eq 1 ] &&
+		[ "$try" -lt 3 ] &&
 			grep -q 'only rxe frames in the call trace: rxe bug' "$out" &&
 			! grep -q 'bx in the call trace' "$out" || break
-		mv "$out" "$out.rxe-crash"
-		rm -rf "$O/vm/check-$name.rxe-crash"
-		mv "$O/vm/check-$name" "$O/vm/check-$name.rxe-crash"
-		echo "check: guests $name: a guest crashed in rxe alone (known, PLATFORM.md); running the set again (first run: $out.rxe-crash)"
-		grep -a -m1 -A12 'traps: PANIC\|BUG:\|Oops:' "$O"/vm/check-"$name".rxe-crash/g*/console.log | head -14 | sed 's/^/check:   /'
+		mv "$out" "$out.rxe-crash$try"
+		rm -rf "$O/vm/check-$name.rxe-crash$try"
+		mv "$O/vm/check-$name" "$O/vm/check-$name.rxe-crash$try"
+		echo "check: guests $name: a guest crashed in rxe alone (known, PLATFORM.md); running the set again (crashed run: $out.rxe-crash$try)"
+		grep -a -m1 -A12 'traps: PANIC\|BUG:\|Oops:' "$O"/vm/check-"$name".rxe-crash$try/g*/console.log | head -14 | sed 's/^/check:   /'
 	done
+	# For the summary: each failed test, named by the script that ran it.
+	while read -r l; do failed "$name $l"; done < <(awk '
+		{ g = substr($0, 1, index($0, "|")) }
+		/^g[0-9]+\| # bxtest: running / { t[g] = $NF }
+		/^g[0-9]+\| not ok / { print g " " t[g] ": " substr($0, length(g) + 2) }
+		/^g[0-9]+\| # bxtest: .* (exited|splat)/ { print g substr($0, length(g) + 3) }
+		/^run.sh: guest [0-9]+ FAILED/ { print substr($0, 9) }' "$out")
 	local reported=0
 	while read -r line; do
 		read -r p fl s <<< "$(sed -n 's/.*pass \([0-9]*\) fail \([0-9]*\) skip \([0-9]*\).*/\1 \2 \3/p' <<< "$line")"
@@ -121,7 +134,11 @@ run_guests() {
 		[ "${tfail:-0}" -eq 0 ] && add 0 "$gfail" 0
 		echo "check: guests $name: $gfail guest(s) failed; full log $out"
 	fi
-	[ "$reported" -gt 0 ] || { echo "check: guests $name: no guest reported"; add 0 1 0; }
+	[ "$reported" -gt 0 ] || {
+		echo "check: guests $name: no guest reported"
+		failed "$name: no guest reported"
+		add 0 1 0
+	}
 }
 
 tier_stock() {
@@ -149,5 +166,7 @@ for t in $TIERS; do
 	echo "check: tier $t took $(($(date +%s) - t0))s"
 done
 echo "check: $(($(date +%s) - start))s"
+# CI shows the end of this output: say there what failed.
+for f in "${FAILED[@]}"; do echo "check: FAILED: $f"; done
 echo "$P passed, $F failed, $S skipped"
 [ "$F" -eq 0 ]
