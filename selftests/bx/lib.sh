@@ -133,12 +133,18 @@ sync_add() {
 	sed -n 's/^bx_pp sync: .*push_unknown \([0-9]*\) push_failed \([0-9]*\) push_ok \([0-9]*\).*/\3 \1 \2/p' "$1" >> /tmp/sync.sum
 }
 
+# The counts go from a regular file, not a pipe: the listener's stdin is
+# /dev/null, so it half-closes the connection as soon as it accepts, and
+# busybox nc exits 0 on the peer's EOF. From a pipe whose writer had not
+# written yet, nc could see that EOF first and send nothing; a file is
+# readable at once, and nc serves stdin before the socket in each round.
 sync_send() {
 	touch /tmp/sync.sum
-	awk '{ ok += $1; unk += $2; fl += $3 } END { print ok + 0, unk + 0, fl + 0 }' /tmp/sync.sum |
-		nc -w 10 "$1" $SYNC_PORT ||
+	awk '{ ok += $1; unk += $2; fl += $3 } END { print ok + 0, unk + 0, fl + 0 }' \
+		/tmp/sync.sum > /tmp/sync.out
+	nc -w 10 "$1" $SYNC_PORT < /tmp/sync.out ||
 		{ echo "# FAIL: sending the push counts to $1"; return 1; }
-	rm -f /tmp/sync.sum
+	rm -f /tmp/sync.sum /tmp/sync.out
 }
 
 sync_check() {
