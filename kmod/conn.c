@@ -1150,7 +1150,8 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	peer->conn = conn;
 	mutex_unlock(&peer->lock);
 
-	rdma_set_ack_timeout(id, 17);
+	WRITE_ONCE(conn->ack_timeout, READ_ONCE(bx_ack_timeout));
+	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
 	ret = conn_setup_qp(conn);
 	if (ret)
 		goto err_fail;
@@ -1346,7 +1347,8 @@ static struct bx_conn *conn_connect(struct bx_peer *peer)
 		goto err_fail;
 	}
 	conn->cm_id = id;
-	rdma_set_ack_timeout(id, 17);
+	WRITE_ONCE(conn->ack_timeout, READ_ONCE(bx_ack_timeout));
+	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
 				2000);
 	if (ret)
@@ -1949,9 +1951,10 @@ int bx_conn_show(struct seq_file *m, void *unused)
 		seq_printf(m, " rd_bytes %llu rd_reads %u rd_peak_bytes %llu rd_peak_reads %u rd_waits %llu",
 			   c->rdwnd.bytes, c->rdwnd.reads, c->rdwnd.peak_bytes,
 			   c->rdwnd.peak_reads, c->rdwnd.waits);
-		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu restarts %u\n",
+		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu restarts %u ack_timeout %u\n",
 			   c->txq.nactive, c->rdq.nactive, c->busy_retries,
-			   c->rnr_events, READ_ONCE(c->peer->restarts));
+			   c->rnr_events, READ_ONCE(c->peer->restarts),
+			   READ_ONCE(c->ack_timeout));
 		spin_unlock(&c->lock);
 	}
 	mutex_unlock(&bx_conns_lock);

@@ -134,6 +134,8 @@ struct bx_flowq {
  *		CQ workqueue, rdma_cm handlers)
  * @state:	enum bx_conn_state (uapi, bx_netlink.h); DOWN is final
  * @active:	we initiated the connection
+ * @ack_timeout: the RC ACK timeout exponent its QP was given (ack_timeout
+ *		when the connection was set up)
  * @err:	why it went down
  * @cr:		receive credits, both ways (flow.h)
  * @txq:	requests and replies not yet admitted to the send window, one
@@ -186,6 +188,7 @@ struct bx_conn {
 	spinlock_t		lock;	/* everything below up to @seq_alloc */
 	enum bx_conn_state	state;
 	bool			active;
+	u8			ack_timeout;
 	bool			established;
 	bool			kicking;
 	bool			kick_again;

@@ -105,6 +105,11 @@ static struct bx_tunable bx_t_connect_timeout_ms = { &bx_connect_timeout_ms, 100
 module_param_cb(connect_timeout_ms, &tunable_ops, &bx_t_connect_timeout_ms, 0644);
 MODULE_PARM_DESC(connect_timeout_ms, "a connection attempt fails after this long [1000..120000, default 10000]");
 
+unsigned int bx_ack_timeout = 17;
+static struct bx_tunable bx_t_ack_timeout = { &bx_ack_timeout, 8, 24 };
+module_param_cb(ack_timeout, &tunable_ops, &bx_t_ack_timeout, 0644);
+MODULE_PARM_DESC(ack_timeout, "RC ACK timeout of new connections, 4.096 us * 2^N [8..24, default 17: 0.54 s]");
+
 unsigned int bx_recover_ms = 15000;
 static struct bx_tunable bx_t_recover_ms = { &bx_recover_ms, 0, 600000 };
 module_param_cb(recover_ms, &tunable_ops, &bx_t_recover_ms, 0644);

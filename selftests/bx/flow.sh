@@ -17,7 +17,8 @@
 #             within 20% (across guests it is only reported: qemu shares
 #             the host's cores unevenly)
 #   tunables  every tunable changed under load, on both sides: no error;
-#             out-of-range writes fail with EINVAL and change nothing
+#             out-of-range writes fail with EINVAL and change nothing;
+#             connections made after ack_timeout changed carry the new value
 . "$(dirname "$0")/lib.sh"
 
 PP=$(dirname "$0")/bx_pp
@@ -181,17 +182,28 @@ churn() {
 	done
 }
 
+# Every connection on this host has ACK timeout $1 (and there is one).
+conns_ack() {
+	awk -v v="$1" '{ for (i = 1; i < NF; i++) if ($i == "ack_timeout") {
+		n++; if ($(i + 1) != v) { print "# " $0; bad = 1 } } }
+		END { exit bad || !n }' $DBG/conns
+}
+
 case_tunables() {
 	try reload
 	for t in "wnd_kb 63" "wnd_ops 0" "credit_batch 65" "rdv_threshold 4097" \
-		 "rd_max 17" "drr_quantum 1" "host_wnd_ops x"; do
+		 "rd_max 17" "drr_quantum 1" "host_wnd_ops x" "ack_timeout 7" \
+		 "ack_timeout 25"; do
 		# shellcheck disable=SC2086
 		try check bad_write $t
 	done
+	# Applies to the connections made from now on (all of this case's).
+	try check tset ack_timeout 14
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 256 -b 0 -r 64
 		b tun.up
 		try check churn
+		try check conns_ack 14
 		b tun.done
 		try serve_stop
 	elif [ "$ID" -le 2 ]; then
@@ -199,6 +211,7 @@ case_tunables() {
 		client_bg -P 2 -z 100,4096,65536 -i 100000 -q 8 -m both -t 15
 		try check churn
 		try client_wait
+		try check conns_ack 14
 		b tun.done
 	else
 		b tun.up; b tun.done
