@@ -82,6 +82,10 @@ if [ -z "$report_only" ]; then
 		for ((i = 0; i < ng; i++)); do
 			gargs+=(-g "$i:$here/bench_guest.sh")
 		done
+		# Settings bench_guest.sh reads that have no option here.
+		for v in BENCH_ROUNDS BENCH_INCAST_SETS; do
+			[ -z "${!v:-}" ] || gargs+=(-e "$v=${!v}")
+		done
 		echo "bench: $ng guests ($((ng - 1)) clients), ${secs}s per cell," \
 			"${isecs}s per incast setting; phases: $ph; logs in $dir"
 		hostload start >> "$run/host.txt"

@@ -118,13 +118,18 @@ counters() {
 # Tunables of an incast setting, on a freshly loaded bx so that its
 # counters (peaks, waits) are those of this setting alone.
 setting() {
-	case $1 in
+	case ${1%-a*} in
 	off)	echo N > $P/flow_control ;;
 	on)	echo Y > $P/flow_control ;;
+	mid)	echo Y > $P/flow_control
+		echo 1024 > $P/wnd_kb; echo 4096 > $P/host_wnd_kb
+		echo 2048 > $P/rx_wnd_kb ;;
 	small)	echo Y > $P/flow_control
 		echo 256 > $P/wnd_kb; echo 512 > $P/host_wnd_kb
 		echo 256 > $P/rx_wnd_kb ;;
 	esac || fail "setting $1"
+	# SET-aN: the same with ack_timeout N.
+	case $1 in *-a*) echo "${1##*-a}" > $P/ack_timeout || fail "setting $1" ;; esac
 }
 
 start_bx_server() {
@@ -363,7 +368,7 @@ fi
 # ---- incast: every client guest x IPROCS processes ---------------------
 
 if has incast; then
-	for set in off on small tcp; do
+	for set in ${BENCH_INCAST_SETS:-off on mid small off-a14 on-a14 mid-a14 tcp}; do
 		tp=bx
 		[ $set = tcp ] && tp=tcp
 		[ $set = tcp ] || reload_bx $set
@@ -372,8 +377,16 @@ if has incast; then
 		b "incast.$set"
 		if [ "$ID" -ge 1 ]; then
 			st=; [ "$ID" -eq 1 ] && st=-S
+			# The probe: one more process, a 4 KiB pull at a time,
+			# through the bulk operations' connection.
+			timeout "$CTMO" bxperf client -a "$S" -T $tp -o pull \
+				-z 4096 -q 1 -d "$ISECS" -w 1 -m 1 \
+				-t "incast-$set-probe" > /tmp/probe.out 2> /tmp/probe.err &
+			pr=$!
 			cli -T $tp -o mix -z 1M -q 4 -P "$IPROCS" -d "$ISECS" -m 1 \
 				-w 1 $st -t "incast-$set"
+			wait $pr || fail "probe exited non-zero: $(cat /tmp/probe.err)"
+			cat /tmp/probe.out
 		fi
 		b "incast.$set.done"
 		counters "incast-$set"

@@ -473,43 +473,56 @@ END {
 
 	# ---- incast ----
 	printf("\n## Incast: every client guest x %s processes, 4 in flight each, pull and push 1 MiB against guest 0\n\n", ENV["incast_procs"]) > out
-	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | MB/s (both) | ops | srv machine µs/op | retransmits |\n") > out
-	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
-	split("off on small tcp", SETS, " ")
-	for (i = 1; i <= 4; i++) {
+	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | probe p50 | probe p99 | MB/s (both) | ops | srv machine µs/op | retransmits |\n") > out
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+	# The first four are in every run; the rest (mid windows, a shorter
+	# ACK timeout) only in runs since they were added.
+	nsets = split("off on small tcp mid off-a14 on-a14 mid-a14", SETS, " ")
+	nbx = 0
+	for (i = 1; i <= nsets; i++) {
 		st = SETS[i]
 		tp = st == "tcp" ? "tcp" : "bx"
 		kp = key("incast-" st, tp, "pull", 1048576, 4, ENV["incast_procs"], 1)
 		ku = key("incast-" st, tp, "push", 1048576, 4, ENV["incast_procs"], 1)
+		kq = key("incast-" st "-probe", tp, "pull", 4096, 1, 1, 0)
 		if (!have(kp) && !have(ku)) {
-			missing = missing " incast/" st
+			if (i <= 4)
+				missing = missing " incast/" st
 			continue
 		}
+		if (tp == "bx")
+			BXSET[++nbx] = st
 		rt = 0
 		for (g = 0; g < MG; g++)
 			rt += tp == "tcp" ? FLOW["incast-" st, g, "tcp_RetransSegs"] : \
 			      FLOW["incast-" st, g, "rxe_completer_retry_err"]
-		label = st == "off" ? "bx, flow_control=N" : st == "on" ? "bx, flow_control=Y (defaults)" : \
-			st == "small" ? "bx, Y, wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=256" : "tcp"
-		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |\n", label, \
+		base = st; sub(/-a[0-9]+$/, "", base)
+		label = base == "off" ? "bx, flow_control=N" : base == "on" ? "bx, flow_control=Y (defaults)" : \
+			base == "small" ? "bx, Y, wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=256" : \
+			base == "mid" ? "bx, Y, wnd_kb=1024 host_wnd_kb=4096 rx_wnd_kb=2048" : "tcp"
+		if (st ~ /-a[0-9]+$/)
+			label = label ", ack_timeout " substr(st, index(st, "-a") + 2)
+		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |\n", label, \
 		       ms(hpct(kp, 0.5)), ms(hpct(kp, 0.99)), ms(hpct(kp, 0.999)), \
 		       ms(hpct(ku, 0.5)), ms(hpct(ku, 0.99)), ms(hpct(ku, 0.999)), \
+		       have(kq) ? ms(hpct(kq, 0.5)) : "", have(kq) ? ms(hpct(kq, 0.99)) : "", \
 		       num(MB[kp] + MB[ku]), N[kp] + N[ku], num(cpu(kp, "srvg")), rt) > out
 		cdf(kp, data "/incast_" st "_pull.dat")
 		cdf(ku, data "/incast_" st "_push.dat")
 	}
+	printf("\nprobe: one more process per client guest pulling 4 KiB, one at a time, through the same connection as the bulk operations (latency-sensitive small pulls during the incast). ack_timeout: the RC ACK timeout exponent (default 17, 0.54 s; 14 is 67 ms).\n") > out
 	printf("\nretransmits: rxe `completer_retry_err` (bx) or TCP `RetransSegs`, summed over all guests. bx'"'"'s window counters on the server (peaks in bytes, waits in operations):\n\n") > out
 	printf("| setting | rx_peak_bytes | rx_waits | tx_peak_bytes | tx_waits | conn rd_waits | busy_retries | clients: wnd_waits | clients: max wnd_peak_bytes |\n") > out
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
-	for (i = 1; i <= 3; i++) {
-		ph = "incast-" SETS[i]
+	for (i = 1; i <= nbx; i++) {
+		ph = "incast-" BXSET[i]
 		ww = 0; wp = 0
 		for (g = 1; g < MG; g++) {
 			ww += FLOW[ph, g, "conn_wnd_waits"]
 			if (FLOW[ph, g, "conn_max_wnd_peak_bytes"] + 0 > wp)
 				wp = FLOW[ph, g, "conn_max_wnd_peak_bytes"]
 		}
-		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", SETS[i], \
+		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", BXSET[i], \
 		       FLOW[ph, 0, "rx_peak_bytes"], FLOW[ph, 0, "rx_waits"], FLOW[ph, 0, "tx_peak_bytes"], \
 		       FLOW[ph, 0, "tx_waits"], FLOW[ph, 0, "conn_rd_waits"], FLOW[ph, 0, "busy_retries"], ww, wp) > out
 	}
