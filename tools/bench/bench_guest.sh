@@ -17,9 +17,11 @@
 #   procs   1, 2, 4 processes on guest 1 pulling 4 KiB and 64 KiB
 #   peers   1, 2, 3 client guests with one process each, same pulls
 #   incast  every client guest x BENCH_INCAST_PROCS processes, 4 in flight
-#           each, pulling and pushing 1 MiB at once against guest 0, for
-#           bx with flow control off, on (defaults), on with small windows
-#           (flow.sh's), then for TCP
+#           each, pulling and pushing 1 MiB at once against guest 0, and
+#           one more process per client guest pulling 4 KiB one at a time
+#           (the probe), per setting of BENCH_INCAST_SETS (default: bx
+#           with flow control off, on (defaults), mid and small windows,
+#           off/on/mid with ack_timeout 14, then TCP; see setting())
 #   rds     small-message latency in paired rounds, guest 1 -> 0: per
 #           size (64 B, 4 KiB) BENCH_ROUNDS rounds (default 5) of an AF_RDS
 #           ping-pong over rds_rdma (tools/bench/rds_pp.c), a bx pull at
