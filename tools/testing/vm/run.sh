@@ -135,11 +135,20 @@ append+=" no_timer_check"
 [ "$flavor" = debug ] && append+=" acpi=noirq"
 append+=" ${BXRIG_APPEND:-}"
 
+# The guest CPU has no CMPXCHG16B (-cx16). Debian's QEMU 7.2 runs it
+# through a helper that reads the lazily tracked condition codes without
+# syncing them first; the flags it leaves can hold a register's value
+# (a kernel pointer), which the next interrupt saves as RFLAGS and IRET
+# loads: a #DB from TF, or a double fault. Every such crash here was in
+# SLUB's cmpxchg16b fast path, with RFLAGS = RDI | 0x202 (bx.rst,
+# "Testing"). Without the feature SLUB takes its locked path instead.
+CPU=${BXRIG_CPU:-qemu64,-cx16}
+
 start_guest() {
 	local i=$1 d=$outdir/g$i
 	# shellcheck disable=SC2046
 	timeout -k 5 "$tmo" qemu-system-x86_64 -accel tcg,thread=single -m "$mem" \
-		-smp "$cpus" -nodefaults -display none -no-reboot \
+		-cpu "$CPU" -smp "$cpus" -nodefaults -display none -no-reboot \
 		-kernel "$KERNEL" -initrd "$d/initrd.img" -append "$append" \
 		-serial "file:$d/console.log" -serial "file:$d/result.log" \
 		-device "virtio-net-pci,netdev=n0,mac=$(mac "$i")" \
