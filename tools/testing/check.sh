@@ -89,9 +89,11 @@ tier_fuzz() {
 # run_guests NAME RUN.SH-ARGS...: boot guests, sum every guest's totals.
 #
 # A guest that crashed with only rxe's frames in its call trace and none
-# of bx's (run.sh says "rxe bug") met the known instability of Debian's
-# rxe under TCG (../shared/PLATFORM.md: a double fault under
-# rxe_init_packet -> __alloc_skb); its peers' tests then fail with it.
+# of bx's (run.sh says "rxe bug") met the known guest crash under
+# rxe_init_packet -> __alloc_skb (../shared/PLATFORM.md), which QEMU 7.2's
+# cmpxchg16b caused (bx.rst, "Testing"); run.sh's guests no longer have
+# that instruction, but should such a crash come back, its peers' tests
+# fail with it.
 # Such a set runs again, up to twice, and only its last run counts; the
 # crashed runs' logs are kept and each retry is announced. A crash with a
 # bx frame, or a third rxe crash, fails as usual.
