@@ -75,7 +75,9 @@ if [ -z "$report_only" ]; then
 		echo "$1 $(date -u +%FT%TZ) nproc=$(nproc) loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /) qemu=$(pgrep -c qemu-system || true)"
 	}
 	# rxe_only CONSOLE: the first kernel splat's call trace has rxe's
-	# frames and none of bx's (run.sh's test for the known rxe/TCG fault).
+	# frames and none of bx's (run.sh's test for the known guest crash,
+	# bx.rst "Testing"; repeated here because the run is killed before
+	# run.sh gets to it).
 	rxe_only() {
 		local first trace
 		first=$(grep -a -n -m1 -E -f "$top/tools/testing/vm/splats" "$1" | cut -d: -f1)

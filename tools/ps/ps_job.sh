@@ -106,9 +106,10 @@ run_job() {
 		"modes: $modes; transports: $transports; ${secs}s per phase;" \
 		"logs in $outdir"
 	start=$(date +%s)
-	# A guest that crashed in rxe alone met the known instability of
-	# Debian's rxe under TCG (../shared/PLATFORM.md, tools/testing/check.sh):
-	# the job runs once more, and the crashed run stays in OUTDIR.rxe-crash.
+	# A guest that crashed in rxe alone met the known guest crash that
+	# QEMU 7.2's cmpxchg16b caused (bx.rst, "Testing"; the test is
+	# tools/testing/check.sh's): the job runs once more, and the crashed
+	# run stays in OUTDIR.rxe-crash.
 	for try in 1 2; do
 		boot_once
 		[ "$try" -eq 1 ] && [ "$rc" -ne 0 ] &&

@@ -139,8 +139,9 @@ append+=" ${BXRIG_APPEND:-}"
 # through a helper that reads the lazily tracked condition codes without
 # syncing them first; the flags it leaves can hold a register's value
 # (a kernel pointer), which the next interrupt saves as RFLAGS and IRET
-# loads: a #DB from TF, or a double fault. Every such crash here was in
-# SLUB's cmpxchg16b fast path, with RFLAGS = RDI | 0x202 (bx.rst,
+# loads: a #DB from TF, or a double fault. Seven of the eight such
+# crashes whose logs were kept were at the top of SLUB's lockless
+# allocation loop, with RFLAGS = RDI's low 32 bits | 0x2 or 0x202 (bx.rst,
 # "Testing"). Without the feature SLUB takes its locked path instead.
 CPU=${BXRIG_CPU:-qemu64,-cx16}
 
