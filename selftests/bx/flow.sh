@@ -64,13 +64,23 @@ credits_idle() {
 
 no_rnr() { [ "$(flow_of rnr_events)" = 0 ] && [ "$(conn_sum rnr)" = 0 ]; }
 
+cli_gone() { ! kill -0 $CLI 2>/dev/null; }
+
 client_bg() {
 	"$PP" client -a "$SERVER" -s $SVC "$@" > /tmp/cli.out 2>&1 &
 	CLI=$!
 }
 
+# A client that outlives its run by far is stuck: show bx's state, kill
+# it, and fail (rather than wait for the script's timeout, which would
+# leave every other guest to fail its barriers with no reason given).
 client_wait() {
 	rc=0
+	if ! wait_until $((120 * BX_SLOW)) cli_gone; then
+		echo "# FAIL: client still running after $((120 * BX_SLOW)) s"
+		cat $DBG/stats $DBG/flow $DBG/conns $DBG/procs | sed 's/^/# /'
+		kill -KILL $CLI
+	fi
 	wait $CLI || rc=$?
 	echo "# $(head -1 /tmp/cli.out)"
 	[ $rc -eq 0 ] || { echo "# FAIL: client: $(cat /tmp/cli.out)"; return 1; }

@@ -19,15 +19,19 @@ ktap_plan() {
 }
 
 run_test() {
-	local name=$1 fn=$2 rc=0
+	local name=$1 fn=$2 rc=0 t0
 	_ktap_n=$((_ktap_n + 1))
+	t0=$(date +%s)
 	# Not "( ... ) || rc=$?": a tested subshell silently disables set -e.
 	( set -e; "$fn" )
 	rc=$?
 	case $rc in
 	0) echo "ok $_ktap_n $name"; _ktap_pass=$((_ktap_pass + 1)) ;;
 	4) echo "ok $_ktap_n $name # SKIP"; _ktap_skip=$((_ktap_skip + 1)) ;;
-	*) echo "not ok $_ktap_n $name"; _ktap_fail=$((_ktap_fail + 1)) ;;
+	*)
+		# check.sh quotes this with the case's first "# FAIL:" line.
+		echo "# $name failed after $(($(date +%s) - t0)) s"
+		echo "not ok $_ktap_n $name"; _ktap_fail=$((_ktap_fail + 1)) ;;
 	esac
 }
 
@@ -98,11 +102,18 @@ serve_start() {
 		{ echo "# FAIL: server not ready: $(cat /tmp/srv.out)"; ERR=1; }
 }
 
+srv_gone() { ! kill -0 "$SRV" 2>/dev/null; }
+
 # Stop it; it must have seen no bad data, no push twice and, unless
 # "serve_stop errors-ok" (replies to a connection that failed), no error.
 serve_stop() {
 	kill -TERM "$SRV"
 	rc=0
+	if ! wait_until $((60 * BX_SLOW)) srv_gone; then
+		echo "# FAIL: server still running $((60 * BX_SLOW)) s after SIGTERM"
+		cat /proc/"$SRV"/stack 2>/dev/null | sed 's/^/# /'
+		kill -KILL "$SRV"
+	fi
 	wait "$SRV" || rc=$?
 	echo "# $(tail -1 /tmp/srv.out)"
 	want="bad 0 errors 0 dups 0\$"
