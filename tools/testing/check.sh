@@ -113,11 +113,18 @@ run_guests() {
 		echo "check: guests $name: a guest crashed in rxe alone (known, PLATFORM.md); running the set again (crashed run: $out.rxe-crash$try)"
 		grep -a -m1 -A12 'traps: PANIC\|BUG:\|Oops:' "$O"/vm/check-"$name".rxe-crash$try/g*/console.log | head -14 | sed 's/^/check:   /'
 	done
-	# For the summary: each failed test, named by the script that ran it.
+	# For the summary: each failed test, named by the script that ran it,
+	# with how long the case ran and its first reason (lib.sh run_test).
 	while read -r l; do failed "$name $l"; done < <(awk '
-		{ g = substr($0, 1, index($0, "|")) }
-		/^g[0-9]+\| # bxtest: running / { t[g] = $NF }
-		/^g[0-9]+\| not ok / { print g " " t[g] ": " substr($0, length(g) + 2) }
+		{ g = substr($0, 1, index($0, "|")); l = substr($0, length(g) + 2) }
+		/^g[0-9]+\| # bxtest: running / { t[g] = $NF; r[g] = a[g] = "" }
+		/^g[0-9]+\| (# FAIL: |bxrig: barrier )/ { if (r[g] == "") r[g] = substr(l, 1, 160) }
+		/^g[0-9]+\| # .* failed after [0-9]+ s$/ { a[g] = " after " $(NF - 1) " s" }
+		/^g[0-9]+\| ok / { r[g] = a[g] = "" }
+		/^g[0-9]+\| not ok / {
+			print g " " t[g] ": " l a[g] (r[g] == "" ? "" : " -- " r[g])
+			r[g] = a[g] = ""
+		}
 		/^g[0-9]+\| # bxtest: .* (exited|splat)/ { print g substr($0, length(g) + 3) }
 		/^run.sh: guest [0-9]+ FAILED/ { print substr($0, 9) }' "$out")
 	local reported=0
