@@ -194,7 +194,8 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->ctlq);
 	INIT_LIST_HEAD(&conn->readyq);
 	INIT_LIST_HEAD(&conn->retryq);
-	INIT_LIST_HEAD(&conn->host_node);
+	INIT_LIST_HEAD(&conn->host_node[BX_HW_TX]);
+	INIT_LIST_HEAD(&conn->host_node[BX_HW_RX]);
 	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
 	bx_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
 	INIT_DELAYED_WORK(&conn->retry_work, conn_retry_work);
@@ -409,11 +410,20 @@ static struct {
 	struct bx_win		tx;	/* requests and replies in flight */
 	struct bx_win		rx;	/* rendezvous data we are READing */
 	u32			rd_conns; /* connections with READs queued or in flight */
-	struct list_head	waiters; /* connections a host window stopped */
+	/* connections a host window stopped, in the order they stopped */
+	struct list_head	waiters[BX_HW_N];
+	/* operations each host window admitted, and the most that one
+	 * connection saw admitted before its own while it waited
+	 */
+	u64			admits[BX_HW_N];
+	u64			passed_max[BX_HW_N];
 	u64			busy_retries;
 } bx_host = {
 	.lock		= __SPIN_LOCK_UNLOCKED(bx_host.lock),
-	.waiters	= LIST_HEAD_INIT(bx_host.waiters),
+	.waiters	= {
+		LIST_HEAD_INIT(bx_host.waiters[BX_HW_TX]),
+		LIST_HEAD_INIT(bx_host.waiters[BX_HW_RX]),
+	},
 };
 
 atomic64_t bx_rnr_events = ATOMIC64_INIT(0);
@@ -476,10 +486,19 @@ static void flow_rd_update(struct bx_conn *conn)
 /*
  * Charge @op to @conn's window and the host's, if both have room. If the
  * host's has none, @conn waits on bx_host.waiters for a release.
+ *
+ * The host's windows serve connections in turn: while some wait for a
+ * window, another may take from it only when a release woke it (its
+ * turn, one operation per turn) or when the window is empty; otherwise
+ * it joins the end of the line. Without this a connection whose own
+ * completions kick it at once took every release, and one that had to
+ * wait could wait for as long as the others kept it busy (a push's
+ * READ waited 21 s of a 20 s incast with rx_wnd_kb=2048).
  */
 static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 {
 	struct bx_win *w = rd ? &conn->rdwnd : &conn->wnd;
+	enum bx_hw k = rd ? BX_HW_RX : BX_HW_TX;
 	u32 reads = rd ? op->rdma->nrdv : 0;
 	struct bx_win_lim cl, hl;
 	struct bx_win *hw;
@@ -494,15 +513,30 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	}
 	spin_lock(&bx_host.lock);
 	hw = rd ? &bx_host.rx : &bx_host.tx;
-	ok = bx_win_fits(hw, &hl, op->qi.cost, reads);
+	ok = (list_empty(&bx_host.waiters[k]) || conn->host_turn[k] ||
+	      !hw->ops) && bx_win_fits(hw, &hl, op->qi.cost, reads);
+	conn->host_turn[k] = false;
 	if (ok) {
 		bx_win_charge(hw, op->qi.cost, reads);
+		if (conn->host_since[k]) {
+			bx_host.passed_max[k] =
+				max(bx_host.passed_max[k], bx_host.admits[k] -
+				    (conn->host_since[k] - 1));
+			conn->host_since[k] = 0;
+		}
+		bx_host.admits[k]++;
 	} else {
+		if (!conn->host_since[k])
+			conn->host_since[k] = bx_host.admits[k] + 1;
+		/*
+		 * Something is in flight in @hw (else it would fit), and
+		 * its release wakes the line, this connection included.
+		 */
 		hw->waits++;
-		if (!conn->host_wait) {
-			conn->host_wait = true;
+		if (!conn->host_wait[k]) {
+			conn->host_wait[k] = true;
 			bx_conn_get(conn);
-			list_add_tail(&conn->host_node, &bx_host.waiters);
+			list_add_tail(&conn->host_node[k], &bx_host.waiters[k]);
 		}
 	}
 	spin_unlock(&bx_host.lock);
@@ -514,24 +548,29 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	return ok;
 }
 
-/* Kick the connections a host window stopped, oldest first, each once. */
-static void flow_wake_host(void)
+/*
+ * Give each connection that waited for host window @k its turn, oldest
+ * first, once: those that still find no room line up again behind the
+ * ones that came after them.
+ */
+static void flow_wake_host(enum bx_hw k)
 {
 	unsigned int n = 0;
 	struct bx_conn *c;
 
 	spin_lock(&bx_host.lock);
-	list_for_each_entry(c, &bx_host.waiters, host_node)
+	list_for_each_entry(c, &bx_host.waiters[k], host_node[k])
 		n++;
 	spin_unlock(&bx_host.lock);
 
 	while (n--) {
 		spin_lock(&bx_host.lock);
-		c = list_first_entry_or_null(&bx_host.waiters, struct bx_conn,
-					     host_node);
+		c = list_first_entry_or_null(&bx_host.waiters[k],
+					     struct bx_conn, host_node[k]);
 		if (c) {
-			list_del_init(&c->host_node);
-			c->host_wait = false;
+			list_del_init(&c->host_node[k]);
+			c->host_wait[k] = false;
+			c->host_turn[k] = true;
 		}
 		spin_unlock(&bx_host.lock);
 		if (!c)
@@ -565,8 +604,9 @@ void bx_flow_release(struct bx_op *op)
 		flow_rd_update(conn);
 	spin_unlock(&conn->lock);
 	WARN_ON_ONCE(!ok);
+	/* The line first, then this connection (flow_admit()). */
+	flow_wake_host(rd ? BX_HW_RX : BX_HW_TX);
 	bx_conn_kick(conn);
-	flow_wake_host();
 }
 
 static struct bx_flowq *flowq_find(struct bx_conn *conn, struct bx_file *f,
@@ -1652,6 +1692,7 @@ static void conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 {
 	struct bx_flowq *fq, *tmp;
 	struct bx_drr_item *it;
+	int k, puts = 0;
 
 	spin_lock(&conn->lock);
 	list_splice_tail_init(&conn->ctlq, list);
@@ -1673,14 +1714,17 @@ static void conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 	spin_unlock(&conn->lock);
 
 	spin_lock(&bx_host.lock);
-	if (conn->host_wait) {
-		conn->host_wait = false;
-		list_del_init(&conn->host_node);
-	} else {
-		conn = NULL;
+	for (k = 0; k < BX_HW_N; k++) {
+		conn->host_turn[k] = false;
+		conn->host_since[k] = 0;
+		if (conn->host_wait[k]) {
+			conn->host_wait[k] = false;
+			list_del_init(&conn->host_node[k]);
+			puts++;
+		}
 	}
 	spin_unlock(&bx_host.lock);
-	if (conn)
+	while (puts--)
 		bx_conn_put(conn);
 }
 
@@ -2105,15 +2149,16 @@ void bx_flow_nl_stats(u64 *tx, u64 *tx_peak, u64 *rx, u64 *rx_peak, u64 *busy)
 /* debugfs "flow": the host's windows, "key value" per line. */
 int bx_flow_show(struct seq_file *m, void *unused)
 {
+	u64 busy, passed[BX_HW_N];
 	struct bx_win tx, rx;
 	u32 rd_conns;
-	u64 busy;
 
 	spin_lock(&bx_host.lock);
 	tx = bx_host.tx;
 	rx = bx_host.rx;
 	rd_conns = bx_host.rd_conns;
 	busy = bx_host.busy_retries;
+	memcpy(passed, bx_host.passed_max, sizeof(passed));
 	spin_unlock(&bx_host.lock);
 	seq_printf(m, "tx_bytes %llu\ntx_ops %u\ntx_peak_bytes %llu\ntx_peak_ops %u\ntx_waits %llu\n",
 		   tx.bytes, tx.ops, tx.peak_bytes, tx.peak_ops, tx.waits);
@@ -2121,6 +2166,8 @@ int bx_flow_show(struct seq_file *m, void *unused)
 		   rx.bytes, rx.reads, rx.peak_bytes, rx.peak_reads, rx.waits);
 	seq_printf(m, "rd_conns %u\nbusy_retries %llu\nrnr_events %lld\n",
 		   rd_conns, busy, atomic64_read(&bx_rnr_events));
+	seq_printf(m, "tx_passed_max %llu\nrx_passed_max %llu\n",
+		   passed[BX_HW_TX], passed[BX_HW_RX]);
 	return 0;
 }
 

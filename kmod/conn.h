@@ -31,6 +31,14 @@
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
 #define BX_PEERS_MAX	1024
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
+
+/* The host's windows a connection can wait for (conn.c, bx_host). */
+enum bx_hw {
+	BX_HW_TX,	/* requests and replies we send */
+	BX_HW_RX,	/* rendezvous data we READ */
+	BX_HW_N,
+};
+
 #define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
 
 struct bx_op;
@@ -124,7 +132,7 @@ struct bx_flowq {
  *		becomes that one), by every operation assigned to it, by a
  *		host window wait and by the teardown work; bx_conns holds
  *		none: teardown takes the connection off it
- * @host_node:	on bx_host.waiters while @host_wait
+ * @host_node:	on bx_host.waiters[w] while @host_wait[w] (w: enum bx_hw)
  * @node:	in bx_conns, under bx_conns_lock
  * @peer:	the remote host
  * @bdev:	local device (ref) from address resolution on
@@ -156,7 +164,13 @@ struct bx_flowq {
  * @wnd:	what we sent and await: requests and replies (bytes, ops)
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
  * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave
- * @host_wait:	on bx_host.waiters (holds a reference)
+ * @host_wait:	on bx_host.waiters[w] (holds a reference); under
+ *		bx_host.lock, like @host_node and @host_turn
+ * @host_turn:	a release woke it: it may take from host window w once,
+ *		ahead of the connections still waiting
+ * @host_since:	1 + the host window's admission count when it began to
+ *		wait for it (0: not waiting), under bx_host.lock; for
+ *		debugfs "flow", *_passed_max
  * @tx_free:	stack of free send buffers, @ntx_free entries
  * @ops:	req_id -> operation awaiting a response (own lock)
  * @teardown:	work that drains and frees the connection
@@ -192,7 +206,9 @@ struct bx_conn {
 	bool			established;
 	bool			kicking;
 	bool			kick_again;
-	bool			host_wait;
+	bool			host_wait[BX_HW_N];
+	bool			host_turn[BX_HW_N];
+	u64			host_since[BX_HW_N];
 	bool			rd_active;
 	unsigned long		flags;
 	struct work_struct	qp_err;
@@ -204,7 +220,7 @@ struct bx_conn {
 	struct list_head	ctlq;
 	struct list_head	readyq;
 	struct list_head	retryq;
-	struct list_head	host_node;
+	struct list_head	host_node[BX_HW_N];
 	struct bx_win		wnd;
 	struct bx_win		rdwnd;
 	struct bx_buf		*tx_free[BX_TX_SLOTS];
