@@ -126,6 +126,11 @@ setting() {
 	mid)	echo Y > $P/flow_control
 		echo 1024 > $P/wnd_kb; echo 4096 > $P/host_wnd_kb
 		echo 2048 > $P/rx_wnd_kb ;;
+	# mid's two halves: the receiver's admission alone, the senders'
+	# windows alone.
+	rx)	echo Y > $P/flow_control; echo 2048 > $P/rx_wnd_kb ;;
+	snd)	echo Y > $P/flow_control
+		echo 1024 > $P/wnd_kb; echo 4096 > $P/host_wnd_kb ;;
 	small)	echo Y > $P/flow_control
 		echo 256 > $P/wnd_kb; echo 512 > $P/host_wnd_kb
 		echo 256 > $P/rx_wnd_kb ;;

@@ -476,8 +476,8 @@ END {
 	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | probe p50 | probe p99 | MB/s (both) | ops | srv machine µs/op | retransmits |\n") > out
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
 	# The first four are in every run; the rest (mid windows, a shorter
-	# ACK timeout) only in runs since they were added.
-	nsets = split("off on small tcp mid off-a14 on-a14 mid-a14", SETS, " ")
+	# ACK timeout, the halves of mid: rx, snd) only in runs that ask.
+	nsets = split("off on small tcp mid off-a14 on-a14 mid-a14 rx snd rx-a14 snd-a14", SETS, " ")
 	nbx = 0
 	for (i = 1; i <= nsets; i++) {
 		st = SETS[i]
@@ -499,7 +499,9 @@ END {
 		base = st; sub(/-a[0-9]+$/, "", base)
 		label = base == "off" ? "bx, flow_control=N" : base == "on" ? "bx, flow_control=Y (defaults)" : \
 			base == "small" ? "bx, Y, wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=256" : \
-			base == "mid" ? "bx, Y, wnd_kb=1024 host_wnd_kb=4096 rx_wnd_kb=2048" : "tcp"
+			base == "mid" ? "bx, Y, wnd_kb=1024 host_wnd_kb=4096 rx_wnd_kb=2048" : \
+			base == "rx" ? "bx, Y, rx_wnd_kb=2048" : \
+			base == "snd" ? "bx, Y, wnd_kb=1024 host_wnd_kb=4096" : "tcp"
 		if (st ~ /-a[0-9]+$/)
 			label = label ", ack_timeout " substr(st, index(st, "-a") + 2)
 		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |\n", label, \
