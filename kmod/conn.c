@@ -410,10 +410,11 @@ static struct {
 	struct bx_win		tx;	/* requests and replies in flight */
 	struct bx_win		rx;	/* rendezvous data we are READing */
 	u32			rd_conns; /* connections with READs queued or in flight */
-	/* connections a host window stopped, in the order they stopped */
+	/* connections a host window stopped, in line (flow_admit()) */
 	struct list_head	waiters[BX_HW_N];
-	/* operations each host window admitted, and the most that one
-	 * connection saw admitted before its own while it waited
+	/*
+	 * Operations each host window admitted, and the most it admitted
+	 * for others while one connection waited for it.
 	 */
 	u64			admits[BX_HW_N];
 	u64			passed_max[BX_HW_N];
@@ -484,16 +485,17 @@ static void flow_rd_update(struct bx_conn *conn)
 }
 
 /*
- * Charge @op to @conn's window and the host's, if both have room. If the
- * host's has none, @conn waits on bx_host.waiters for a release.
+ * Charge @op to @conn's window and the host's, if both have room.
  *
- * The host's windows serve connections in turn: while some wait for a
- * window, another may take from it only when a release woke it (its
- * turn, one operation per turn) or when the window is empty; otherwise
- * it joins the end of the line. Without this a connection whose own
- * completions kick it at once took every release, and one that had to
- * wait could wait for as long as the others kept it busy (a push's
- * READ waited 21 s of a 20 s incast with rx_wnd_kb=2048).
+ * Each host window serves the connections it stopped in line
+ * (bx_host.waiters[k]). While the line is not empty, a connection may
+ * take from the window only with a turn, which a release gives the
+ * connections of the line in order, or when the window is empty (so the
+ * line always moves); any other connection joins the end of the line. A
+ * turn that finds too little room keeps its place at the head. Without
+ * this a connection whose own completions kick it took every release,
+ * and one that had to wait could wait for as long as the others kept it
+ * busy (a push's READ waited 21 s of a 20 s incast, rx_wnd_kb=2048).
  */
 static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 {
@@ -501,8 +503,8 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	enum bx_hw k = rd ? BX_HW_RX : BX_HW_TX;
 	u32 reads = rd ? op->rdma->nrdv : 0;
 	struct bx_win_lim cl, hl;
+	bool ok, turn, put = false;
 	struct bx_win *hw;
-	bool ok;
 
 	lockdep_assert_held(&conn->lock);
 	flow_limits(rd, &cl, &hl);
@@ -513,9 +515,10 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	}
 	spin_lock(&bx_host.lock);
 	hw = rd ? &bx_host.rx : &bx_host.tx;
-	ok = (list_empty(&bx_host.waiters[k]) || conn->host_turn[k] ||
-	      !hw->ops) && bx_win_fits(hw, &hl, op->qi.cost, reads);
+	turn = conn->host_turn[k];
 	conn->host_turn[k] = false;
+	ok = (list_empty(&bx_host.waiters[k]) || turn || !hw->ops) &&
+	     bx_win_fits(hw, &hl, op->qi.cost, reads);
 	if (ok) {
 		bx_win_charge(hw, op->qi.cost, reads);
 		if (conn->host_since[k]) {
@@ -525,6 +528,12 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 			conn->host_since[k] = 0;
 		}
 		bx_host.admits[k]++;
+		/* In line but let in by an empty window: leave the line. */
+		if (conn->host_wait[k]) {
+			conn->host_wait[k] = false;
+			list_del_init(&conn->host_node[k]);
+			put = true;
+		}
 	} else {
 		if (!conn->host_since[k])
 			conn->host_since[k] = bx_host.admits[k] + 1;
@@ -536,10 +545,18 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		if (!conn->host_wait[k]) {
 			conn->host_wait[k] = true;
 			bx_conn_get(conn);
-			list_add_tail(&conn->host_node[k], &bx_host.waiters[k]);
+			if (turn)
+				list_add(&conn->host_node[k],
+					 &bx_host.waiters[k]);
+			else
+				list_add_tail(&conn->host_node[k],
+					      &bx_host.waiters[k]);
 		}
 	}
 	spin_unlock(&bx_host.lock);
+	/* The line's reference; never the last, bx_conn_kick() holds one. */
+	if (put)
+		bx_conn_put(conn);
 	if (ok) {
 		bx_win_charge(w, op->qi.cost, reads);
 		op->charged = true;
@@ -549,14 +566,17 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 }
 
 /*
- * Give each connection that waited for host window @k its turn, oldest
- * first, once: those that still find no room line up again behind the
- * ones that came after them.
+ * Give the connections waiting for host window @k their turns, in line
+ * order, until one finds too little room: it keeps the head, and the
+ * others wait behind it for the next release. A connection that lines
+ * up again, or anew, while this runs may be counted in @n; popping it
+ * early only gives it its turn early.
  */
 static void flow_wake_host(enum bx_hw k)
 {
 	unsigned int n = 0;
 	struct bx_conn *c;
+	bool head;
 
 	spin_lock(&bx_host.lock);
 	list_for_each_entry(c, &bx_host.waiters[k], host_node[k])
@@ -576,7 +596,14 @@ static void flow_wake_host(enum bx_hw k)
 		if (!c)
 			break;
 		bx_conn_kick(c);
+		spin_lock(&bx_host.lock);
+		head = c->host_wait[k] &&
+		       list_first_entry(&bx_host.waiters[k], struct bx_conn,
+					host_node[k]) == c;
+		spin_unlock(&bx_host.lock);
 		bx_conn_put(c);
+		if (head)
+			break;
 	}
 }
 

@@ -31,6 +31,7 @@
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
 #define BX_PEERS_MAX	1024
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
+#define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
 
 /* The host's windows a connection can wait for (conn.c, bx_host). */
 enum bx_hw {
@@ -38,8 +39,6 @@ enum bx_hw {
 	BX_HW_RX,	/* rendezvous data we READ */
 	BX_HW_N,
 };
-
-#define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
 
 struct bx_op;
 struct bx_msg;
@@ -129,9 +128,9 @@ struct bx_flowq {
 /**
  * struct bx_conn - one RC connection to a peer, shared by every process
  * @ref:	held by the peer while it points here (conn_alloc()'s reference
- *		becomes that one), by every operation assigned to it, by a
- *		host window wait and by the teardown work; bx_conns holds
- *		none: teardown takes the connection off it
+ *		becomes that one), by every operation assigned to it, by
+ *		each host window's line it is in and by the teardown work;
+ *		bx_conns holds none: teardown takes the connection off it
  * @host_node:	on bx_host.waiters[w] while @host_wait[w] (w: enum bx_hw)
  * @node:	in bx_conns, under bx_conns_lock
  * @peer:	the remote host
@@ -166,10 +165,10 @@ struct bx_flowq {
  * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave
  * @host_wait:	on bx_host.waiters[w] (holds a reference); under
  *		bx_host.lock, like @host_node and @host_turn
- * @host_turn:	a release woke it: it may take from host window w once,
- *		ahead of the connections still waiting
- * @host_since:	1 + the host window's admission count when it began to
- *		wait for it (0: not waiting), under bx_host.lock; for
+ * @host_turn:	a release gave it its turn: at its next try it may take
+ *		from host window w ahead of the connections in line
+ * @host_since:	1 + host window w's admission count when it began to
+ *		wait for it (0: admitted since), under bx_host.lock; for
  *		debugfs "flow", *_passed_max
  * @tx_free:	stack of free send buffers, @ntx_free entries
  * @ops:	req_id -> operation awaiting a response (own lock)
