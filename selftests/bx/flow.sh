@@ -66,8 +66,6 @@ credits_idle() {
 
 no_rnr() { [ "$(flow_of rnr_events)" = 0 ] && [ "$(conn_sum rnr)" = 0 ]; }
 
-cli_gone() { ! kill -0 $CLI 2>/dev/null; }
-
 client_bg() {
 	"$PP" client -a "$SERVER" -s $SVC "$@" > /tmp/cli.out 2>&1 &
 	CLI=$!
@@ -78,7 +76,7 @@ client_bg() {
 # leave every other guest to fail its barriers with no reason given).
 client_wait() {
 	rc=0
-	if ! wait_until $((120 * BX_SLOW)) cli_gone; then
+	if ! wait_until $((120 * BX_SLOW)) pid_gone $CLI; then
 		echo "# FAIL: client still running after $((120 * BX_SLOW)) s"
 		cat $DBG/stats $DBG/flow $DBG/conns $DBG/procs | sed 's/^/# /'
 		kill -KILL $CLI

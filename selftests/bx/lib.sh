@@ -56,6 +56,9 @@ wait_until() {
 	done
 }
 
+# Process $1 has ended (and been reaped).
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
 bx_devices() { cat /sys/kernel/debug/bx/devices 2>/dev/null; }
 bx_has_dev() { bx_devices | grep -q "^$1 "; }
 bx_lacks_dev() { ! bx_has_dev "$1"; }
@@ -102,14 +105,12 @@ serve_start() {
 		{ echo "# FAIL: server not ready: $(cat /tmp/srv.out)"; ERR=1; }
 }
 
-srv_gone() { ! kill -0 "$SRV" 2>/dev/null; }
-
 # Stop it; it must have seen no bad data, no push twice and, unless
 # "serve_stop errors-ok" (replies to a connection that failed), no error.
 serve_stop() {
 	kill -TERM "$SRV"
 	rc=0
-	if ! wait_until $((60 * BX_SLOW)) srv_gone; then
+	if ! wait_until $((60 * BX_SLOW)) pid_gone "$SRV"; then
 		echo "# FAIL: server still running $((60 * BX_SLOW)) s after SIGTERM"
 		cat /proc/"$SRV"/stack 2>/dev/null | sed 's/^/# /'
 		kill -KILL "$SRV"
