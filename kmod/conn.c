@@ -194,6 +194,7 @@ static struct bx_conn *conn_alloc(struct bx_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->ctlq);
 	INIT_LIST_HEAD(&conn->readyq);
 	INIT_LIST_HEAD(&conn->retryq);
+	INIT_LIST_HEAD(&conn->pieceq);
 	INIT_LIST_HEAD(&conn->host_node[BX_HW_TX]);
 	INIT_LIST_HEAD(&conn->host_node[BX_HW_RX]);
 	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
@@ -752,6 +753,23 @@ void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
 		bx_conn_kick(conn);
 }
 
+/* Cut @op finished a piece and has more: queue its next one. */
+void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op)
+{
+	if (conn_requeue(conn, &conn->pieceq, op))
+		bx_conn_kick(conn);
+}
+
+/* A piece of RDMA WRITEs of @op completed, or was never posted. */
+void bx_conn_piece_end(struct bx_conn *conn, struct bx_op *op)
+{
+	if (op->kind == BX_K_SRV_READ)
+		return;
+	spin_lock(&conn->lock);
+	conn->wpieces--;
+	spin_unlock(&conn->lock);
+}
+
 /*
  * The receiver had no buffer posted for @op: send it again later, still
  * admitted and registered. Backs off from 1 to 64 jiffies.
@@ -791,6 +809,7 @@ enum kick_act {
 	KICK_CREDIT,	/* a bare credit update in *slot */
 	KICK_REG,	/* register *op (admitted) */
 	KICK_READ,	/* issue *op's RDMA READs (admitted) */
+	KICK_PIECE,	/* post the next piece of cut *op (admitted) */
 };
 
 /* Take a send buffer and the grant for a message. */
@@ -849,7 +868,22 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 			*opp = op;
 			return KICK_REG;
 		}
-		list_add_tail(&op->node, &conn->readyq);
+		if (op->kind == BX_K_REPLY && bx_op_cut(op))
+			list_add_tail(&op->node, &conn->pieceq);
+		else
+			list_add_tail(&op->node, &conn->readyq);
+	}
+
+	/* 2b. The next piece of a cut transfer, once the messages went. */
+	list_for_each_entry(op, &conn->pieceq, node) {
+		if (op->kind == BX_K_REPLY) {
+			if (conn->wpieces >= BX_WPIECES_MAX)
+				continue;
+			conn->wpieces++;
+		}
+		list_del_init(&op->node);
+		*opp = op;
+		return KICK_PIECE;
 	}
 
 	/* 3. RDMA READs of rendezvous pushes: receiver admission. */
@@ -964,6 +998,9 @@ void bx_conn_kick(struct bx_conn *conn)
 			break;
 		case KICK_READ:
 			bx_op_read(op);
+			break;
+		case KICK_PIECE:
+			bx_op_piece(op);
 			break;
 		default:
 			break;
@@ -1725,6 +1762,7 @@ static void conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 	list_splice_tail_init(&conn->ctlq, list);
 	list_splice_tail_init(&conn->readyq, list);
 	list_splice_tail_init(&conn->retryq, list);
+	list_splice_tail_init(&conn->pieceq, list);
 	list_for_each_entry_safe(fq, tmp, &conn->flows, node) {
 		it = bx_drr_flow_drain(fq->rd ? &conn->rdq : &conn->txq,
 				       &fq->drr);

@@ -32,6 +32,7 @@
 #define BX_PEERS_MAX	1024
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 #define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
+#define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
 
 /* The host's windows a connection can wait for (conn.c, bx_host). */
 enum bx_hw {
@@ -152,6 +153,13 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
+ * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_cut()),
+ *		between two pieces; the next piece goes after the messages
+ *		that are ready, so that they need not wait for all of it
+ * @wpieces:	pieces of RDMA WRITEs posted and not completed; at most
+ *		BX_WPIECES_MAX, so a message posted behind them waits for at
+ *		most that many pieces (READ pieces: one per operation, and
+ *		rd_max operations)
  * @keepalive:	every BX_KEEPALIVE_MS while up: if operations await a
  *		response and nothing was sent since the last tick (@ka_tx),
  *		sets @ka_due so that a bare credit message goes out. A peer
@@ -219,6 +227,8 @@ struct bx_conn {
 	struct list_head	ctlq;
 	struct list_head	readyq;
 	struct list_head	retryq;
+	struct list_head	pieceq;
+	u8			wpieces;
 	struct list_head	host_node[BX_HW_N];
 	struct bx_win		wnd;
 	struct bx_win		rdwnd;
@@ -253,6 +263,8 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
 void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_retry(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_piece_end(struct bx_conn *conn, struct bx_op *op);
 void bx_flow_release(struct bx_op *op);
 int bx_flow_show(struct seq_file *m, void *unused);
 void bx_conn_kick(struct bx_conn *conn);

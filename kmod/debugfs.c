@@ -9,7 +9,8 @@
  *   flow	the host's windows and flow-control counters
  *   procs	one line per open /dev/bx: pid, payload bytes served
  *   stats	module-wide counters; all return to 0 when idle except
- *		copied_bytes (payload bytes moved by CPU copy, ever)
+ *		copied_bytes (payload bytes moved by CPU copy, ever) and
+ *		pieces (pieces of rendezvous transfers posted, ever)
  */
 
 #include <linux/debugfs.h>
@@ -45,6 +46,7 @@ static int stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "mrs_inuse %lld\n", atomic64_read(&bx_mrs_inuse));
 	seq_printf(m, "region_bytes %lld\n", atomic64_read(&bx_region_bytes));
 	seq_printf(m, "copied_bytes %lld\n", atomic64_read(&bx_copied_bytes));
+	seq_printf(m, "pieces %lld\n", atomic64_read(&bx_pieces));
 	seq_printf(m, "dup_pushes %lld\n", atomic64_read(&bx_dup_pushes));
 	seq_printf(m, "recovered_ops %lld\n", atomic64_read(&bx_recovered_ops));
 	seq_printf(m, "recover_failed %lld\n",

@@ -46,6 +46,7 @@
 atomic64_t bx_copied_bytes = ATOMIC64_INIT(0);
 atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
 atomic64_t bx_mrs_inuse = ATOMIC64_INIT(0);
+atomic64_t bx_pieces = ATOMIC64_INIT(0);
 
 /* Bound services: number -> struct bx_service. */
 static DEFINE_XARRAY(bx_services);
@@ -581,44 +582,56 @@ static void rw_release(struct bx_op *op, enum dma_data_direction dir)
 }
 
 /*
- * Set up RDMA READs or WRITEs between [off, off + len) of the file's
- * region and the peer's segments rd->rdv; returns the first WR of the
- * chain, whose last WR is linked to @next (or signals op->cqe if NULL).
+ * Set up RDMA READs or WRITEs for bytes [@from, @from + @len) of @op's
+ * rendezvous transfer: the file's region from op->off + @from, the peer's
+ * segments rd->rdv from byte @from of their concatenation, at most
+ * @maxseg of them. Returns the first WR of the chain, whose last WR is
+ * linked to @next (or signals op->cqe if NULL), and in *@setlen the
+ * bytes it moves.
  */
-static struct ib_send_wr *rw_setup(struct bx_op *op, u64 off, u32 len,
-				   u8 nrdv, enum dma_data_direction dir,
-				   struct ib_send_wr *next)
+static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
+				   u8 maxseg, enum dma_data_direction dir,
+				   struct ib_send_wr *next, u32 *setlen)
 {
 	struct bx_conn *conn = op->conn;
 	struct bx_rdma *rd = op->rdma;
 	struct ib_send_wr *chain = next;
+	u64 pos = 0;	/* where descriptor i starts in the transfer */
 	u32 done = 0;
 	int ret, i;
 
-	for (i = 0; i < nrdv && done < len; i++) {
-		struct bx_seg *seg = &rd->seg[i];
-		u32 n = min(len - done, rd->rdv[i].len);
+	for (i = 0; i < rd->nrdv && done < len && rd->nseg < maxseg;
+	     pos += rd->rdv[i].len, i++) {
+		struct bx_seg *seg = &rd->seg[rd->nseg];
+		u64 at = (u64)from + done;
+		u32 in, n;
 
-		ret = bx_region_sg(op->file->region, off + done, n, &seg->sgt);
+		if (pos + rd->rdv[i].len <= at)
+			continue;
+		in = at - pos;
+		n = min(len - done, rd->rdv[i].len - in);
+		ret = bx_region_sg(op->file->region, op->off + at, n,
+				   &seg->sgt);
 		if (ret)
 			goto err;
-		rd->nseg = i + 1;
-		ret = rdma_rw_ctx_init(&rd->rw[i], conn->qp,
+		ret = rdma_rw_ctx_init(&rd->rw[rd->nseg], conn->qp,
 				       conn->cm_id->port_num, seg->sgt.sgl,
 				       seg->sgt.orig_nents, 0,
-				       rd->rdv[i].addr, rd->rdv[i].rkey, dir);
+				       rd->rdv[i].addr + in, rd->rdv[i].rkey,
+				       dir);
 		if (ret < 0) {
 			sg_free_table(&seg->sgt);
-			rd->nseg = i;
 			goto err;
 		}
 		seg->nents = ret;
+		rd->nseg++;
 		done += n;
 	}
 	for (i = rd->nseg - 1; i >= 0; i--)
 		chain = rdma_rw_ctx_wrs(&rd->rw[i], conn->qp,
 					conn->cm_id->port_num,
 					chain ? NULL : &op->cqe, chain);
+	*setlen = done;
 	return chain;
 
 err:
@@ -626,11 +639,96 @@ err:
 	return ERR_PTR(ret);
 }
 
+static void read_end(struct bx_op *op, bool ok);
+static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/*
+ * Is rendezvous @op (a REPLY that WRITEs, or a SRV_READ) cut into pieces?
+ * Decided once, when it is admitted: transfers longer than piece_kb are.
+ */
+bool bx_op_cut(struct bx_op *op)
+{
+	u32 piece = READ_ONCE(bx_piece_kb) << 10;
+
+	if (!op->rdma)
+		return false;
+	if (op->kind == BX_K_REPLY &&
+	    ((op->len <= READ_ONCE(bx_rdv_threshold) &&
+	      op->len <= BX_EAGER_MAX) || !op->rdma->rdv[0].rkey))
+		return false;
+	op->cut = piece && op->len > piece;
+	return op->cut;
+}
+
+/*
+ * Post the next piece of cut @op: RDMA WRITEs of a REPLY or READs of a
+ * SRV_READ, up to piece_kb and never across two of the peer's segments,
+ * signalled to op->cqe. Takes over the caller's (queue) reference; on
+ * failure ends the op.
+ */
+void bx_op_piece(struct bx_op *op)
+{
+	bool rd = op->kind == BX_K_SRV_READ;
+	enum dma_data_direction dir = rd ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+	u32 piece = READ_ONCE(bx_piece_kb) << 10;
+	struct ib_send_wr *first;
+
+	if (!piece)
+		piece = op->len;
+	if (!rd)
+		op->cqe.done = write_piece_done;
+	first = rw_setup(op, op->rw_off, min(piece, op->len - op->rw_off), 1,
+			 dir, NULL, &op->rw_len);
+	if (!IS_ERR(first) && !bx_conn_post(op->conn, first)) {
+		atomic64_inc(&bx_pieces);
+		return;
+	}
+	if (!IS_ERR(first))
+		rw_release(op, dir);
+	if (rd) {
+		read_end(op, false);
+		return;
+	}
+	bx_conn_piece_end(op->conn, op);
+	op_complete(op, IS_ERR(first) ? PTR_ERR(first) : -ECONNRESET);
+	bx_op_put(op);
+}
+
+/* A piece of cut REPLY @op was written (or not); takes its reference. */
+static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+	struct bx_conn *conn = op->conn;
+
+	rw_release(op, DMA_TO_DEVICE);
+	bx_conn_piece_end(conn, op);
+	if (wc->status != IB_WC_SUCCESS) {
+		bool flush = wc->status == IB_WC_WR_FLUSH_ERR;
+
+		if (!flush)
+			pr_warn_ratelimited("RDMA WRITE to %pISc failed: %s\n",
+					    &conn->peer->addr,
+					    ib_wc_status_msg(wc->status));
+		op_complete(op, flush ? -ECONNRESET : -EIO);
+		bx_op_put(op);
+		if (!flush)
+			bx_conn_fail(conn, -EIO);
+		return;
+	}
+	op->rw_off += op->rw_len;
+	/* All written: the PULL_WRITTEN SEND is all that is left. */
+	if (op->rw_off >= op->len)
+		bx_conn_ready(conn, op);
+	else
+		bx_conn_pieceq(conn, op);
+}
+
 static int transmit_reply(struct bx_op *op, struct bx_buf *slot)
 {
 	struct bx_region *r = op->file->region;
 	struct bx_rdma *rd = op->rdma;
 	struct ib_send_wr *first, *last;
+	u32 done;
 
 	/* Small, or a sink without keys: inline. */
 	if ((op->len <= READ_ONCE(bx_rdv_threshold) &&
@@ -643,8 +741,12 @@ static int transmit_reply(struct bx_op *op, struct bx_buf *slot)
 	}
 	op->msg.type = BX_MSG_PULL_WRITTEN;
 	op->msg.len = op->len;
+	/* Cut: its pieces were written, one after another. */
+	if (op->cut)
+		return build_send(op, slot, NULL, NULL);
 	/* RDMA WRITEs then the SEND: RC delivers them in this order. */
-	first = rw_setup(op, op->off, op->len, rd->nrdv, DMA_TO_DEVICE, NULL);
+	first = rw_setup(op, 0, op->len, BX_WIRE_MAX_RDV, DMA_TO_DEVICE, NULL,
+			 &done);
 	if (IS_ERR(first))
 		return PTR_ERR(first);
 	for (last = first; last->next; last = last->next)
@@ -911,6 +1013,13 @@ static void read_done(struct ib_cq *cq, struct ib_wc *wc)
 				    &op->conn->peer->addr,
 				    ib_wc_status_msg(wc->status));
 	rw_release(op, DMA_FROM_DEVICE);
+	if (ok && op->cut) {
+		op->rw_off += op->rw_len;
+		if (op->rw_off < op->len) {
+			bx_conn_pieceq(op->conn, op);
+			return;
+		}
+	}
 	read_end(op, ok);
 }
 
@@ -972,9 +1081,14 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 void bx_op_read(struct bx_op *op)
 {
 	struct ib_send_wr *first;
+	u32 done;
 
-	first = rw_setup(op, op->off, op->len, op->rdma->nrdv,
-			 DMA_FROM_DEVICE, NULL);
+	if (bx_op_cut(op)) {
+		bx_op_piece(op);
+		return;
+	}
+	first = rw_setup(op, 0, op->len, BX_WIRE_MAX_RDV, DMA_FROM_DEVICE,
+			 NULL, &done);
 	if (IS_ERR(first) || bx_conn_post(op->conn, first)) {
 		if (!IS_ERR(first))
 			rw_release(op, DMA_FROM_DEVICE);

@@ -99,6 +99,10 @@ struct bx_rdma {
  * @lost:	its connection failed with it in doubt or unsent: recover it
  *		(bx_peer_park()) rather than complete it, if it may be
  * @fresh:	parked when submitted, during a recovery: never sent yet
+ * @cut:	REPLY (RDMA WRITE), SRV_READ: its transfer goes in pieces
+ *		(bx_op_cut())
+ * @rw_off:	...of which this many bytes are done
+ * @rw_len:	...and the piece in flight moves this many
  */
 struct bx_op {
 	struct kref		ref;
@@ -131,11 +135,16 @@ struct bx_op {
 	struct list_head	unres;
 	bool			lost;
 	bool			fresh;
+	bool			cut;
+	u32			rw_off;
+	u32			rw_len;
 };
 
 /* Called by the connection layer (conn.c). */
 int bx_op_transmit(struct bx_op *op, struct bx_buf *slot);
 void bx_op_read(struct bx_op *op);
+bool bx_op_cut(struct bx_op *op);
+void bx_op_piece(struct bx_op *op);
 void bx_op_read_abort(struct bx_op *op, int err);
 void bx_op_sent(struct bx_op *op, int err);
 void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
@@ -155,5 +164,6 @@ int bx_service_unbind(struct bx_file *f, u32 service);
 extern atomic64_t bx_copied_bytes;
 extern atomic64_t bx_ops_inflight;
 extern atomic64_t bx_mrs_inuse;
+extern atomic64_t bx_pieces;
 
 #endif /* _BX_OP_H */

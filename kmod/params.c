@@ -100,6 +100,11 @@ static struct bx_tunable bx_t_drr_quantum = { &bx_drr_quantum, 512, 16777216 };
 module_param_cb(drr_quantum, &tunable_ops, &bx_t_drr_quantum, 0644);
 MODULE_PARM_DESC(drr_quantum, "bytes a process may send per round on a shared connection [512..16777216, default 65536]");
 
+unsigned int bx_piece_kb = 256;
+static struct bx_tunable bx_t_piece_kb = { &bx_piece_kb, 0, 16384 };
+module_param_cb(piece_kb, &tunable_ops, &bx_t_piece_kb, 0644);
+MODULE_PARM_DESC(piece_kb, "rendezvous transfers larger than this are posted in pieces of this many KiB, so that messages queued meanwhile pass between them (0: all at once) [0..16384, default 256]");
+
 unsigned int bx_connect_timeout_ms = 10000;
 static struct bx_tunable bx_t_connect_timeout_ms = { &bx_connect_timeout_ms, 1000, 120000 };
 module_param_cb(connect_timeout_ms, &tunable_ops, &bx_t_connect_timeout_ms, 0644);

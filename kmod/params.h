@@ -19,6 +19,7 @@ extern unsigned int bx_rd_max;
 extern unsigned int bx_credit_batch;
 extern unsigned int bx_rdv_threshold;
 extern unsigned int bx_drr_quantum;
+extern unsigned int bx_piece_kb;
 extern unsigned int bx_connect_timeout_ms;
 extern unsigned int bx_ack_timeout;
 extern unsigned int bx_recover_ms;

@@ -6,6 +6,9 @@
 # synchronize with bxrig barriers.
 #
 #   sizes        push and pull of 0 B .. 16 MiB, checksummed
+#   pieces       transfers cut in pieces of 96 KiB (piece_kb), which
+#                cross the peer's 1 MiB segments: every byte verified,
+#                4 in flight; the server posted pieces; none with 0
 #   inflight     one process with 256 operations in flight
 #   shared_conn  8 processes on each client: exactly one connection per
 #                peer pair on every host
@@ -51,6 +54,38 @@ case_sizes() {
 		# (only rxe frames in the trace; see PLATFORM.md).
 		[ "$ID" -ne 1 ] || try client_ok -z 16777216 -i 2 -q 1
 		b sizes.done
+	fi
+	result
+}
+
+PIECE=/sys/module/bx/parameters/piece_kb
+
+case_pieces() {
+	if [ "$ID" -eq 0 ]; then
+		def=$(cat $PIECE)
+		echo 96 > $PIECE
+		p0=$(stat_of pieces)
+		serve_start -n 64 -b 4 -r 160
+		b pieces.up; b pieces.cut
+		p1=$(stat_of pieces)
+		echo "# pieces posted: $((p1 - p0))"
+		# 1 MiB: 11 pieces, 4 MiB: 43 (12 or more per MiB at most
+		# 96 KiB each), 300000 B: 4; a push and a pull of each, 4x.
+		[ $((p1 - p0)) -ge $((4 * 2 * (11 + 43 + 4))) ] ||
+			fail "only $((p1 - p0)) pieces posted"
+		echo 0 > $PIECE
+		b pieces.off; b pieces.done
+		p2=$(stat_of pieces)
+		[ "$p2" = "$p1" ] || fail "$((p2 - p1)) pieces with piece_kb 0"
+		try serve_stop
+		echo "$def" > $PIECE
+	else
+		b pieces.up
+		[ "$ID" -ne 1 ] ||
+			try client_ok -z 300000,1048576,4194304 -i 4 -q 4
+		b pieces.cut; b pieces.off
+		[ "$ID" -ne 1 ] || try client_ok -z 1048576 -i 2 -q 2
+		b pieces.done
 	fi
 	result
 }
@@ -158,8 +193,9 @@ case_idle() {
 	wait_until 5 bx_has_dev rxe0
 }
 
-ktap_plan 7
+ktap_plan 8
 run_test sizes case_sizes
+run_test pieces case_pieces
 run_test inflight case_inflight
 run_test shared_conn case_shared_conn
 run_test zero_copy case_zero_copy
