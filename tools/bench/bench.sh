@@ -5,7 +5,7 @@
 # (floor, sweep, depth, procs, peers, incast, rds, profile; see there),
 # then write the report with report.sh.
 #
-# The phases with one client (floor sweep depth procs rds profile) run on
+# The phases with one client (floor sweep depth procs rds pieces profile) run on
 # a pair of guests with 2 vCPUs each, in DIR/run: with one vCPU, rxe's
 # work, softirqs and the benchmark process share it, and the link's
 # floor is what that CPU can move. The phases with several clients
@@ -24,7 +24,8 @@
 #   -s SECS    seconds per measured cell (default 3)
 #   -I SECS    seconds per incast setting (default 20)
 #   -p N       processes per client guest in the incast (default 2)
-#   -P PHASES  subset of "floor sweep depth procs peers incast rds profile"
+#   -P PHASES  subset of "floor sweep depth procs peers incast rds pieces
+#              profile"
 #   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
 #   -k FLAVOR  guest kernel: stock (default) or debug
 #   -t SECS    per-guest timeout (default 1500)
@@ -39,7 +40,7 @@ top=$(cd "$here/../.." && pwd)
 export BX_BUILD=${BX_BUILD:-$top/build}
 
 out=$BX_BUILD/bench n=4 secs=3 isecs=20 iprocs=2 flavor=stock tmo=1500
-phases="floor sweep depth procs peers incast rds profile" sizes=64,4096,64K,1M,16M
+phases="floor sweep depth procs peers incast rds pieces profile" sizes=64,4096,64K,1M,16M
 report_only=
 while getopts "o:n:s:I:p:P:z:k:t:r" opt; do
 	case $opt in

@@ -27,6 +27,11 @@
 #           ping-pong over rds_rdma (tools/bench/rds_pp.c), a bx pull at
 #           depth 1 and qperf rc_lat, 2 s each, back to back, so that each
 #           round's three see the same host: "bench-pair ..." lines
+#   pieces  one connection, guest 1 -> 0: 1 MiB pulls (then pushes) at
+#           depth 8 and, at the same time, a probe process pulling 4 KiB
+#           one at a time, with the server's piece_kb 0 (transfers posted
+#           whole) and at its default, alternately in BENCH_ROUNDS rounds:
+#           tags pieces-off, pieces-on and pieces-{off,on}-{pull,push}-probe
 #   profile ftrace (function_graph) on bx and rdma_rxe in guests 0 and 1
 #           while guest 1 pulls 4 KiB and pushes 64 KiB at depth 1 over
 #           bx: "bench-profile ..." lines (ftrace_prof.sh)
@@ -46,7 +51,7 @@ S=${BXRIG_PEER0:-192.0.2.1}
 SECS=${BENCH_SECS:-3}
 ISECS=${BENCH_INCAST_SECS:-20}
 IPROCS=${BENCH_INCAST_PROCS:-2}
-PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast rds profile}
+PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast rds pieces profile}
 SIZES=${BENCH_SIZES:-64,4096,64K,1M,16M}
 ROUNDS=${BENCH_ROUNDS:-5}
 P=/sys/module/bx/parameters
@@ -120,7 +125,7 @@ counters() {
 # Tunables of an incast setting, on a freshly loaded bx so that its
 # counters (peaks, waits) are those of this setting alone.
 setting() {
-	case ${1%-a*} in
+	case ${1%%-*} in
 	off)	echo N > $P/flow_control ;;
 	on)	echo Y > $P/flow_control ;;
 	mid)	echo Y > $P/flow_control
@@ -135,8 +140,15 @@ setting() {
 		echo 256 > $P/wnd_kb; echo 512 > $P/host_wnd_kb
 		echo 256 > $P/rx_wnd_kb ;;
 	esac || fail "setting $1"
-	# SET-aN: the same with ack_timeout N.
-	case $1 in *-a*) echo "${1##*-a}" > $P/ack_timeout || fail "setting $1" ;; esac
+	# SET-aN: the same with ack_timeout N; SET-pN: with piece_kb N.
+	for sfx in $(echo "${1#*-}" | tr - ' '); do
+		[ "$sfx" = "$1" ] && break
+		case $sfx in
+		a*)	echo "${sfx#a}" > $P/ack_timeout ;;
+		p*)	echo "${sfx#p}" > $P/piece_kb ;;
+		*)	false ;;
+		esac || fail "setting $1"
+	done
 }
 
 start_bx_server() {
@@ -398,6 +410,37 @@ if has incast; then
 		b "incast.$set.done"
 		counters "incast-$set"
 	done
+fi
+
+# ---- pieces: a small pull behind bulk transfers on one connection -------
+
+if has pieces; then
+	say "pieces start"
+	pdef=$(cat $P/piece_kb)
+	[ "$ID" -eq 0 ] && echo "bench-env piece_kb=$pdef rounds=$ROUNDS"
+	for r in $(seq "$ROUNDS"); do
+		for st in off on; do
+			# Only the server's setting matters: it WRITEs the
+			# pulls' data and READs the pushes'.
+			[ $st = off ] && echo 0 > $P/piece_kb || echo "$pdef" > $P/piece_kb
+			b "pieces.$r.$st"
+			if [ "$ID" -eq 1 ]; then
+				for op in pull push; do
+					timeout "$CTMO" bxperf client -a "$S" -T bx -o pull \
+						-z 4096 -q 1 -d "$SECS" -w 1 -m 1 \
+						-t "pieces-$st-$op-probe" > /tmp/probe.out 2> /tmp/probe.err &
+					pr=$!
+					cli -T bx -o $op -z 1M -q 8 -d "$SECS" -m 1 -w 1 \
+						-t "pieces-$st"
+					wait $pr || fail "probe exited non-zero: $(cat /tmp/probe.err)"
+					cat /tmp/probe.out
+				done
+			fi
+			b "pieces.$r.$st.done"
+		done
+	done
+	echo "$pdef" > $P/piece_kb
+	say "pieces done"
 fi
 
 # ---- RDS ---------------------------------------------------------------

@@ -471,13 +471,32 @@ END {
 	}
 	printf("\n\"cli machine\" is per operation of that machine'"'"'s own processes, averaged over the client machines; \"srv machine\" is the server'"'"'s busy time over all operations of the cell.\n") > out
 
+	# ---- pieces ----
+	if (have(key("pieces-off", "bx", "pull", 1048576, 8, 1, 0))) {
+		printf("\n## A small pull behind bulk transfers on one connection (piece_kb)\n\n") > out
+		printf("Guest 1 moves 1 MiB at depth 8 while a probe process pulls 4 KiB one at a time over the same connection; the server posts the bulk transfers whole (piece_kb 0) or in pieces of %s KiB, alternately, %s rounds each. Latencies in ms.\n\n", ENV["piece_kb"], ENV["rounds"] != "" ? ENV["rounds"] : "the") > out
+		printf("| bulk | piece_kb | bulk MB/s | bulk p50 | bulk p99 | probe p50 | probe p99 | probe p99.9 | probe ops |\n") > out
+		printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+		for (o = 1; o <= 2; o++)
+			for (t = 1; t <= 2; t++) {
+				op = o == 1 ? "pull" : "push"; st = t == 1 ? "off" : "on"
+				kb = key("pieces-" st, "bx", op, 1048576, 8, 1, 0)
+				kq = key("pieces-" st "-" op "-probe", "bx", "pull", 4096, 1, 1, 0)
+				printf("| %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", op, \
+				       st == "off" ? 0 : ENV["piece_kb"], num(MB[kb]), \
+				       ms(hpct(kb, 0.5)), ms(hpct(kb, 0.99)), \
+				       ms(hpct(kq, 0.5)), ms(hpct(kq, 0.99)), ms(hpct(kq, 0.999)), N[kq]) > out
+			}
+	}
+
 	# ---- incast ----
 	printf("\n## Incast: every client guest x %s processes, 4 in flight each, pull and push 1 MiB against guest 0\n\n", ENV["incast_procs"]) > out
 	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | probe p50 | probe p99 | MB/s (both) | ops | srv machine µs/op | retransmits |\n") > out
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
 	# The first four are in every run; the rest (mid windows, a shorter
-	# ACK timeout, the halves of mid: rx, snd) only in runs that ask.
-	nsets = split("off on small tcp mid off-a14 on-a14 mid-a14 rx snd rx-a14 snd-a14", SETS, " ")
+	# ACK timeout, the halves of mid: rx, snd, transfers not cut: -p0)
+	# only in runs that ask.
+	nsets = split("off on small tcp mid off-a14 on-a14 mid-a14 rx snd rx-a14 snd-a14 off-p0 on-p0 mid-p0 mid-a14-p0", SETS, " ")
 	nbx = 0
 	for (i = 1; i <= nsets; i++) {
 		st = SETS[i]
@@ -496,14 +515,16 @@ END {
 		for (g = 0; g < MG; g++)
 			rt += tp == "tcp" ? FLOW["incast-" st, g, "tcp_RetransSegs"] : \
 			      FLOW["incast-" st, g, "rxe_completer_retry_err"]
-		base = st; sub(/-a[0-9]+$/, "", base)
+		base = st; sub(/-.*$/, "", base)
 		label = base == "off" ? "bx, flow_control=N" : base == "on" ? "bx, flow_control=Y (defaults)" : \
 			base == "small" ? "bx, Y, wnd_kb=256 host_wnd_kb=512 rx_wnd_kb=256" : \
 			base == "mid" ? "bx, Y, wnd_kb=1024 host_wnd_kb=4096 rx_wnd_kb=2048" : \
 			base == "rx" ? "bx, Y, rx_wnd_kb=2048" : \
 			base == "snd" ? "bx, Y, wnd_kb=1024 host_wnd_kb=4096" : "tcp"
-		if (st ~ /-a[0-9]+$/)
-			label = label ", ack_timeout " substr(st, index(st, "-a") + 2)
+		if (match(st, /-a[0-9]+/))
+			label = label ", ack_timeout " substr(st, RSTART + 2, RLENGTH - 2)
+		if (match(st, /-p[0-9]+/))
+			label = label ", piece_kb " substr(st, RSTART + 2, RLENGTH - 2)
 		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |\n", label, \
 		       ms(hpct(kp, 0.5)), ms(hpct(kp, 0.99)), ms(hpct(kp, 0.999)), \
 		       ms(hpct(ku, 0.5)), ms(hpct(ku, 0.99)), ms(hpct(ku, 0.999)), \
