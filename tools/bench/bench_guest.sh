@@ -32,6 +32,7 @@
 #           one at a time, with the server's piece_kb 0 (transfers posted
 #           whole) and at its default, alternately in BENCH_ROUNDS rounds:
 #           tags pieces-off, pieces-on and pieces-{off,on}-{pull,push}-probe
+#           (BENCH_PIECE_KB: another piece_kb than the default for "on")
 #   profile ftrace (function_graph) on bx and rdma_rxe in guests 0 and 1
 #           while guest 1 pulls 4 KiB and pushes 64 KiB at depth 1 over
 #           bx: "bench-profile ..." lines (ftrace_prof.sh)
@@ -416,7 +417,7 @@ fi
 
 if has pieces; then
 	say "pieces start"
-	pdef=$(cat $P/piece_kb)
+	pdef=${BENCH_PIECE_KB:-$(cat $P/piece_kb)}
 	[ "$ID" -eq 0 ] && echo "bench-env piece_kb=$pdef rounds=$ROUNDS"
 	for r in $(seq "$ROUNDS"); do
 		for st in off on; do
