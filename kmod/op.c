@@ -596,20 +596,17 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 	struct bx_conn *conn = op->conn;
 	struct bx_rdma *rd = op->rdma;
 	struct ib_send_wr *chain = next;
-	u64 pos = 0;	/* where descriptor i starts in the transfer */
-	u32 done = 0;
+	u32 done = 0, in, n;
 	int ret, i;
+	u8 d;
 
-	for (i = 0; i < rd->nrdv && done < len && rd->nseg < maxseg;
-	     pos += rd->rdv[i].len, i++) {
+	while (done < len && rd->nseg < maxseg) {
 		struct bx_seg *seg = &rd->seg[rd->nseg];
 		u64 at = (u64)from + done;
-		u32 in, n;
 
-		if (pos + rd->rdv[i].len <= at)
-			continue;
-		in = at - pos;
-		n = min(len - done, rd->rdv[i].len - in);
+		n = bx_rdv_piece(rd->rdv, rd->nrdv, at, len - done, &d, &in);
+		if (!n)
+			break;
 		ret = bx_region_sg(op->file->region, op->off + at, n,
 				   &seg->sgt);
 		if (ret)
@@ -617,7 +614,7 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 		ret = rdma_rw_ctx_init(&rd->rw[rd->nseg], conn->qp,
 				       conn->cm_id->port_num, seg->sgt.sgl,
 				       seg->sgt.orig_nents, 0,
-				       rd->rdv[i].addr + in, rd->rdv[i].rkey,
+				       rd->rdv[d].addr + in, rd->rdv[d].rkey,
 				       dir);
 		if (ret < 0) {
 			sg_free_table(&seg->sgt);
@@ -627,6 +624,9 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 		rd->nseg++;
 		done += n;
 	}
+	/* Never posts nothing: the lengths were checked against the segments. */
+	if (!rd->nseg)
+		return ERR_PTR(-EINVAL);
 	for (i = rd->nseg - 1; i >= 0; i--)
 		chain = rdma_rw_ctx_wrs(&rd->rw[i], conn->qp,
 					conn->cm_id->port_num,

@@ -218,3 +218,28 @@ void bx_wire_conn_build(struct bx_wire_conn *w, const struct bx_conn_params *p)
 	w->msg_size = cpu_to_be32(p->msg_size);
 	w->epoch = cpu_to_be64(p->epoch);
 }
+
+/*
+ * The next piece of a rendezvous transfer over the peer's segments
+ * @rdv[0..@nrdv): it begins at byte @at of the transfer, moves at most
+ * @max bytes and stays within one segment. Returns its length (0 if @at
+ * is past the segments' end), with the segment in *@idx and the offset
+ * of @at in it in *@in.
+ */
+u32 bx_rdv_piece(const struct bx_rdv *rdv, u8 nrdv, u64 at, u32 max, u8 *idx,
+		 u32 *in)
+{
+	u64 pos = 0;
+	u32 room;
+	u8 i;
+
+	for (i = 0; i < nrdv; pos += rdv[i].len, i++) {
+		if (at >= pos + rdv[i].len)
+			continue;
+		*idx = i;
+		*in = at - pos;
+		room = rdv[i].len - *in;
+		return max < room ? max : room;
+	}
+	return 0;
+}

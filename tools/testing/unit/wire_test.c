@@ -372,6 +372,65 @@ UNIT_TEST(handshake)
 	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
 }
 
+UNIT_TEST(rdv_piece)
+{
+	const struct bx_rdv fixed[3] = { { .len = 100 }, { .len = 50 },
+					 { .len = 200 } };
+	u32 in = 7;
+	u8 idx = 7;
+
+	CHECK_EQ(bx_rdv_piece(fixed, 3, 0, 1000, &idx, &in), 100);
+	CHECK(idx == 0 && in == 0);
+	CHECK_EQ(bx_rdv_piece(fixed, 3, 99, 1000, &idx, &in), 1);
+	CHECK(idx == 0 && in == 99);
+	CHECK_EQ(bx_rdv_piece(fixed, 3, 100, 1000, &idx, &in), 50);
+	CHECK(idx == 1 && in == 0);
+	CHECK_EQ(bx_rdv_piece(fixed, 3, 149, 10, &idx, &in), 1);
+	CHECK_EQ(bx_rdv_piece(fixed, 3, 150, 30, &idx, &in), 30);
+	CHECK(idx == 2 && in == 0);
+	CHECK_EQ(bx_rdv_piece(fixed, 3, 349, 30, &idx, &in), 1);
+	CHECK(idx == 2 && in == 199);
+	CHECK_EQ(bx_rdv_piece(fixed, 3, 350, 30, &idx, &in), 0);
+	CHECK_EQ(bx_rdv_piece(fixed, 3, ~0ull, 30, &idx, &in), 0);
+	CHECK_EQ(bx_rdv_piece(fixed, 0, 0, 30, &idx, &in), 0);
+
+	/* Random segments (some near 4 GiB, so positions pass 32 bits) and
+	 * random piece sizes: the pieces tile the transfer exactly, each
+	 * within one segment, where a running sum says it is.
+	 */
+	u64 seed = 0x9e3779b97f4a7c15ull;
+	for (int round = 0; round < 2000; round++) {
+		struct bx_rdv rdv[BX_WIRE_MAX_RDV];
+		u64 start[BX_WIRE_MAX_RDV], total = 0, at = 0;
+		u8 n, last = 0;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		n = 1 + (seed >> 33) % BX_WIRE_MAX_RDV;
+		for (u8 i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1;
+			rdv[i].len = (seed >> 60) == 0 ? 0xffffffffu - (seed >> 40) % 4096 :
+				     1 + (seed >> 33) % (1u << 21);
+			start[i] = total;
+			total += rdv[i].len;
+		}
+		while (at < total) {
+			u32 max, got;
+
+			seed = seed * 6364136223846793005ull + 1;
+			max = 1 + (seed >> 33) % (1u << 19);
+			got = bx_rdv_piece(rdv, n, at, max, &idx, &in);
+			CHECK(got > 0 && got <= max);
+			CHECK(idx < n && idx >= last);
+			CHECK_EQ(start[idx] + in, at);
+			CHECK((u64)in + got <= rdv[idx].len);
+			last = idx;
+			at += got;
+		}
+		CHECK_EQ(at, total);
+		CHECK_EQ(bx_rdv_piece(rdv, n, at, 1, &idx, &in), 0);
+	}
+}
+
 int main(void)
 {
 	return unit_run();
