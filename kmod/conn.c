@@ -727,9 +727,10 @@ fail:
 
 /*
  * Put @op (with its reference) on @q of @conn, unless the connection is
- * down: then @op is lost (recovered, or it fails with ENOTCONN: it was
- * never delivered -- never sent, or answered BUSY). Returns whether it
- * was queued.
+ * down: then @op is lost. A request is recovered, or fails with ENOTCONN
+ * (it was never delivered: never sent, or answered BUSY); a REPLY or READ
+ * between two pieces fails, its peer's operation with the connection.
+ * Returns whether it was queued.
  */
 static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
 			 struct bx_op *op)
@@ -760,11 +761,12 @@ void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op)
 		bx_conn_kick(conn);
 }
 
-/* A piece of RDMA WRITEs of @op completed, or was never posted. */
-void bx_conn_piece_end(struct bx_conn *conn, struct bx_op *op)
+/*
+ * A piece of a REPLY's RDMA WRITEs completed, or was never posted. The
+ * caller requeues or completes its op, which kicks the connection.
+ */
+void bx_conn_piece_end(struct bx_conn *conn)
 {
-	if (op->kind == BX_K_SRV_READ)
-		return;
 	spin_lock(&conn->lock);
 	conn->wpieces--;
 	spin_unlock(&conn->lock);
@@ -874,7 +876,10 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 			list_add_tail(&op->node, &conn->readyq);
 	}
 
-	/* 2b. The next piece of a cut transfer, once the messages went. */
+	/*
+	 * 2b. The next piece of a cut transfer: after the messages that
+	 * could go, and also while they wait for credits or buffers.
+	 */
 	list_for_each_entry(op, &conn->pieceq, node) {
 		if (op->kind == BX_K_REPLY) {
 			if (conn->wpieces >= BX_WPIECES_MAX)
@@ -2060,10 +2065,10 @@ int bx_conn_show(struct seq_file *m, void *unused)
 		seq_printf(m, " rd_bytes %llu rd_reads %u rd_peak_bytes %llu rd_peak_reads %u rd_waits %llu",
 			   c->rdwnd.bytes, c->rdwnd.reads, c->rdwnd.peak_bytes,
 			   c->rdwnd.peak_reads, c->rdwnd.waits);
-		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu restarts %u ack_timeout %u\n",
+		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu restarts %u ack_timeout %u wpieces %u\n",
 			   c->txq.nactive, c->rdq.nactive, c->busy_retries,
 			   c->rnr_events, READ_ONCE(c->peer->restarts),
-			   READ_ONCE(c->ack_timeout));
+			   READ_ONCE(c->ack_timeout), c->wpieces);
 		spin_unlock(&c->lock);
 	}
 	mutex_unlock(&bx_conns_lock);

@@ -153,13 +153,15 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
- * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_cut()),
- *		between two pieces; the next piece goes after the messages
- *		that are ready, so that they need not wait for all of it
- * @wpieces:	pieces of RDMA WRITEs posted and not completed; at most
- *		BX_WPIECES_MAX, so a message posted behind them waits for at
- *		most that many pieces (READ pieces: one per operation, and
- *		rd_max operations)
+ * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_cut())
+ *		whose next piece is to be posted (a REPLY's first, too); it
+ *		goes after the messages that are ready, so that they need
+ *		not wait for all of the transfer
+ * @wpieces:	pieces of RDMA WRITEs of cut replies posted, not completed;
+ *		at most BX_WPIECES_MAX. A message waits behind those and
+ *		behind uncut rendezvous replies (at most piece_kb each) the
+ *		window admitted. READ pieces: one per SRV_READ in flight,
+ *		whose READ descriptors rd_max bounds.
  * @keepalive:	every BX_KEEPALIVE_MS while up: if operations await a
  *		response and nothing was sent since the last tick (@ka_tx),
  *		sets @ka_due so that a bare credit message goes out. A peer
@@ -264,7 +266,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_retry(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_piece_end(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_piece_end(struct bx_conn *conn);
 void bx_flow_release(struct bx_op *op);
 int bx_flow_show(struct seq_file *m, void *unused);
 void bx_conn_kick(struct bx_conn *conn);

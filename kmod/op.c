@@ -643,6 +643,24 @@ static void read_end(struct bx_op *op, bool ok);
 static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /*
+ * REPLY @op failed before its PULL_WRITTEN went out (@err): complete it,
+ * and tell the requester, whose PULL would otherwise wait for it forever
+ * (with the connection down, the NACK goes nowhere and recovery decides).
+ */
+static void reply_fail(struct bx_op *op, int err)
+{
+	send_ctl(op->conn, BX_MSG_NACK, op->msg.req_id, BX_ST_REMOTE_IO);
+	op_complete(op, err);
+}
+
+/* REPLY @op goes inline (copied): small, or a sink without keys. */
+static bool reply_inline(const struct bx_op *op)
+{
+	return (op->len <= READ_ONCE(bx_rdv_threshold) &&
+		op->len <= BX_EAGER_MAX) || !op->rdma->rdv[0].rkey;
+}
+
+/*
  * Is rendezvous @op (a REPLY that WRITEs, or a SRV_READ) cut into pieces?
  * Decided once, when it is admitted: transfers longer than piece_kb are.
  */
@@ -650,11 +668,7 @@ bool bx_op_cut(struct bx_op *op)
 {
 	u32 piece = READ_ONCE(bx_piece_kb) << 10;
 
-	if (!op->rdma)
-		return false;
-	if (op->kind == BX_K_REPLY &&
-	    ((op->len <= READ_ONCE(bx_rdv_threshold) &&
-	      op->len <= BX_EAGER_MAX) || !op->rdma->rdv[0].rkey))
+	if (!op->rdma || (op->kind == BX_K_REPLY && reply_inline(op)))
 		return false;
 	op->cut = piece && op->len > piece;
 	return op->cut;
@@ -672,6 +686,7 @@ void bx_op_piece(struct bx_op *op)
 	enum dma_data_direction dir = rd ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	u32 piece = READ_ONCE(bx_piece_kb) << 10;
 	struct ib_send_wr *first;
+	int ret;
 
 	if (!piece)
 		piece = op->len;
@@ -679,7 +694,8 @@ void bx_op_piece(struct bx_op *op)
 		op->cqe.done = write_piece_done;
 	first = rw_setup(op, op->rw_off, min(piece, op->len - op->rw_off), 1,
 			 dir, NULL, &op->rw_len);
-	if (!IS_ERR(first) && !bx_conn_post(op->conn, first)) {
+	ret = IS_ERR(first) ? PTR_ERR(first) : bx_conn_post(op->conn, first);
+	if (!ret) {
 		atomic64_inc(&bx_pieces);
 		return;
 	}
@@ -689,8 +705,8 @@ void bx_op_piece(struct bx_op *op)
 		read_end(op, false);
 		return;
 	}
-	bx_conn_piece_end(op->conn, op);
-	op_complete(op, IS_ERR(first) ? PTR_ERR(first) : -ECONNRESET);
+	bx_conn_piece_end(op->conn);
+	reply_fail(op, ret);
 	bx_op_put(op);
 }
 
@@ -701,18 +717,18 @@ static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct bx_conn *conn = op->conn;
 
 	rw_release(op, DMA_TO_DEVICE);
-	bx_conn_piece_end(conn, op);
+	bx_conn_piece_end(conn);
 	if (wc->status != IB_WC_SUCCESS) {
 		bool flush = wc->status == IB_WC_WR_FLUSH_ERR;
 
-		if (!flush)
+		if (!flush) {
 			pr_warn_ratelimited("RDMA WRITE to %pISc failed: %s\n",
 					    &conn->peer->addr,
 					    ib_wc_status_msg(wc->status));
+			bx_conn_fail(conn, -EIO);
+		}
 		op_complete(op, flush ? -ECONNRESET : -EIO);
 		bx_op_put(op);
-		if (!flush)
-			bx_conn_fail(conn, -EIO);
 		return;
 	}
 	op->rw_off += op->rw_len;
@@ -726,13 +742,11 @@ static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 static int transmit_reply(struct bx_op *op, struct bx_buf *slot)
 {
 	struct bx_region *r = op->file->region;
-	struct bx_rdma *rd = op->rdma;
 	struct ib_send_wr *first, *last;
 	u32 done;
 
-	/* Small, or a sink without keys: inline. */
-	if ((op->len <= READ_ONCE(bx_rdv_threshold) &&
-	     op->len <= BX_EAGER_MAX) || !rd->rdv[0].rkey) {
+	/* Small, or a sink without keys: inline (never once cut). */
+	if (!op->cut && reply_inline(op)) {
 		op->msg.type = BX_MSG_PULL_RESP;
 		op->msg.len = op->len;
 		op->msg.payload = op->len ? bx_region_ptr(r, op->off) : NULL;
@@ -794,7 +808,11 @@ void bx_op_sent(struct bx_op *op, int err)
 		break;
 	case BX_K_REPLY:
 		rw_release(op, DMA_TO_DEVICE);
-		op_complete(op, err ? err : op->len);
+		/* Not posted, and the connection stays up (kick_send()). */
+		if (err == -EINVAL || err == -ENOMEM)
+			reply_fail(op, err);
+		else
+			op_complete(op, err ? err : op->len);
 		break;
 	default:
 		break;

@@ -70,7 +70,7 @@ struct bx_rdma {
  * @ref:	held by the submitter until the op is queued, by the send in
  *		flight, by the wait for a response (conn->ops) and by RDMA
  *		work in flight; the op is freed with the last
- * @node:	in peer->pending or one of conn's ctlq, readyq, retryq
+ * @node:	in peer->pending or one of conn's ctlq, readyq, retryq, pieceq
  * @qi:		in a flow of conn->txq or conn->rdq, with its cost in bytes
  * @file:	owner (ref), NULL for control messages
  * @conn:	connection (ref) once assigned

@@ -166,6 +166,9 @@ fault_case() {
 	# that on the debug one (client_link's reached 14 s there), so the
 	# window stretches like the other timeouts (lib.sh, BX_SLOW).
 	echo $((15000 * BX_SLOW)) > /sys/module/bx/parameters/recover_ms
+	# 64 KiB transfers go in 4 pieces, so that failures also find
+	# them between two pieces (bx.rst, "Pieces").
+	echo 16 > /sys/module/bx/parameters/piece_kb
 	[ "$ID" -gt 1 ] || try check mon_start /tmp/mon."$tag"
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 64 -b 0 -r 64
