@@ -939,7 +939,7 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 	bx_credits_untake(&conn->cr, grant);
 	spin_unlock(&conn->lock);
 	bx_op_sent(op, ret);
-	if (ret != -EINVAL && ret != -ENOMEM)
+	if (bx_send_err_fatal(ret))
 		bx_conn_fail(conn, ret);
 }
 

@@ -586,8 +586,8 @@ static void rw_release(struct bx_op *op, enum dma_data_direction dir)
  * rendezvous transfer: the file's region from op->off + @from, the peer's
  * segments rd->rdv from byte @from of their concatenation, at most
  * @maxseg of them. Returns the first WR of the chain, whose last WR is
- * linked to @next (or signals op->cqe if NULL), and in *@setlen the
- * bytes it moves.
+ * linked to @next (or signals op->cqe if NULL), and in *@setlen (unless
+ * NULL) the bytes it moves.
  */
 static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 				   u8 maxseg, enum dma_data_direction dir,
@@ -624,14 +624,15 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 		rd->nseg++;
 		done += n;
 	}
-	/* Never posts nothing: the lengths were checked against the segments. */
+	/* Nothing to post cannot happen: lengths were checked at parse. */
 	if (!rd->nseg)
 		return ERR_PTR(-EINVAL);
 	for (i = rd->nseg - 1; i >= 0; i--)
 		chain = rdma_rw_ctx_wrs(&rd->rw[i], conn->qp,
 					conn->cm_id->port_num,
 					chain ? NULL : &op->cqe, chain);
-	*setlen = done;
+	if (setlen)
+		*setlen = done;
 	return chain;
 
 err:
@@ -743,7 +744,6 @@ static int transmit_reply(struct bx_op *op, struct bx_buf *slot)
 {
 	struct bx_region *r = op->file->region;
 	struct ib_send_wr *first, *last;
-	u32 done;
 
 	/* Small, or a sink without keys: inline (never once cut). */
 	if (!op->cut && reply_inline(op)) {
@@ -760,7 +760,7 @@ static int transmit_reply(struct bx_op *op, struct bx_buf *slot)
 		return build_send(op, slot, NULL, NULL);
 	/* RDMA WRITEs then the SEND: RC delivers them in this order. */
 	first = rw_setup(op, 0, op->len, BX_WIRE_MAX_RDV, DMA_TO_DEVICE, NULL,
-			 &done);
+			 NULL);
 	if (IS_ERR(first))
 		return PTR_ERR(first);
 	for (last = first; last->next; last = last->next)
@@ -809,7 +809,7 @@ void bx_op_sent(struct bx_op *op, int err)
 	case BX_K_REPLY:
 		rw_release(op, DMA_TO_DEVICE);
 		/* Not posted, and the connection stays up (kick_send()). */
-		if (err == -EINVAL || err == -ENOMEM)
+		if (err && !bx_send_err_fatal(err))
 			reply_fail(op, err);
 		else
 			op_complete(op, err ? err : op->len);
@@ -1099,14 +1099,13 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 void bx_op_read(struct bx_op *op)
 {
 	struct ib_send_wr *first;
-	u32 done;
 
 	if (bx_op_cut(op)) {
 		bx_op_piece(op);
 		return;
 	}
 	first = rw_setup(op, 0, op->len, BX_WIRE_MAX_RDV, DMA_FROM_DEVICE,
-			 NULL, &done);
+			 NULL, NULL);
 	if (IS_ERR(first) || bx_conn_post(op->conn, first)) {
 		if (!IS_ERR(first))
 			rw_release(op, DMA_FROM_DEVICE);

@@ -140,6 +140,15 @@ struct bx_op {
 	u32			rw_len;
 };
 
+/*
+ * A message that could not be built or posted for want of memory, or as
+ * malformed, leaves the connection up; anything else fails it.
+ */
+static inline bool bx_send_err_fatal(int err)
+{
+	return err != -EINVAL && err != -ENOMEM;
+}
+
 /* Called by the connection layer (conn.c). */
 int bx_op_transmit(struct bx_op *op, struct bx_buf *slot);
 void bx_op_read(struct bx_op *op);
