@@ -84,6 +84,19 @@ cli() {
 	[ $crc -eq 0 ] || fail "bxperf client $* exited $crc"
 }
 
+# The probe: one more process pulling 4 KiB, one at a time, for SECS
+# through the connection of the bulk operations that run meanwhile.
+# probe_start TRANSPORT SECS TAG ... probe_end
+probe_start() {
+	timeout "$CTMO" bxperf client -a "$S" -T "$1" -o pull -z 4096 -q 1 \
+		-d "$2" -w 1 -m 1 -t "$3" > /tmp/probe.out 2> /tmp/probe.err &
+	pr=$!
+}
+probe_end() {
+	wait $pr || fail "probe exited non-zero: $(cat /tmp/probe.err)"
+	cat /tmp/probe.out
+}
+
 # ---- counters ----------------------------------------------------------
 
 snap() {
@@ -399,14 +412,10 @@ if has incast; then
 			st=; [ "$ID" -eq 1 ] && st=-S
 			# The probe: one more process, a 4 KiB pull at a time,
 			# through the bulk operations' connection.
-			timeout "$CTMO" bxperf client -a "$S" -T $tp -o pull \
-				-z 4096 -q 1 -d "$ISECS" -w 1 -m 1 \
-				-t "incast-$set-probe" > /tmp/probe.out 2> /tmp/probe.err &
-			pr=$!
+			probe_start $tp "$ISECS" "incast-$set-probe"
 			cli -T $tp -o mix -z 1M -q 4 -P "$IPROCS" -d "$ISECS" -m 1 \
 				-w 1 $st -t "incast-$set"
-			wait $pr || fail "probe exited non-zero: $(cat /tmp/probe.err)"
-			cat /tmp/probe.out
+			probe_end
 		fi
 		b "incast.$set.done"
 		counters "incast-$set"
@@ -427,14 +436,10 @@ if has pieces; then
 			b "pieces.$r.$st"
 			if [ "$ID" -eq 1 ]; then
 				for op in pull push; do
-					timeout "$CTMO" bxperf client -a "$S" -T bx -o pull \
-						-z 4096 -q 1 -d "$SECS" -w 1 -m 1 \
-						-t "pieces-$st-$op-probe" > /tmp/probe.out 2> /tmp/probe.err &
-					pr=$!
+					probe_start bx "$SECS" "pieces-$st-$op-probe"
 					cli -T bx -o $op -z 1M -q 8 -d "$SECS" -m 1 -w 1 \
 						-t "pieces-$st"
-					wait $pr || fail "probe exited non-zero: $(cat /tmp/probe.err)"
-					cat /tmp/probe.out
+					probe_end
 				done
 			fi
 			b "pieces.$r.$st.done"
