@@ -36,13 +36,22 @@ static const struct netlink_range_validation bx_a_tunables_drr_quantum_range = {
 	.max	= 16777216ULL,
 };
 
+static const struct netlink_range_validation bx_a_tunables_connect_timeout_ms_range = {
+	.min	= 1000ULL,
+	.max	= 120000ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_recover_ms_range = {
+	.max	= 600000ULL,
+};
+
 /* BX_CMD_CONN_GET - do */
 static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_PEER_ID + 1] = {
 	[BX_A_CONN_PEER_ID] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
 /* BX_CMD_TUNABLES_SET - do */
-static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_FLOW_CONTROL + 1] = {
+static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_RECOVER_MS + 1] = {
 	[BX_A_TUNABLES_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_wnd_kb_range),
 	[BX_A_TUNABLES_WND_OPS] = NLA_POLICY_RANGE(NLA_U32, 1, 4096),
 	[BX_A_TUNABLES_HOST_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_kb_range),
@@ -53,6 +62,10 @@ static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_FLOW_CONT
 	[BX_A_TUNABLES_RDV_THRESHOLD] = NLA_POLICY_MAX(NLA_U32, 4096),
 	[BX_A_TUNABLES_DRR_QUANTUM] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_drr_quantum_range),
 	[BX_A_TUNABLES_FLOW_CONTROL] = NLA_POLICY_MAX(NLA_U8, 1),
+	[BX_A_TUNABLES_PIECE_KB] = NLA_POLICY_MAX(NLA_U32, 16384),
+	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_connect_timeout_ms_range),
+	[BX_A_TUNABLES_ACK_TIMEOUT] = NLA_POLICY_RANGE(NLA_U32, 8, 24),
+	[BX_A_TUNABLES_RECOVER_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_recover_ms_range),
 };
 
 /* Ops table for bx */
@@ -93,7 +106,7 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.cmd		= BX_CMD_TUNABLES_SET,
 		.doit		= bx_nl_tunables_set_doit,
 		.policy		= bx_tunables_set_nl_policy,
-		.maxattr	= BX_A_TUNABLES_FLOW_CONTROL,
+		.maxattr	= BX_A_TUNABLES_RECOVER_MS,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

@@ -236,8 +236,11 @@ int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return nl_check_do(info) ?: nl_reply(info, nl_fill_stats, NULL);
 }
 
-/* The tunables, by attribute; bx_flow_control is a bool, apart. */
-static unsigned int *const nl_tunables[] = {
+/*
+ * The tunables, by attribute: u32s, except bx_flow_control, a bool that
+ * travels as a u8 (its slot stays NULL).
+ */
+static unsigned int *const nl_tunables[BX_A_TUNABLES_MAX + 1] = {
 	[BX_A_TUNABLES_WND_KB]		= &bx_wnd_kb,
 	[BX_A_TUNABLES_WND_OPS]		= &bx_wnd_ops,
 	[BX_A_TUNABLES_HOST_WND_KB]	= &bx_host_wnd_kb,
@@ -247,20 +250,25 @@ static unsigned int *const nl_tunables[] = {
 	[BX_A_TUNABLES_CREDIT_BATCH]	= &bx_credit_batch,
 	[BX_A_TUNABLES_RDV_THRESHOLD]	= &bx_rdv_threshold,
 	[BX_A_TUNABLES_DRR_QUANTUM]	= &bx_drr_quantum,
+	[BX_A_TUNABLES_PIECE_KB]	= &bx_piece_kb,
+	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = &bx_connect_timeout_ms,
+	[BX_A_TUNABLES_ACK_TIMEOUT]	= &bx_ack_timeout,
+	[BX_A_TUNABLES_RECOVER_MS]	= &bx_recover_ms,
 };
-
-static_assert(ARRAY_SIZE(nl_tunables) == BX_A_TUNABLES_FLOW_CONTROL);
-static_assert(BX_A_TUNABLES_FLOW_CONTROL == BX_A_TUNABLES_MAX);
 
 static int nl_fill_tunables(struct sk_buff *msg, void *unused)
 {
 	int a;
 
-	for (a = 1; a < ARRAY_SIZE(nl_tunables); a++)
-		if (nla_put_u32(msg, a, READ_ONCE(*nl_tunables[a])))
+	for (a = 1; a <= BX_A_TUNABLES_MAX; a++) {
+		if (a == BX_A_TUNABLES_FLOW_CONTROL) {
+			if (nla_put_u8(msg, a, READ_ONCE(bx_flow_control)))
+				return -EMSGSIZE;
+		} else if (nla_put_u32(msg, a, READ_ONCE(*nl_tunables[a]))) {
 			return -EMSGSIZE;
-	return nla_put_u8(msg, BX_A_TUNABLES_FLOW_CONTROL,
-			  READ_ONCE(bx_flow_control)) ? -EMSGSIZE : 0;
+		}
+	}
+	return 0;
 }
 
 int bx_nl_tunables_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -282,8 +290,8 @@ int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "no tunable given");
 		return -EINVAL;
 	}
-	for (a = 1; a < ARRAY_SIZE(nl_tunables); a++)
-		if (info->attrs[a])
+	for (a = 1; a <= BX_A_TUNABLES_MAX; a++)
+		if (info->attrs[a] && nl_tunables[a])
 			WRITE_ONCE(*nl_tunables[a],
 				   nla_get_u32(info->attrs[a]));
 	if (info->attrs[BX_A_TUNABLES_FLOW_CONTROL])

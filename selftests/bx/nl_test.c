@@ -43,6 +43,10 @@ static const char *const tun_param[NTUN + 1] = {
 	[BX_A_TUNABLES_RDV_THRESHOLD]	= "rdv_threshold",
 	[BX_A_TUNABLES_DRR_QUANTUM]	= "drr_quantum",
 	[BX_A_TUNABLES_FLOW_CONTROL]	= "flow_control",
+	[BX_A_TUNABLES_PIECE_KB]	= "piece_kb",
+	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = "connect_timeout_ms",
+	[BX_A_TUNABLES_ACK_TIMEOUT]	= "ack_timeout",
+	[BX_A_TUNABLES_RECOVER_MS]	= "recover_ms",
 };
 
 /* Two valid values of each tunable (one of them differs from any value). */
@@ -57,6 +61,10 @@ static const unsigned long tun_alt[NTUN + 1][2] = {
 	[BX_A_TUNABLES_RDV_THRESHOLD]	= { 2048, 1024 },
 	[BX_A_TUNABLES_DRR_QUANTUM]	= { 32768, 16384 },
 	[BX_A_TUNABLES_FLOW_CONTROL]	= { 0, 1 },
+	[BX_A_TUNABLES_PIECE_KB]	= { 128, 64 },
+	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = { 20000, 5000 },
+	[BX_A_TUNABLES_ACK_TIMEOUT]	= { 18, 16 },
+	[BX_A_TUNABLES_RECOVER_MS]	= { 20000, 1000 },
 };
 
 /* A tunable's value from sysfs (flow_control: Y/N as 1/0), or -1. */
@@ -657,6 +665,11 @@ TEST_F(nl, set_out_of_range)
 		{ "drr-quantum 511", BX_A_TUNABLES_DRR_QUANTUM, 511, 512, 16777216 },
 		{ "drr-quantum u32 max", BX_A_TUNABLES_DRR_QUANTUM, 0xffffffffUL, 512, 16777216 },
 		{ "flow-control 2", BX_A_TUNABLES_FLOW_CONTROL, 2, 0, 1 },
+		{ "piece-kb 16385", BX_A_TUNABLES_PIECE_KB, 16385, 0, 16384 },
+		{ "connect-timeout-ms 999", BX_A_TUNABLES_CONNECT_TIMEOUT_MS, 999, 1000, 120000 },
+		{ "ack-timeout 7", BX_A_TUNABLES_ACK_TIMEOUT, 7, 8, 24 },
+		{ "ack-timeout 25", BX_A_TUNABLES_ACK_TIMEOUT, 25, 8, 24 },
+		{ "recover-ms 600001", BX_A_TUNABLES_RECOVER_MS, 600001, 0, 600000 },
 	};
 	long now[NTUN + 1];
 	struct bxnl_msg m;

@@ -156,6 +156,10 @@ static const struct field tun_fields[] = {
 	{ BX_A_TUNABLES_RDV_THRESHOLD,	"rdv-threshold", F_U32, false },
 	{ BX_A_TUNABLES_DRR_QUANTUM,	"drr-quantum",	 F_U32, false },
 	{ BX_A_TUNABLES_FLOW_CONTROL,	"flow-control",	 F_U8, false },
+	{ BX_A_TUNABLES_PIECE_KB,	"piece-kb",	 F_U32, false },
+	{ BX_A_TUNABLES_CONNECT_TIMEOUT_MS, "connect-timeout-ms", F_U32, false },
+	{ BX_A_TUNABLES_ACK_TIMEOUT,	"ack-timeout",	 F_U32, false },
+	{ BX_A_TUNABLES_RECOVER_MS,	"recover-ms",	 F_U32, false },
 	{ 0 }
 };
 
@@ -992,9 +996,10 @@ static void usage(FILE *f)
 "    set        Set tunables, all in one request: all or nothing. Names\n"
 "               as in tunables (wnd-kb, wnd-ops, host-wnd-kb,\n"
 "               host-wnd-ops, rx-wnd-kb, rd-max, credit-batch,\n"
-"               rdv-threshold, drr-quantum, flow-control; \"_\" for \"-\"\n"
-"               works too). Needs CAP_NET_ADMIN. A value out of range is\n"
-"               refused by the kernel, which says why.\n"
+"               rdv-threshold, drr-quantum, flow-control, piece-kb,\n"
+"               connect-timeout-ms, ack-timeout, recover-ms; \"_\" for\n"
+"               \"-\" works too). Needs CAP_NET_ADMIN. A value out of\n"
+"               range is refused by the kernel, which says why.\n"
 "    monitor    Print one line per event (conn-up, conn-down, peer-restart,\n"
 "               recovering, recovered, dev-add, dev-del) until killed;\n"
 "               follows bx across a module\n"
