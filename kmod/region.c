@@ -178,7 +178,8 @@ int bx_region_mmap(struct bx_region *r, struct vm_area_struct *vma)
 /*
  * A scatterlist over the pages backing [off, off + len) of the region; the
  * caller checked the range. One entry per page: vmalloc pages are not
- * contiguous. Free with sg_free_table().
+ * contiguous. Free with sg_free_table(). Injectable: data.sh fails it
+ * to reach the NACK of a reply that cannot be set up.
  */
 int bx_region_sg(struct bx_region *r, u64 off, u32 len, struct sg_table *sgt)
 {
@@ -202,3 +203,4 @@ int bx_region_sg(struct bx_region *r, u64 off, u32 len, struct sg_table *sgt)
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(bx_region_sg, ERRNO);

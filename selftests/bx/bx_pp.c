@@ -320,7 +320,7 @@ struct slot {
 	void		*req;
 };
 
-#define NERR	14
+#define NERR	15
 
 struct stats {
 	long	ok, failed, bad;
@@ -350,7 +350,8 @@ static void start_together(struct stats *all, int procs, struct stats *me)
 /* The last entry counts every other errno. */
 static const int errs_seen[NERR] = {
 	ENOBUFS, ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EMSGSIZE,
-	EIO, ENOTCONN, ENETUNREACH, ECONNABORTED, ENODEV, EHOSTDOWN, EPROTO, 0
+	EIO, ENOTCONN, ENETUNREACH, ECONNABORTED, ENODEV, EHOSTDOWN, EPROTO,
+	EREMOTEIO, 0
 };
 
 static int err_index(int res)

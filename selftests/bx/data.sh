@@ -9,6 +9,9 @@
 #   pieces       transfers cut in pieces of 96 KiB (piece_kb), cut again
 #                at the peer's 1 MiB segments: every byte verified, 4 in
 #                flight; the server posted pieces; none with piece_kb 0
+#   reply_fails  the server cannot set up a reply's RDMA WRITEs (fault
+#                injection, once): the pull fails with EREMOTEIO, cut in
+#                pieces or whole, and the connection carries on
 #   inflight     one process with 256 operations in flight
 #   shared_conn  8 processes on each client: exactly one connection per
 #                peer pair on every host
@@ -85,6 +88,70 @@ case_pieces() {
 		b pieces.cut; b pieces.off
 		[ "$ID" -ne 1 ] || try client_ok -z 1048576 -i 2 -q 2
 		b pieces.done
+	fi
+	result
+}
+
+# reply_fails needs fail_function (the debug lane's kernel).
+FF=/sys/kernel/debug/fail_function
+
+# Make the server's next bx_region_sg() (a reply's RDMA WRITEs) fail;
+# the function may still be listed from the last time (EBUSY).
+ff_off() {
+	echo > $FF/inject 2>/dev/null || true
+	echo 0 > $FF/probability
+}
+ff_once() {
+	ff_off
+	echo bx_region_sg > $FF/inject &&
+		printf '%#x\n' -12 > $FF/bx_region_sg/retval &&
+		echo 100 > $FF/probability && echo 1 > $FF/interval &&
+		echo 1 > $FF/times && echo 0 > $FF/verbose ||
+		{ echo "# FAIL: fail_function bx_region_sg"; return 1; }
+}
+
+qpn() { awk '{ for (i = 1; i < NF; i++) if ($i == "qp") print $(i + 1) }' \
+	/sys/kernel/debug/bx/conns; }
+
+# One 1 MiB pull, which the server cannot answer: it fails with EREMOTEIO
+# (the server's NACK), on the same QP, and the next ones succeed.
+pull_nacked() {
+	q0=$(qpn)
+	out=$("$PP" client -a "$SERVER" -s $SVC -m pull -z 1048576 -i 1 -q 1 2>&1) &&
+		{ echo "# FAIL: pull succeeded: $out"; return 1; }
+	echo "# $(echo "$out" | tr '\n' ' ')"
+	echo "$out" | grep -q "1 x Remote I/O error" ||
+		{ echo "# FAIL: not a remote I/O error: $out"; return 1; }
+	client_ok -m pull -z 1048576 -i 2 -q 2 || return 1
+	check [ "$(qpn)" = "$q0" ]
+}
+
+case_reply_fails() {
+	[ -d $FF ] || return $KSFT_SKIP
+	if [ "$ID" -eq 0 ]; then
+		def=$(cat $PIECE)
+		serve_start -n 64 -b 4 -r 160
+		b rf.up; b rf.warm
+		# 1 MiB is cut into pieces of piece_kb (256 by default).
+		try ff_once
+		b rf.cut; b rf.cut.done
+		try check [ "$(cat $FF/times)" = 0 ]
+		echo 0 > $PIECE
+		try ff_once
+		b rf.whole; b rf.whole.done
+		try check [ "$(cat $FF/times)" = 0 ]
+		ff_off
+		echo "$def" > $PIECE
+		try serve_stop errors-ok
+		try check grep -q " errors 2 dups" /tmp/srv.out
+	else
+		b rf.up
+		[ "$ID" -ne 1 ] || try client_ok -m pull -z 1048576 -i 1 -q 1
+		b rf.warm; b rf.cut
+		[ "$ID" -ne 1 ] || try pull_nacked
+		b rf.cut.done; b rf.whole
+		[ "$ID" -ne 1 ] || try pull_nacked
+		b rf.whole.done
 	fi
 	result
 }
@@ -192,9 +259,10 @@ case_idle() {
 	wait_until 5 bx_has_dev rxe0
 }
 
-ktap_plan 8
+ktap_plan 9
 run_test sizes case_sizes
 run_test pieces case_pieces
+run_test reply_fails case_reply_fails
 run_test inflight case_inflight
 run_test shared_conn case_shared_conn
 run_test zero_copy case_zero_copy
