@@ -51,7 +51,7 @@ static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_PEER_ID + 1] = {
 };
 
 /* BX_CMD_TUNABLES_SET - do */
-static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_RECOVER_MS + 1] = {
+static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_RD_DEPTH + 1] = {
 	[BX_A_TUNABLES_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_wnd_kb_range),
 	[BX_A_TUNABLES_WND_OPS] = NLA_POLICY_RANGE(NLA_U32, 1, 4096),
 	[BX_A_TUNABLES_HOST_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_kb_range),
@@ -66,6 +66,7 @@ static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_RECOVER_M
 	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_connect_timeout_ms_range),
 	[BX_A_TUNABLES_ACK_TIMEOUT] = NLA_POLICY_RANGE(NLA_U32, 8, 24),
 	[BX_A_TUNABLES_RECOVER_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_recover_ms_range),
+	[BX_A_TUNABLES_RD_DEPTH] = NLA_POLICY_RANGE(NLA_U32, 1, 16),
 };
 
 /* Ops table for bx */
@@ -106,7 +107,7 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.cmd		= BX_CMD_TUNABLES_SET,
 		.doit		= bx_nl_tunables_set_doit,
 		.policy		= bx_tunables_set_nl_policy,
-		.maxattr	= BX_A_TUNABLES_RECOVER_MS,
+		.maxattr	= BX_A_TUNABLES_RD_DEPTH,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

@@ -254,6 +254,7 @@ static unsigned int *const nl_tunables[BX_A_TUNABLES_MAX + 1] = {
 	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = &bx_connect_timeout_ms,
 	[BX_A_TUNABLES_ACK_TIMEOUT]	= &bx_ack_timeout,
 	[BX_A_TUNABLES_RECOVER_MS]	= &bx_recover_ms,
+	[BX_A_TUNABLES_RD_DEPTH]	= &bx_rd_depth,
 };
 
 static int nl_fill_tunables(struct sk_buff *msg, void *unused)

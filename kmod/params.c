@@ -85,6 +85,18 @@ static struct bx_tunable bx_t_rd_max = { &bx_rd_max, 1, 16 };
 module_param_cb(rd_max, &tunable_ops, &bx_t_rd_max, 0644);
 MODULE_PARM_DESC(rd_max, "RDMA READ operations in flight per connection [1..16, default 1]");
 
+/*
+ * RDMA READs a connection's QP has on the wire at once: the initiator
+ * depth asked of the device for new connections (at most what it has).
+ * With rd_max above it, bx posts the next READ early and the device
+ * sends it as soon as the last one's response is in, without waiting
+ * for bx to handle the completion.
+ */
+unsigned int bx_rd_depth = 16;
+static struct bx_tunable bx_t_rd_depth = { &bx_rd_depth, 1, 16 };
+module_param_cb(rd_depth, &tunable_ops, &bx_t_rd_depth, 0644);
+MODULE_PARM_DESC(rd_depth, "RDMA READs a connection's QP has on the wire at once, for new connections [1..16, default 16]");
+
 unsigned int bx_credit_batch = 32;
 static struct bx_tunable bx_t_credit_batch = { &bx_credit_batch, 1, 64 };
 module_param_cb(credit_batch, &tunable_ops, &bx_t_credit_batch, 0644);

@@ -16,6 +16,7 @@ extern unsigned int bx_host_wnd_kb;
 extern unsigned int bx_host_wnd_ops;
 extern unsigned int bx_rx_wnd_kb;
 extern unsigned int bx_rd_max;
+extern unsigned int bx_rd_depth;
 extern unsigned int bx_credit_batch;
 extern unsigned int bx_rdv_threshold;
 extern unsigned int bx_drr_quantum;

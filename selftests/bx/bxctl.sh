@@ -105,7 +105,7 @@ tunables() {
 	echo "$out" | sed 's/^/# /'
 	for t in wnd_kb wnd_ops host_wnd_kb host_wnd_ops rx_wnd_kb rd_max \
 		 credit_batch rdv_threshold drr_quantum piece_kb \
-		 connect_timeout_ms ack_timeout recover_ms; do
+		 connect_timeout_ms ack_timeout recover_ms rd_depth; do
 		name=$(echo $t | tr _ -)
 		echo "$out" | grep -q "^$name  *$(cat $P/$t)\$" || fail "$name"
 	done

@@ -47,6 +47,7 @@ static const char *const tun_param[NTUN + 1] = {
 	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = "connect_timeout_ms",
 	[BX_A_TUNABLES_ACK_TIMEOUT]	= "ack_timeout",
 	[BX_A_TUNABLES_RECOVER_MS]	= "recover_ms",
+	[BX_A_TUNABLES_RD_DEPTH]	= "rd_depth",
 };
 
 /* Two valid values of each tunable (one of them differs from any value). */
@@ -65,6 +66,7 @@ static const unsigned long tun_alt[NTUN + 1][2] = {
 	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = { 20000, 5000 },
 	[BX_A_TUNABLES_ACK_TIMEOUT]	= { 18, 16 },
 	[BX_A_TUNABLES_RECOVER_MS]	= { 20000, 1000 },
+	[BX_A_TUNABLES_RD_DEPTH]	= { 1, 2 },
 };
 
 /* A tunable's value from sysfs (flow_control: Y/N as 1/0), or -1. */
@@ -670,6 +672,7 @@ TEST_F(nl, set_out_of_range)
 		{ "ack-timeout 7", BX_A_TUNABLES_ACK_TIMEOUT, 7, 8, 24 },
 		{ "ack-timeout 25", BX_A_TUNABLES_ACK_TIMEOUT, 25, 8, 24 },
 		{ "recover-ms 600001", BX_A_TUNABLES_RECOVER_MS, 600001, 0, 600000 },
+		{ "rd-depth 0", BX_A_TUNABLES_RD_DEPTH, 0, 1, 16 },
 	};
 	long now[NTUN + 1];
 	struct bxnl_msg m;

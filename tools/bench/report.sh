@@ -494,9 +494,10 @@ END {
 	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | probe p50 | probe p99 | MB/s (both) | ops | srv machine µs/op | retransmits |\n") > out
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
 	# The first four are in every run; the rest (mid windows, a shorter
-	# ACK timeout, the halves of mid: rx, snd, transfers not cut: -p0)
+	# ACK timeout, the halves of mid: rx, snd, transfers not cut: -p0,
+	# READs posted early: -r2)
 	# only in runs that ask.
-	nsets = split("off on small tcp mid off-a14 on-a14 mid-a14 rx snd rx-a14 snd-a14 off-p0 on-p0 mid-p0 mid-a14-p0", SETS, " ")
+	nsets = split("off on small tcp mid off-a14 on-a14 mid-a14 rx snd rx-a14 snd-a14 off-p0 on-p0 mid-p0 mid-a14-p0 off-r2 on-r2 mid-r2 mid-a14-r2", SETS, " ")
 	nbx = 0
 	for (i = 1; i <= nsets; i++) {
 		st = SETS[i]
@@ -525,6 +526,8 @@ END {
 			label = label ", ack_timeout " substr(st, RSTART + 2, RLENGTH - 2)
 		if (match(st, /-p[0-9]+/))
 			label = label ", piece_kb " substr(st, RSTART + 2, RLENGTH - 2)
+		if (match(st, /-r[0-9]+/))
+			label = label ", rd_max " substr(st, RSTART + 2, RLENGTH - 2) " (rd_depth 1)"
 		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |\n", label, \
 		       ms(hpct(kp, 0.5)), ms(hpct(kp, 0.99)), ms(hpct(kp, 0.999)), \
 		       ms(hpct(ku, 0.5)), ms(hpct(ku, 0.99)), ms(hpct(ku, 0.999)), \

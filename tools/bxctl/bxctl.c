@@ -160,6 +160,7 @@ static const struct field tun_fields[] = {
 	{ BX_A_TUNABLES_CONNECT_TIMEOUT_MS, "connect-timeout-ms", F_U32, false },
 	{ BX_A_TUNABLES_ACK_TIMEOUT,	"ack-timeout",	 F_U32, false },
 	{ BX_A_TUNABLES_RECOVER_MS,	"recover-ms",	 F_U32, false },
+	{ BX_A_TUNABLES_RD_DEPTH,	"rd-depth",	 F_U32, false },
 	{ 0 }
 };
 
@@ -997,9 +998,9 @@ static void usage(FILE *f)
 "               as in tunables (wnd-kb, wnd-ops, host-wnd-kb,\n"
 "               host-wnd-ops, rx-wnd-kb, rd-max, credit-batch,\n"
 "               rdv-threshold, drr-quantum, flow-control, piece-kb,\n"
-"               connect-timeout-ms, ack-timeout, recover-ms; \"_\" for\n"
-"               \"-\" works too). Needs CAP_NET_ADMIN. A value out of\n"
-"               range is refused by the kernel, which says why.\n"
+"               connect-timeout-ms, ack-timeout, recover-ms, rd-depth;\n"
+"               \"_\" for \"-\" works too). Needs CAP_NET_ADMIN. A value\n"
+"               out of range is refused by the kernel, which says why.\n"
 "    monitor    Print one line per event (conn-up, conn-down, peer-restart,\n"
 "               recovering, recovered, dev-add, dev-del) until killed;\n"
 "               follows bx across a module\n"
