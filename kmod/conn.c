@@ -1137,7 +1137,7 @@ static void conn_params(struct bx_conn *conn, struct bx_wire_conn *w,
 	param->private_data = w;
 	param->private_data_len = sizeof(*w);
 	param->responder_resources = min(a->max_qp_rd_atom, 16);
-	param->initiator_depth = min_t(u32, a->max_qp_init_rd_atom,
+	param->initiator_depth = min_t(int, a->max_qp_init_rd_atom,
 				       READ_ONCE(bx_rd_depth));
 	param->retry_count = 6;
 	param->rnr_retry_count = 0;

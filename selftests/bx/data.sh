@@ -105,8 +105,8 @@ ff_once() {
 	ff_off
 	echo bx_region_sg > $FF/inject &&
 		printf '%#x\n' -12 > $FF/bx_region_sg/retval &&
-		echo 100 > $FF/probability && echo 1 > $FF/interval &&
-		echo 1 > $FF/times && echo 0 > $FF/verbose ||
+		echo 1 > $FF/interval && echo 1 > $FF/times &&
+		echo 0 > $FF/verbose && echo 100 > $FF/probability ||
 		{ echo "# FAIL: fail_function bx_region_sg"; return 1; }
 }
 
@@ -130,9 +130,13 @@ case_reply_fails() {
 	[ -d $FF ] || return $KSFT_SKIP
 	if [ "$ID" -eq 0 ]; then
 		def=$(cat $PIECE)
+		# Whatever ends the case (a barrier timing out under set -e),
+		# nothing stays armed for the cases after it.
+		trap 'ff_off; echo "$def" > $PIECE' EXIT
 		serve_start -n 64 -b 4 -r 160
 		b rf.up; b rf.warm
-		# 1 MiB is cut into pieces of piece_kb (256 by default).
+		# 1 MiB in pieces of 256 KiB.
+		echo 256 > $PIECE
 		try ff_once
 		b rf.cut; b rf.cut.done
 		try check [ "$(cat $FF/times)" = 0 ]
