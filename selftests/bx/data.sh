@@ -92,24 +92,6 @@ case_pieces() {
 	result
 }
 
-# reply_fails needs fail_function (the debug lane's kernel).
-FF=/sys/kernel/debug/fail_function
-
-# Make the server's next bx_region_sg() (a reply's RDMA WRITEs) fail;
-# the function may still be listed from the last time (EBUSY).
-ff_off() {
-	echo > $FF/inject 2>/dev/null || true
-	echo 0 > $FF/probability
-}
-ff_once() {
-	ff_off
-	echo bx_region_sg > $FF/inject &&
-		printf '%#x\n' -12 > $FF/bx_region_sg/retval &&
-		echo 1 > $FF/interval && echo 1 > $FF/times &&
-		echo 0 > $FF/verbose && echo 100 > $FF/probability ||
-		{ echo "# FAIL: fail_function bx_region_sg"; return 1; }
-}
-
 qpn() { awk '{ for (i = 1; i < NF; i++) if ($i == "qp") print $(i + 1) }' \
 	/sys/kernel/debug/bx/conns; }
 
@@ -126,25 +108,28 @@ pull_nacked() {
 	check [ "$(qpn)" = "$q0" ]
 }
 
+# reply_fails makes the server's next bx_region_sg() (a reply's RDMA
+# WRITEs) fail with ENOMEM (12), where fail_function exists (the debug
+# lane's kernel).
 case_reply_fails() {
 	[ -d $FF ] || return $KSFT_SKIP
 	if [ "$ID" -eq 0 ]; then
 		def=$(cat $PIECE)
 		# Whatever ends the case (a barrier timing out under set -e),
 		# nothing stays armed for the cases after it.
-		trap 'ff_off; echo "$def" > $PIECE' EXIT
+		trap 'ff_reset; echo "$def" > $PIECE' EXIT
 		serve_start -n 64 -b 4 -r 160
 		b rf.up; b rf.warm
 		# 1 MiB in pieces of 256 KiB.
 		echo 256 > $PIECE
-		try ff_once
+		try check ff_set bx_region_sg 12 1
 		b rf.cut; b rf.cut.done
 		try check [ "$(cat $FF/times)" = 0 ]
 		echo 0 > $PIECE
-		try ff_once
+		try check ff_set bx_region_sg 12 1
 		b rf.whole; b rf.whole.done
 		try check [ "$(cat $FF/times)" = 0 ]
-		ff_off
+		ff_reset
 		echo "$def" > $PIECE
 		try serve_stop errors-ok
 		try check grep -q " errors 2 dups" /tmp/srv.out

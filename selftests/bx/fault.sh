@@ -20,22 +20,6 @@ if [ ! -d $D/fail_function ] || [ ! -d $D/failslab ]; then
 	exit $KSFT_SKIP
 fi
 
-ff_reset() {
-	echo > $D/fail_function/inject 2>/dev/null || true
-	echo 0 > $D/fail_function/probability
-}
-
-# fail_function FUNC ERRNO: make FUNC fail every time with -ERRNO.
-ff_set() {
-	ff_reset
-	echo "$1" > $D/fail_function/inject
-	printf '%#x\n' "-$2" > "$D/fail_function/$1/retval"
-	echo 100 > $D/fail_function/probability
-	echo 1 > $D/fail_function/interval
-	echo -1 > $D/fail_function/times
-	echo 0 > $D/fail_function/verbose
-}
-
 open_fails() {
 	ff_set bx_open $ENOMEM
 	out=$($ST -p 4 -n 50) || fail "$out"

@@ -65,6 +65,23 @@ bx_lacks_dev() { ! bx_has_dev "$1"; }
 # A module-wide counter of debugfs "stats".
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/bx/stats; }
 
+# fail_function (kernels with FAIL_FUNCTION): "ff_set FUNC ERRNO [TIMES]"
+# makes FUNC fail with -ERRNO, on every call (TIMES -1, the default) or
+# on the next TIMES calls; the probability goes last, once the rest is
+# set. ff_reset stops it (FUNC may still be listed: EBUSY on a new set).
+FF=/sys/kernel/debug/fail_function
+ff_reset() {
+	echo > $FF/inject 2>/dev/null || true
+	echo 0 > $FF/probability
+}
+ff_set() {
+	ff_reset
+	echo "$1" > $FF/inject &&
+		printf '%#x\n' "-$2" > "$FF/$1/retval" &&
+		echo 1 > $FF/interval && echo "${3:--1}" > $FF/times &&
+		echo 0 > $FF/verbose && echo 100 > $FF/probability
+}
+
 # ---- cases that span guests ----------------------------------------------
 # A case keeps going after a failed step so that every guest still meets
 # every barrier; it fails at its end (result) if any step failed.
