@@ -131,9 +131,17 @@ counters() {
 		printf " %s=%s", $1, $2 - a[$1]
 	     }' /tmp/net.before /tmp/net.after
 	flow
-	printf ' params=%s/%s/%s/%s/%s\n' "$(cat $P/flow_control)" \
-		"$(cat $P/wnd_kb)" "$(cat $P/host_wnd_kb)" "$(cat $P/rx_wnd_kb)" \
-		"$(cat $P/rd_max)"
+	# The tunables an incast setting may change, in this order:
+	# flow_control/wnd_kb/host_wnd_kb/rx_wnd_kb/rd_max/rd_depth/
+	# ack_timeout/piece_kb.
+	printf ' params='
+	sep=
+	for t in flow_control wnd_kb host_wnd_kb rx_wnd_kb rd_max rd_depth \
+		ack_timeout piece_kb; do
+		printf '%s%s' "$sep" "$(cat $P/$t)"
+		sep=/
+	done
+	echo
 }
 
 # Tunables of an incast setting, on a freshly loaded bx so that its
