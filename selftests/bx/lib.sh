@@ -25,6 +25,8 @@ run_test() {
 	# Not "( ... ) || rc=$?": a tested subshell silently disables set -e.
 	( set -e; "$fn" )
 	rc=$?
+	# check.sh lists the slowest cases from these lines.
+	echo "# bxtest-case: $name $(($(date +%s) - t0)) s"
 	case $rc in
 	0) echo "ok $_ktap_n $name"; _ktap_pass=$((_ktap_pass + 1)) ;;
 	4) echo "ok $_ktap_n $name # SKIP"; _ktap_skip=$((_ktap_skip + 1)) ;;

@@ -104,7 +104,7 @@ run_guests() {
 		echo "check: guests $name: run.sh $*"
 		rc=0
 		"$top/tools/testing/vm/run.sh" -o "$O/vm/check-$name" "$@" > "$out" 2>&1 || rc=$?
-		grep -a -E 'not ok|bxtest: .* (fail:[1-9]|exited|splat)|run.sh: guest|bxrig-totals' "$out"
+		grep -a -E 'not ok|bxtest: (.* (fail:[1-9]|exited|splat|did not meet)|kmemleak after)|run.sh: guest|bxrig-totals' "$out"
 		[ "$try" -lt 3 ] && [ "$rc" -eq 3 ] || break
 		mv "$out" "$out.rxe-crash$try"
 		rm -rf "$O/vm/check-$name.rxe-crash$try"
@@ -124,8 +124,17 @@ run_guests() {
 			print g " " t[g] ": " l a[g] (r[g] == "" ? "" : " -- " r[g])
 			r[g] = a[g] = ""
 		}
-		/^g[0-9]+\| # bxtest: .* (exited|splat)/ { print g substr($0, length(g) + 3) }
+		/^g[0-9]+\| # bxtest: (.* (exited|splat|did not meet)|kmemleak after)/ {
+			print g substr($0, length(g) + 3)
+		}
 		/^run.sh: guest [0-9]+ FAILED/ { print substr($0, 9) }' "$out")
+	# For the list of the slowest: "SECS SET GUEST TEST[:CASE]" per test
+	# and per case (run_tests.sh and lib.sh print how long each took).
+	awk -v set="$name" '
+		/^g[0-9]+\| # bxtest: running / { t[$1] = $NF }
+		/^g[0-9]+\| # bxtest: .* in [0-9]+ s$/ { print $(NF - 1), set, $1, $4 }
+		/^g[0-9]+\| # bxtest-case: / { print $(NF - 1), set, $1, t[$1] ":" $4 }' \
+		"$out" >> "$log/times"
 	local reported=0
 	while read -r line; do
 		read -r p fl s <<< "$(sed -n 's/.*pass \([0-9]*\) fail \([0-9]*\) skip \([0-9]*\).*/\1 \2 \3/p' <<< "$line")"
@@ -158,8 +167,10 @@ tier_stock() {
 }
 
 tier_debug() {
+	# -s: each one-guest test runs on one of the two guests only (the
+	# stock lane runs them on both).
 	run_guests debug-2 -n 2 -k debug -m 1024 -t 2400 \
-		/opt/bx/selftests/bx/run_tests.sh
+		/opt/bx/selftests/bx/run_tests.sh -s
 	run_guests debug-3 -n 3 -k debug -m 1024 -t 1500 \
 		/opt/bx/selftests/bx/run_tests.sh data.sh
 	run_guests debug-4 -n 4 -k debug -m 1024 -t 1500 \
@@ -167,6 +178,7 @@ tier_debug() {
 }
 
 start=$(date +%s)
+: > "$log/times"
 for t in $TIERS; do
 	echo "check: tier $t"
 	t0=$(date +%s)
@@ -174,6 +186,14 @@ for t in $TIERS; do
 	echo "check: tier $t took $(($(date +%s) - t0))s"
 done
 echo "check: $(($(date +%s) - start))s"
+# What to look at first when make check grows: the slowest tests and
+# cases (TEST:CASE), on the guest where each took longest.
+if [ -s "$log/times" ]; then
+	echo "check: the slowest tests and cases:"
+	sort -rn "$log/times" | awk '!seen[$2 " " $4]++' | head -12 |
+		awk '{ sub(/\|$/, "", $3)
+		       printf "check:   %5d s  %-8s %-3s %s\n", $1, $2, $3, $4 }'
+fi
 # CI shows the end of this output: say there what failed.
 for f in "${FAILED[@]}"; do echo "check: FAILED: $f"; done
 echo "$P passed, $F failed, $S skipped"
