@@ -163,6 +163,12 @@ $2 == "bxperf-result" {
 	c = cellof()
 	k = key(F["tag"], F["transport"], F["op"], F["size"], F["depth"], F["procs"], F["mix"])
 	CELL[k] = c
+	# Incast settings in the order they ran, for those the report
+	# does not list by name.
+	if (F["tag"] ~ /^incast-/ && F["tag"] !~ /-probe$/ && !(F["tag"] in ISEEN)) {
+		ISEEN[F["tag"]] = 1
+		ISEENL[++niseen] = substr(F["tag"], 8)
+	}
 	N[k] += F["n"]; ERR[k] += F["errors"]
 	# Rates per guest over all its runs of the cell (several rounds),
 	# summed over guests in END.
@@ -496,8 +502,13 @@ END {
 	# The first four are in every run; the rest (mid windows, a shorter
 	# ACK timeout, the halves of mid: rx, snd, transfers not cut: -p0,
 	# READs posted early: -r2)
-	# only in runs that ask.
+	# only in runs that ask; any other setting that ran, after them.
 	nsets = split("off on small tcp mid off-a14 on-a14 mid-a14 rx snd rx-a14 snd-a14 off-p0 on-p0 mid-p0 mid-a14-p0 off-r2 on-r2 mid-r2 mid-a14-r2", SETS, " ")
+	for (i = 1; i <= nsets; i++)
+		LISTED[SETS[i]] = 1
+	for (i = 1; i <= niseen; i++)
+		if (!(ISEENL[i] in LISTED))
+			SETS[++nsets] = ISEENL[i]
 	nbx = 0
 	for (i = 1; i <= nsets; i++) {
 		st = SETS[i]
