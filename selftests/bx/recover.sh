@@ -37,10 +37,10 @@
 #                   (each a new incarnation and a new connection at the
 #                   server), each time with a short run and six
 #                   short-lived processes doing one push or pull each
-#                   at once: every run succeeds, the
-#                   server never holds more than two live connections to
-#                   the client (the old one may linger briefly) and ends
-#                   with at most one, and its push counts match
+#                   at once: every run succeeds, the server never holds
+#                   more than two live connections to the client (the
+#                   old one may linger briefly) and ends with at most
+#                   one, and its push counts match
 #   netem           the server's link loses 5% of its frames, delays them
 #                   5 ms +- 2 ms and reorders 10% for 15 s of load: RC
 #                   retransmits underneath, yet a connection may still
