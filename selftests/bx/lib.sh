@@ -118,7 +118,10 @@ mon_stop() {
 
 # bx_pp serve ARGS... in the background, on service $SVC; waits for it.
 serve_start() {
-	"$PP" serve -s "$SVC" "$@" > /tmp/srv.out 2>&1 &
+	# Empty it first: the shell truncates it in the child, which may
+	# run after the wait below has read the last server's "ready".
+	: > /tmp/srv.out
+	"$PP" serve -s "$SVC" "$@" >> /tmp/srv.out 2>&1 &
 	SRV=$!
 	wait_until 10 grep -q ready /tmp/srv.out ||
 		{ echo "# FAIL: server not ready: $(cat /tmp/srv.out)"; ERR=1; }
