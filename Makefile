@@ -122,7 +122,7 @@ $(O)/lib/libbx.pc: libbx/libbx.pc.in
 
 # ---- tools ----------------------------------------------------------------
 
-TOOLS := $(O)/bin/bxrig
+TOOLS := $(O)/bin/bxrig $(O)/bin/bxswitch
 include tools/ps/ps.mk
 include tools/bench/bench.mk
 include tools/bxctl/bxctl.mk
@@ -130,6 +130,11 @@ include tools/bxctl/bxctl.mk
 tools: $(TOOLS)
 
 $(O)/bin/bxrig: tools/testing/vm/bxrig.c
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -o $@ $<
+
+# The rig's lossless switch (host side).
+$(O)/bin/bxswitch: tools/testing/vm/bxswitch.c
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -o $@ $<
 
@@ -181,6 +186,13 @@ $(O)/unit/%_test: $(UNIT_DIR)/%_test.c $$(UNIT_SRCS_$$*) $(UNIT_DIR)/unit.h \
 		$(wildcard kmod/*.h libbx/*.h $(UNIT_DIR)/shim/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*) -lpthread
+
+# switch_test runs the rig's switch, built next to it with the sanitizers.
+$(O)/unit/switch_test: $(O)/unit/bxswitch
+
+$(O)/unit/bxswitch: tools/testing/vm/bxswitch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $<
 
 $(O)/unit/fuzz_%: $(UNIT_DIR)/fuzz_%.c $$(UNIT_SRCS_$$*) kmod/wire.h
 	@mkdir -p $(dir $@)

@@ -14,7 +14,7 @@
 #
 #   tools/bench/bench.sh [-o DIR] [-n GUESTS] [-s SECS] [-I INCAST_SECS]
 #                        [-p INCAST_PROCS] [-P "PHASES"] [-z SIZES]
-#                        [-k FLAVOR] [-t TIMEOUT] [-r]
+#                        [-k FLAVOR] [-t TIMEOUT] [-f FABRIC] [-r]
 #
 #   -o DIR     output directory (default $BX_BUILD/bench): the runs in
 #              DIR/run and DIR/run-multi (per-guest result.log, consoles),
@@ -29,6 +29,10 @@
 #   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
 #   -k FLAVOR  guest kernel: stock (default) or debug
 #   -t SECS    per-guest timeout (default 1500)
+#   -f FABRIC  the switch of the multi-client boot: lossy (vde_switch,
+#              default) or lossless (bxswitch: it pauses a sender
+#              instead of dropping, as PFC does; its pauses are counted
+#              per incast setting). The pair is always a lossless link.
 #   -r         no run: write the report of the run kept in DIR/run again
 #
 # Needs the guest image with bxperf in it (make stage vm). Exit status: 0
@@ -41,8 +45,8 @@ export BX_BUILD=${BX_BUILD:-$top/build}
 
 out=$BX_BUILD/bench n=4 secs=3 isecs=20 iprocs=2 flavor=stock tmo=1500
 phases="floor sweep depth procs peers incast rds pieces profile" sizes=64,4096,64K,1M,16M
-report_only=
-while getopts "o:n:s:I:p:P:z:k:t:r" opt; do
+report_only= fabric=lossy
+while getopts "o:n:s:I:p:P:z:k:t:f:r" opt; do
 	case $opt in
 	o) out=$OPTARG ;;
 	n) n=$OPTARG ;;
@@ -53,6 +57,7 @@ while getopts "o:n:s:I:p:P:z:k:t:r" opt; do
 	z) sizes=$OPTARG ;;
 	k) flavor=$OPTARG ;;
 	t) tmo=$OPTARG ;;
+	f) fabric=$OPTARG ;;
 	r) report_only=1 ;;
 	*) exit 2 ;;
 	esac
@@ -97,6 +102,21 @@ if [ -z "$report_only" ]; then
 		done
 		[ "$rrc" -eq 0 ] || rc=1
 	}
+	# The lossless switch's counters per phase, to within the 3 s of
+	# the progress loop: close the last phase's with a report, then
+	# name the next. run.sh's SIGTERM at the end reports the last.
+	switch_mark() {
+		local dir=$1 k=0 before
+		[ -f "$dir/switch.pid" ] || return 0
+		before=$(grep -c '^bxswitch:' "$dir/switch.log" || true)
+		kill -USR1 "$(cat "$dir/switch.pid")" 2>/dev/null || return 0
+		while [ "$(grep -c '^bxswitch:' "$dir/switch.log" || true)" -le "$before" ] &&
+			[ $k -lt 20 ]; do
+			sleep 0.1
+			k=$((k + 1))
+		done
+		echo "bxswitch-phase $2" >> "$dir/switch.log"
+	}
 	rig_once() {
 		local dir=$1 ng=$2 ph=$3 gargs=() i rpid seen=0 lines start
 		dead='' rrc=0
@@ -113,7 +133,7 @@ if [ -z "$report_only" ]; then
 		hostload start >> "$run/host.txt"
 		start=$(date +%s)
 		"$top/tools/testing/vm/run.sh" -n "$ng" -k "$flavor" -t "$tmo" -o "$dir" \
-			"${gargs[@]}" -e "BENCH_SECS=$secs" -e "BENCH_INCAST_SECS=$isecs" \
+			-f "$fabric" "${gargs[@]}" -e "BENCH_SECS=$secs" -e "BENCH_INCAST_SECS=$isecs" \
 			-e "BENCH_INCAST_PROCS=$iprocs" -e "BENCH_PHASES=$ph" \
 			-e "BENCH_SIZES=$sizes" -- true > "$dir/run.log" 2>&1 &
 		rpid=$!
@@ -137,6 +157,8 @@ if [ -z "$report_only" ]; then
 					tail -n +"$((seen + 1))" |
 					sed "s/^/bench: [$(($(date +%s) - start))s] /"
 				seen=$lines
+				switch_mark "$dir" "$(tr -d '\r' < "$dir/g0/result.log" |
+					grep '^bench-phase' | tail -1 | cut -d' ' -f2)"
 			fi
 		done
 		wait "$rpid" || rrc=$?

@@ -36,6 +36,17 @@ for f in "$run"/g*/result.log "$dir"/run-multi/g*/result.log; do
 	case $f in "$dir"/run-multi/*) env=bench-env-multi ;; esac
 	tr -d '\r' < "$f" | sed -e "s/^bench-env /$env /" -e "s/^/$g /"
 done > "$all"
+# The lossless switch's counters (bench.sh -f lossless), per phase: a
+# report follows the "bxswitch-phase" line that names its phase.
+for f in "$dir"/run-multi/switch.log "$run"/switch.log; do
+	[ -f "$f" ] || continue
+	awk '/^bxswitch-phase / { ph = $2; next }
+	     /^bxswitch:/ && ph != "" {
+		printf("S bench-switch phase=%s", ph)
+		for (i = 2; i <= NF; i++) if ($i !~ /^port/) printf(" %s", $i)
+		printf("\n"); ph = "" }' "$f" >> "$all"
+	break
+done
 
 hostinfo=$(awk '{ sub(/loadavg=/, ""); sub(/qemu=/, ""); split($4, l, "/")
 	n++; if ($1 == "start" && t0 == "") t0 = $2; t1 = $2; s += l[1]; if (l[1] > m) m = l[1]
@@ -234,6 +245,7 @@ $2 == "bench-flow" {
 		FLOW[ph, g, x] = F[x]
 	next
 }
+$2 == "bench-switch" { kv(); SWP[F["phase"]] = F["pauses"]; SWT[F["phase"]] = F["paused_ms"]; next }
 $2 == "bench-env" { kv(); for (x in F) ENV[x] = F[x]; next }
 $2 == "bench-env-multi" { kv(); for (x in F) ENVM[x] = F[x]; next }
 $2 == "bench-pair" {
@@ -497,8 +509,11 @@ END {
 
 	# ---- incast ----
 	printf("\n## Incast: every client guest x %s processes, 4 in flight each, pull and push 1 MiB against guest 0\n\n", ENV["incast_procs"]) > out
-	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | probe p50 | probe p99 | MB/s (both) | ops | srv machine µs/op | retransmits |\n") > out
-	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+	sw = length(SWP) > 0
+	if (sw)
+		printf("The switch is lossless (bench.sh -f lossless, tools/testing/vm/bxswitch.c): where vde_switch drops a frame whose destination is full, it stops reading the sender instead, as PFC pauses it. pauses: how many times a guest'"'"'s port was stopped so; paused s: for how long in all.\n\n") > out
+	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | probe p50 | probe p99 | MB/s (both) | ops | srv machine µs/op | retransmits |%s\n", sw ? " pauses | paused s |" : "") > out
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |%s\n", sw ? " ---: | ---: |" : "") > out
 	# The first four are in every run; the rest (mid windows, a shorter
 	# ACK timeout, the halves of mid: rx, snd, transfers not cut: -p0,
 	# READs posted early: -r2)
@@ -539,11 +554,15 @@ END {
 			label = label ", piece_kb " substr(st, RSTART + 2, RLENGTH - 2)
 		if (match(st, /-r[0-9]+/))
 			label = label ", rd_max " substr(st, RSTART + 2, RLENGTH - 2) " (rd_depth 1)"
-		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |\n", label, \
+		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |", label, \
 		       ms(hpct(kp, 0.5)), ms(hpct(kp, 0.99)), ms(hpct(kp, 0.999)), \
 		       ms(hpct(ku, 0.5)), ms(hpct(ku, 0.99)), ms(hpct(ku, 0.999)), \
 		       have(kq) ? ms(hpct(kq, 0.5)) : "", have(kq) ? ms(hpct(kq, 0.99)) : "", \
 		       num(MB[kp] + MB[ku]), N[kp] + N[ku], num(cpu(kp, "srvg")), rt) > out
+		if (sw)
+			printf(" %s | %s |", SWP["incast." st], \
+			       ("incast." st) in SWT ? sprintf("%.1f", SWT["incast." st] / 1000) : "") > out
+		printf("\n") > out
 		cdf(kp, data "/incast_" st "_pull.dat")
 		cdf(ku, data "/incast_" st "_push.dat")
 	}

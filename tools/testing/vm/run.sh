@@ -5,7 +5,7 @@
 # command in each.
 #
 #   run.sh [-n N] [-k FLAVOR] [-t SECS] [-m MB] [-c CPUS] [-o DIR]
-#          [-g I:SCRIPT]... [-e VAR=VAL]... [--] CMD
+#          [-f FABRIC] [-g I:SCRIPT]... [-e VAR=VAL]... [--] CMD
 #
 #   -n N        number of guests, 1 to 4 (default 2)
 #   -k FLAVOR   kernel: stock (Debian's) or debug (default stock); the
@@ -14,13 +14,18 @@
 #   -m MB       memory per guest (default 512)
 #   -c CPUS     vCPUs per guest (default 2 for up to two guests, else 1)
 #   -o DIR      keep logs here (default: a new dir under $BX_BUILD/vm/runs)
+#   -f FABRIC   three or four guests' switch: lossy (vde_switch, the
+#               default) or lossless (bxswitch, pauses like PFC)
 #   -g I:FILE   guest I runs this script instead of CMD
 #   -e VAR=VAL  exported to the command in every guest
 #
 # Guest i gets address 192.0.2.(i+1)/24 and MAC 52:54:00:b0:00:0(i+1) on
 # eth0, an rxe device rxe0, and bx loaded. Two guests are joined by a qemu
-# stream netdev on a unix socket; three or four by a vde_switch on a unix
-# socket. Nothing touches the host network.
+# stream netdev on a unix socket; three or four by a switch on a unix
+# socket: vde_switch, which drops a frame when its destination's socket
+# is full, or with -f lossless ./bxswitch, which stops reading the
+# sender instead (its counters in DIR/switch.log; DIR/switch.pid takes
+# SIGUSR1 for a report). Nothing touches the host network.
 #
 # The command's output comes back on the guest's second serial port
 # (GUEST/result.log, printed here prefixed with "gI| "); the console goes
@@ -36,8 +41,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 BX_BUILD=${BX_BUILD:-$top/build}
 
-n=2 flavor=stock tmo=300 mem=512 cpus= outdir= envs=() gcmds=()
-while getopts "n:k:t:m:c:o:g:e:" opt; do
+n=2 flavor=stock tmo=300 mem=512 cpus= outdir= envs=() gcmds=() fabric=lossy
+while getopts "n:k:t:m:c:o:f:g:e:" opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	k) flavor=$OPTARG ;;
@@ -45,6 +50,7 @@ while getopts "n:k:t:m:c:o:g:e:" opt; do
 	m) mem=$OPTARG ;;
 	c) cpus=$OPTARG ;;
 	o) outdir=$OPTARG ;;
+	f) fabric=$OPTARG ;;
 	g) gcmds+=("$OPTARG") ;;
 	e) envs+=("$OPTARG") ;;
 	*) exit 2 ;;
@@ -53,6 +59,10 @@ done
 shift $((OPTIND - 1))
 cmd="$*"
 [[ $n =~ ^[1-4]$ ]] || { echo "run.sh: -n must be 1..4" >&2; exit 2; }
+case $fabric in
+lossy|lossless) ;;
+*) echo "run.sh: -f must be lossy or lossless" >&2; exit 2 ;;
+esac
 [ -n "$cpus" ] || { [ "$n" -le 2 ] && cpus=2 || cpus=1; }
 
 envf=$BX_BUILD/vm/$flavor/env
@@ -70,6 +80,11 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	[ -f "$sock/switch.pid" ] && kill "$(cat "$sock/switch.pid")" 2>/dev/null
+	if [ -n "${bxswitch:-}" ]; then
+		# SIGTERM: its last report, then it exits.
+		kill "$bxswitch" 2>/dev/null && wait "$bxswitch" 2>/dev/null
+		rm -f "$outdir/switch.pid"
+	fi
 	rm -rf "$sock"
 }
 trap cleanup EXIT
@@ -119,6 +134,8 @@ netdev() {
 		local srv=off
 		[ "$i" -eq 0 ] && srv=on
 		echo "-netdev stream,id=n0,server=$srv,addr.type=unix,addr.path=$sock/link"
+	elif [ "$fabric" = lossless ]; then
+		echo "-netdev stream,id=n0,server=off,addr.type=unix,addr.path=$sock/bxswitch"
 	else
 		echo "-netdev vde,id=n0,sock=$sock/switch"
 	fi
@@ -175,7 +192,14 @@ for ((i = 0; i < n; i++)); do
 	mkimage "$i"
 done
 
-if [ "$n" -ge 3 ]; then
+if [ "$n" -ge 3 ] && [ "$fabric" = lossless ]; then
+	[ -x "$BX_BUILD/bin/bxswitch" ] ||
+		{ echo "run.sh: $BX_BUILD/bin/bxswitch missing (make tools)" >&2; exit 2; }
+	"$BX_BUILD/bin/bxswitch" "$sock/bxswitch" >> "$outdir/switch.log" 2>&1 &
+	bxswitch=$!
+	echo "$bxswitch" > "$outdir/switch.pid"
+	wait_for_socket "$sock/bxswitch"
+elif [ "$n" -ge 3 ]; then
 	vde_switch --sock "$sock/switch" --daemon --pidfile "$sock/switch.pid" \
 		> "$outdir/switch.log" 2>&1
 	wait_for_socket "$sock/switch/ctl"
