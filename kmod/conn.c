@@ -567,6 +567,38 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 }
 
 /*
+ * Admit small @op while the operation the round serves next waits, as
+ * a small one (struct bx_win, @small): outside both windows' bytes and
+ * operations and the host window's line, at most wnd_ops (host_wnd_ops)
+ * of them. Each adds at most BX_SMALL_OP bytes. Waiting for room behind
+ * 1 MiB operations instead cost a 4 KiB pull a median 340 to 390 ms in
+ * the lossless incast (performance.rst).
+ */
+static bool flow_admit_small(struct bx_conn *conn, struct bx_op *op)
+{
+	struct bx_win_lim cl, hl;
+	bool ok;
+
+	lockdep_assert_held(&conn->lock);
+	flow_limits(false, &cl, &hl);
+	if (!bx_win_fits_small(&conn->wnd, &cl))
+		return false;
+	spin_lock(&bx_host.lock);
+	ok = bx_win_fits_small(&bx_host.tx, &hl);
+	if (ok)
+		bx_win_charge_small(&bx_host.tx);
+	spin_unlock(&bx_host.lock);
+	if (ok) {
+		bx_win_charge_small(&conn->wnd);
+		op->charged = true;
+		op->small = true;
+		op->wreads = 0;
+		conn->small_passes++;
+	}
+	return ok;
+}
+
+/*
  * Give the connections waiting for host window @k their turns, in line
  * order, until one finds too little room: it keeps the head, and the
  * others wait behind it for the next release. A connection that lines
@@ -622,11 +654,17 @@ void bx_flow_release(struct bx_op *op)
 		return;
 	op->charged = false;
 	spin_lock(&conn->lock);
-	ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd, op->qi.cost,
-			    op->wreads);
 	spin_lock(&bx_host.lock);
-	ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx, op->qi.cost,
-			     op->wreads);
+	if (op->small) {
+		op->small = false;
+		ok = bx_win_release_small(&conn->wnd);
+		ok &= bx_win_release_small(&bx_host.tx);
+	} else {
+		ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd,
+				    op->qi.cost, op->wreads);
+		ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx,
+				     op->qi.cost, op->wreads);
+	}
 	spin_unlock(&bx_host.lock);
 	if (rd)
 		flow_rd_update(conn);
@@ -856,13 +894,22 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 		if (q)
 			break;
 
-		/* 2. Nothing admitted waits: admit the next send. */
+		/*
+		 * 2. Nothing admitted waits: admit the next send, or if it
+		 * must wait, a small one queued behind another.
+		 */
 		it = bx_drr_peek(&conn->txq, &flow);
 		if (!it)
 			break;
 		op = container_of(it, struct bx_op, qi);
-		if (!flow_admit(conn, op, false))
-			break;
+		if (!flow_admit(conn, op, false)) {
+			it = bx_drr_find(&conn->txq, BX_SMALL_OP, &flow);
+			if (!it)
+				break;
+			op = container_of(it, struct bx_op, qi);
+			if (!flow_admit_small(conn, op))
+				break;
+		}
 		bx_drr_pop(&conn->txq, flow);
 		fq = container_of(flow, struct bx_flowq, drr);
 		flowq_put(fq);
@@ -2060,9 +2107,10 @@ int bx_conn_show(struct seq_file *m, void *unused)
 		seq_printf(m, " credits %u credits_max %u grant %u granted %llu used %llu stalls %llu updates %llu",
 			   c->cr.credits, c->cr.max, c->cr.grant, c->cr.granted,
 			   c->cr.used, c->cr.stalls, c->cr.updates);
-		seq_printf(m, " wnd_bytes %llu wnd_ops %u wnd_peak_bytes %llu wnd_peak_ops %u wnd_waits %llu",
+		seq_printf(m, " wnd_bytes %llu wnd_ops %u wnd_peak_bytes %llu wnd_peak_ops %u wnd_waits %llu wnd_small %u small_passes %llu",
 			   c->wnd.bytes, c->wnd.ops, c->wnd.peak_bytes,
-			   c->wnd.peak_ops, c->wnd.waits);
+			   c->wnd.peak_ops, c->wnd.waits, c->wnd.small,
+			   c->small_passes);
 		seq_printf(m, " rd_bytes %llu rd_reads %u rd_peak_bytes %llu rd_peak_reads %u rd_waits %llu",
 			   c->rdwnd.bytes, c->rdwnd.reads, c->rdwnd.peak_bytes,
 			   c->rdwnd.peak_reads, c->rdwnd.waits);
@@ -2231,8 +2279,9 @@ int bx_flow_show(struct seq_file *m, void *unused)
 	busy = bx_host.busy_retries;
 	memcpy(passed, bx_host.passed_max, sizeof(passed));
 	spin_unlock(&bx_host.lock);
-	seq_printf(m, "tx_bytes %llu\ntx_ops %u\ntx_peak_bytes %llu\ntx_peak_ops %u\ntx_waits %llu\n",
-		   tx.bytes, tx.ops, tx.peak_bytes, tx.peak_ops, tx.waits);
+	seq_printf(m, "tx_bytes %llu\ntx_ops %u\ntx_peak_bytes %llu\ntx_peak_ops %u\ntx_waits %llu\ntx_small %u\n",
+		   tx.bytes, tx.ops, tx.peak_bytes, tx.peak_ops, tx.waits,
+		   tx.small);
 	seq_printf(m, "rx_bytes %llu\nrx_reads %u\nrx_peak_bytes %llu\nrx_peak_reads %u\nrx_waits %llu\n",
 		   rx.bytes, rx.reads, rx.peak_bytes, rx.peak_reads, rx.waits);
 	seq_printf(m, "rd_conns %u\nbusy_retries %llu\nrnr_events %lld\n",

@@ -33,6 +33,8 @@
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 #define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
 #define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
+/* Operations of at most this many bytes in all pass the byte windows. */
+#define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 
 /* The host's windows a connection can wait for (conn.c, bx_host). */
 enum bx_hw {
@@ -171,6 +173,7 @@ struct bx_flowq {
  * @connect_work: fails an attempt still connecting after
  *		connect_timeout_ms (the CM's own retries last a minute)
  * @wnd:	what we sent and await: requests and replies (bytes, ops)
+ * @small_passes: small operations admitted while a large one waited
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
  * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave
  * @host_wait:	on bx_host.waiters[w] (holds a reference); under
@@ -233,6 +236,7 @@ struct bx_conn {
 	u8			wpieces;
 	struct list_head	host_node[BX_HW_N];
 	struct bx_win		wnd;
+	u64			small_passes;
 	struct bx_win		rdwnd;
 	struct bx_buf		*tx_free[BX_TX_SLOTS];
 	int			ntx_free;

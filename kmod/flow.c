@@ -136,7 +136,25 @@ bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads)
 
 bool bx_win_idle(const struct bx_win *w)
 {
-	return !w->ops && !w->bytes && !w->reads;
+	return !w->ops && !w->bytes && !w->reads && !w->small;
+}
+
+bool bx_win_fits_small(const struct bx_win *w, const struct bx_win_lim *lim)
+{
+	return w->small < lim->ops;
+}
+
+void bx_win_charge_small(struct bx_win *w)
+{
+	w->small++;
+}
+
+bool bx_win_release_small(struct bx_win *w)
+{
+	if (!w->small)
+		return false;
+	w->small--;
+	return true;
 }
 
 /* ---- deficit round robin ------------------------------------------------ */
@@ -237,6 +255,20 @@ void bx_drr_pop(struct bx_drr *d, struct bx_drr_flow *f)
 	f->served += it->cost;
 	if (!f->queued)
 		drr_unlink(d, f);
+}
+
+struct bx_drr_item *bx_drr_find(struct bx_drr *d, u32 max_cost,
+				struct bx_drr_flow **flow)
+{
+	struct bx_drr_flow *f;
+
+	for (f = d->head; f; f = f->next) {
+		if (f->head->cost <= max_cost) {
+			*flow = f;
+			return f->head;
+		}
+	}
+	return NULL;
 }
 
 struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f)

@@ -104,6 +104,10 @@ struct bx_win_lim {
 /**
  * struct bx_win - what is in flight against a struct bx_win_lim
  * @bytes, @ops, @reads: in flight now
+ * @small:	small operations in flight, outside @bytes and @ops: they
+ *		pass the byte limit (and a window kept busy by them never
+ *		looks empty to an operation larger than the limit, which
+ *		goes only alone); at most lim->ops of them
  * @peak_*:	their maxima since the last reset
  * @waits:	times an operation did not fit
  */
@@ -111,6 +115,7 @@ struct bx_win {
 	u64	bytes;
 	u32	ops;
 	u32	reads;
+	u32	small;
 	u64	peak_bytes;
 	u32	peak_ops;
 	u32	peak_reads;
@@ -123,6 +128,10 @@ void bx_win_charge(struct bx_win *w, u64 bytes, u32 reads);
 /* Returns false (and changes nothing) on underflow: a caller bug. */
 bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads);
 bool bx_win_idle(const struct bx_win *w);
+/* A small operation (of a few bytes, whatever they are) fits. */
+bool bx_win_fits_small(const struct bx_win *w, const struct bx_win_lim *lim);
+void bx_win_charge_small(struct bx_win *w);
+bool bx_win_release_small(struct bx_win *w);
 
 /* ---- deficit round robin ------------------------------------------------ */
 
@@ -174,6 +183,14 @@ struct bx_drr_item *bx_drr_peek(struct bx_drr *d, struct bx_drr_flow **flow);
  * (deficit reset) when it becomes empty.
  */
 void bx_drr_pop(struct bx_drr *d, struct bx_drr_flow *f);
+/*
+ * The head item of the first flow in the round whose head costs at most
+ * @max_cost, and its flow, leaving the round as it is: how a small item
+ * passes a large one that cannot go yet. Dequeue it with bx_drr_pop().
+ * NULL if no flow's head is that small.
+ */
+struct bx_drr_item *bx_drr_find(struct bx_drr *d, u32 max_cost,
+				struct bx_drr_flow **flow);
 /* Remove every item of @f (for failing them); @f becomes inactive. */
 struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f);
 bool bx_drr_empty(const struct bx_drr *d);

@@ -89,6 +89,7 @@ struct bx_rdma {
  * @charged:	counted in conn->wnd (or ->rdwnd for SRV_READ) and the host
  *		window; bx_flow_release() undoes it when the op completes
  * @wreads:	RDMA READs charged
+ * @small:	charged as a small operation (struct bx_win, @small)
  * @retries:	times a busy receiver bounced it
  * @peer:	PUSH, PULL: destination (peers live until unload)
  * @seq:	PUSH: its number once sent (0: none yet; replay.h); SRV_READ:
@@ -125,6 +126,7 @@ struct bx_op {
 	bool			needs_reg;
 	bool			registered;
 	bool			charged;
+	bool			small;
 	u8			wreads;
 	u8			retries;
 	struct bx_rdma		*rdma;

@@ -18,6 +18,12 @@
 #             the host's cores unevenly); the server's READ window lets
 #             none of the three clients' connections starve: while one
 #             waits, the others are admitted at most 16 times
+#   small     a 4 KiB pull at a time passes 1 MiB pulls and pushes that
+#             wait for a small window on the same connection: every
+#             operation completes with correct data, the small ones were
+#             admitted while the large waited (small_passes), and the
+#             window's peak is one large operation (small ones are
+#             outside its bytes and do not keep it from going alone)
 #   tunables  every tunable changed under load, on both sides: no error;
 #             out-of-range writes fail with EINVAL and change nothing;
 #             connections made after ack_timeout changed carry the new value
@@ -46,6 +52,7 @@ flow_of() { awk -v k="$1" '$1 == k { print $2 }' $DBG/flow; }
 flow_idle() {
 	[ "$(stat_of ops_inflight)" = 0 ] && [ "$(stat_of mrs_inuse)" = 0 ] &&
 		[ "$(conn_sum wnd_bytes)" = 0 ] && [ "$(conn_sum wnd_ops)" = 0 ] &&
+		[ "$(conn_sum wnd_small)" = 0 ] && [ "$(flow_of tx_small)" = 0 ] &&
 		[ "$(conn_sum rd_bytes)" = 0 ] && [ "$(conn_sum rd_reads)" = 0 ] &&
 		[ "$(conn_sum queued)" = 0 ] && [ "$(conn_sum rd_queued)" = 0 ] &&
 		[ "$(flow_of tx_bytes)" = 0 ] && [ "$(flow_of tx_ops)" = 0 ] &&
@@ -167,6 +174,39 @@ case_incast() {
 	result
 }
 
+case_small() {
+	try reload wnd_kb=256 host_wnd_kb=512
+	if [ "$ID" -eq 0 ]; then
+		# 1 MiB pushes go one at a time (the window): two big buffers.
+		serve_start -n 64 -b 2 -r 48
+		b small.up; b small.done
+		try serve_stop
+	elif [ "$ID" -eq 1 ]; then
+		b small.up
+		# Each 1 MiB operation is larger than the window: it runs
+		# alone, and three wait behind it.
+		client_bg -z 1048576 -i 100000 -q 4 -m both -t $((10 * BX_SLOW))
+		"$PP" client -a "$SERVER" -s $SVC -z 4096 -i 100 -q 1 -m pull \
+			> /tmp/small.out 2>&1 || { echo "# FAIL: small: $(cat /tmp/small.out)"; ERR=1; }
+		echo "# $(head -1 /tmp/small.out)"
+		try client_wait
+		echo "# client: small_passes $(conn_sum small_passes) wnd_peak_bytes $(conn_max wnd_peak_bytes) wnd_waits $(conn_sum wnd_waits)"
+		try check [ "$(conn_sum small_passes)" -gt 0 ]
+		try check [ "$(conn_sum wnd_waits)" -gt 0 ]
+		# One 1 MiB operation at a time (a pull's request adds 16
+		# bytes): the small pulls (4 KiB each) are not counted in its
+		# bytes, nor keep it from going alone.
+		try check [ "$(conn_max wnd_peak_bytes)" -le $((1024 * 1024 + 1024)) ]
+		b small.done
+	else
+		b small.up; b small.done
+	fi
+	try check wait_until 30 flow_idle
+	flow_idle || cat $DBG/flow $DBG/conns | sed 's/^/# /'
+	try check no_rnr
+	result
+}
+
 # Write VALUE to tunable NAME; it must take.
 tset() { echo "$2" > $P/$1 && [ "$(cat $P/$1)" = "$2" ]; }
 
@@ -250,5 +290,6 @@ case_tunables() {
 ktap_plan 3
 run_test stall case_stall
 run_test incast case_incast
+run_test small case_small
 run_test tunables case_tunables
 ktap_finish

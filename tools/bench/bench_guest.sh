@@ -113,7 +113,7 @@ flow() {
 	awk '{ printf " %s=%s", $1, $2 }' $DBG/flow 2>/dev/null
 	awk '{ for (i = 1; i < NF; i++) {
 		k = $i; v = $(i + 1)
-		if (k ~ /^(wnd_waits|rd_waits|stalls|busy_retries|rnr)$/) s[k] += v
+		if (k ~ /^(wnd_waits|rd_waits|stalls|busy_retries|rnr|small_passes)$/) s[k] += v
 		if (k ~ /^(wnd_peak_bytes|wnd_peak_ops|rd_peak_bytes|rd_peak_reads)$/ &&
 		    v + 0 > m[k] + 0) m[k] = v
 	} } END {

@@ -1517,6 +1517,78 @@ UNIT_TEST(drr_pop_last_deactivates)
 	CHECK_EQ(f[1].deficit, 100);
 }
 
+/* Small operations: outside bytes and ops, bounded by lim->ops. */
+UNIT_TEST(win_small)
+{
+	struct bx_win_lim lim = { .bytes = 4096, .ops = 2, .reads = 1 };
+	struct bx_win w = { 0 };
+
+	bx_win_charge(&w, 4096, 0);
+	CHECK(!bx_win_fits(&w, &lim, 1, 0));
+	CHECK(bx_win_fits_small(&w, &lim));
+	bx_win_charge_small(&w);
+	CHECK(bx_win_fits_small(&w, &lim));
+	bx_win_charge_small(&w);
+	CHECK(!bx_win_fits_small(&w, &lim));
+	CHECK_EQ(w.bytes, 4096);
+	CHECK_EQ(w.ops, 1);
+	CHECK(bx_win_release(&w, 4096, 0));
+	/* Only small ones in flight: not idle, yet a large one goes alone. */
+	CHECK(!bx_win_idle(&w));
+	CHECK(bx_win_fits(&w, &lim, 1 << 20, 0));
+	CHECK(bx_win_release_small(&w));
+	CHECK(bx_win_release_small(&w));
+	CHECK(!bx_win_release_small(&w));
+	CHECK(bx_win_idle(&w));
+}
+
+/* A small item passes large ones that wait, and the round stays intact. */
+UNIT_TEST(drr_find_small)
+{
+	struct bx_drr d;
+	struct bx_drr_flow f[3], *fp = NULL;
+	struct titem big0 = { .drr.cost = 1 << 20, .id = 1 };
+	struct titem big1 = { .drr.cost = 1 << 20, .id = 2 };
+	struct titem small1 = { .drr.cost = 64, .id = 3 };
+	struct titem s2a = { .drr.cost = 4096, .id = 4 };
+	struct titem s2b = { .drr.cost = 8192, .id = 5 };
+
+	bx_drr_init(&d, 1 << 20);
+	for (int i = 0; i < 3; i++)
+		bx_drr_flow_init(&f[i]);
+	CHECK(bx_drr_find(&d, 8192, &fp) == NULL);
+	bx_drr_enqueue(&d, &f[0], &big0.drr);
+	bx_drr_enqueue(&d, &f[1], &big1.drr);
+	bx_drr_enqueue(&d, &f[1], &small1.drr);
+	bx_drr_enqueue(&d, &f[2], &s2a.drr);
+	bx_drr_enqueue(&d, &f[2], &s2b.drr);
+	CHECK(bx_drr_peek(&d, &fp) == &big0.drr);
+	/* Only a flow's head counts: f[1]'s small item waits behind. */
+	CHECK(bx_drr_find(&d, 8192, &fp) == &s2a.drr);
+	CHECK(fp == &f[2]);
+	bx_drr_pop(&d, fp);
+	CHECK(bx_drr_find(&d, 4096, &fp) == NULL);
+	CHECK(bx_drr_find(&d, 8192, &fp) == &s2b.drr);
+	bx_drr_pop(&d, fp);
+	/* f[2], the round's tail, left it; the tail moved back. */
+	CHECK(!f[2].active);
+	CHECK_EQ(d.nactive, 2);
+	CHECK(d.tail == &f[1].next);
+	CHECK(bx_drr_find(&d, 8192, &fp) == NULL);
+	/* The round goes on where it was. */
+	CHECK(bx_drr_peek(&d, &fp) == &big0.drr);
+	CHECK(fp == &f[0]);
+	bx_drr_pop(&d, fp);
+	CHECK(bx_drr_peek(&d, &fp) == &big1.drr);
+	bx_drr_pop(&d, fp);
+	CHECK(bx_drr_find(&d, 64, &fp) == &small1.drr);
+	bx_drr_pop(&d, fp);
+	CHECK(bx_drr_empty(&d));
+	CHECK(d.tail == &d.head);
+	bx_drr_enqueue(&d, &f[2], &s2a.drr);
+	CHECK(bx_drr_peek(&d, &fp) == &s2a.drr);
+}
+
 UNIT_TEST(drr_drain)
 {
 	struct bx_drr d;
