@@ -498,11 +498,45 @@ static void flow_rd_update(struct bx_conn *conn)
  * and one that had to wait could wait for as long as the others kept it
  * busy (a push's READ waited 21 s of a 20 s incast, rx_wnd_kb=2048).
  */
+/* Count @op's wait in @w once (BX_WAITED_*: @bit). */
+static void flow_waited(struct bx_op *op, struct bx_win *w, u8 bit)
+{
+	if (!(op->waited & bit)) {
+		op->waited |= bit;
+		w->waits++;
+	}
+}
+
+/*
+ * @conn waits for host window @k: join its line (at the head if @head),
+ * unless it is in it. bx_host.lock held.
+ */
+static void flow_line_join(struct bx_conn *conn, enum bx_hw k, bool head)
+{
+	lockdep_assert_held(&bx_host.lock);
+	if (!conn->host_since[k])
+		conn->host_since[k] = bx_host.admits[k] + 1;
+	if (conn->host_wait[k])
+		return;
+	conn->host_wait[k] = true;
+	bx_conn_get(conn);
+	if (head)
+		list_add(&conn->host_node[k], &bx_host.waiters[k]);
+	else
+		list_add_tail(&conn->host_node[k], &bx_host.waiters[k]);
+}
+
+/*
+ * A send of at most BX_SMALL_OP that does not fit neither counts as a
+ * wait nor joins the line here: kick_next() tries flow_admit_small()
+ * next, which does either if it cannot admit it.
+ */
 static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 {
 	struct bx_win *w = rd ? &conn->rdwnd : &conn->wnd;
 	enum bx_hw k = rd ? BX_HW_RX : BX_HW_TX;
 	u32 reads = rd ? op->rdma->nrdv : 0;
+	bool small = !rd && op->qi.cost <= BX_SMALL_OP;
 	struct bx_win_lim cl, hl;
 	bool ok, turn, put = false;
 	struct bx_win *hw;
@@ -511,15 +545,17 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	flow_limits(rd, &cl, &hl);
 	if (!bx_win_fits(w, &cl, op->qi.cost, reads)) {
 		/* Our own completions will call us again. */
-		w->waits++;
+		if (!small)
+			flow_waited(op, w, BX_WAITED_CONN);
 		return false;
 	}
 	spin_lock(&bx_host.lock);
 	hw = rd ? &bx_host.rx : &bx_host.tx;
 	turn = conn->host_turn[k];
-	conn->host_turn[k] = false;
 	ok = (list_empty(&bx_host.waiters[k]) || turn || !hw->ops) &&
 	     bx_win_fits(hw, &hl, op->qi.cost, reads);
+	if (ok || !small)
+		conn->host_turn[k] = false;
 	if (ok) {
 		bx_win_charge(hw, op->qi.cost, reads);
 		if (conn->host_since[k]) {
@@ -535,24 +571,13 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 			list_del_init(&conn->host_node[k]);
 			put = true;
 		}
-	} else {
-		if (!conn->host_since[k])
-			conn->host_since[k] = bx_host.admits[k] + 1;
+	} else if (!small) {
 		/*
 		 * Something is in flight in @hw (else it would fit), and
 		 * its release wakes the line, this connection included.
 		 */
-		hw->waits++;
-		if (!conn->host_wait[k]) {
-			conn->host_wait[k] = true;
-			bx_conn_get(conn);
-			if (turn)
-				list_add(&conn->host_node[k],
-					 &bx_host.waiters[k]);
-			else
-				list_add_tail(&conn->host_node[k],
-					      &bx_host.waiters[k]);
-		}
+		flow_waited(op, hw, BX_WAITED_HOST);
+		flow_line_join(conn, k, turn);
 	}
 	spin_unlock(&bx_host.lock);
 	/* The line's reference; never the last, bx_conn_kick() holds one. */
@@ -581,12 +606,21 @@ static bool flow_admit_small(struct bx_conn *conn, struct bx_op *op)
 
 	lockdep_assert_held(&conn->lock);
 	flow_limits(false, &cl, &hl);
-	if (!bx_win_fits_small(&conn->wnd, &cl))
+	if (!bx_win_fits_small(&conn->wnd, &cl)) {
+		/* Its small ones in flight: their completions kick it. */
+		flow_waited(op, &conn->wnd, BX_WAITED_CONN);
 		return false;
+	}
 	spin_lock(&bx_host.lock);
 	ok = bx_win_fits_small(&bx_host.tx, &hl);
-	if (ok)
+	if (ok) {
 		bx_win_charge_small(&bx_host.tx);
+	} else {
+		/* Others' small ones: their release wakes the line. */
+		flow_waited(op, &bx_host.tx, BX_WAITED_HOST);
+		flow_line_join(conn, BX_HW_TX, conn->host_turn[BX_HW_TX]);
+		conn->host_turn[BX_HW_TX] = false;
+	}
 	spin_unlock(&bx_host.lock);
 	if (ok) {
 		bx_win_charge_small(&conn->wnd);
@@ -648,7 +682,7 @@ void bx_flow_release(struct bx_op *op)
 {
 	struct bx_conn *conn = op->conn;
 	bool rd = op->kind == BX_K_SRV_READ;
-	bool ok;
+	bool ok, wake = true;
 
 	if (!op->charged)
 		return;
@@ -656,7 +690,12 @@ void bx_flow_release(struct bx_op *op)
 	spin_lock(&conn->lock);
 	spin_lock(&bx_host.lock);
 	if (op->small) {
+		/*
+		 * Frees no bytes or operations: the line needs waking only
+		 * if the host's small ones were at their limit.
+		 */
 		op->small = false;
+		wake = bx_host.tx.small >= READ_ONCE(bx_host_wnd_ops);
 		ok = bx_win_release_small(&conn->wnd);
 		ok &= bx_win_release_small(&bx_host.tx);
 	} else {
@@ -671,7 +710,8 @@ void bx_flow_release(struct bx_op *op)
 	spin_unlock(&conn->lock);
 	WARN_ON_ONCE(!ok);
 	/* The line first, then this connection (flow_admit()). */
-	flow_wake_host(rd ? BX_HW_RX : BX_HW_TX);
+	if (wake)
+		flow_wake_host(rd ? BX_HW_RX : BX_HW_TX);
 	bx_conn_kick(conn);
 }
 

@@ -173,7 +173,7 @@ struct bx_flowq {
  * @connect_work: fails an attempt still connecting after
  *		connect_timeout_ms (the CM's own retries last a minute)
  * @wnd:	what we sent and await: requests and replies (bytes, ops)
- * @small_passes: small operations admitted while a large one waited
+ * @small_passes: small operations admitted past a window's bytes or line
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
  * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave
  * @host_wait:	on bx_host.waiters[w] (holds a reference); under

@@ -109,7 +109,8 @@ struct bx_win_lim {
  *		looks empty to an operation larger than the limit, which
  *		goes only alone); at most lim->ops of them
  * @peak_*:	their maxima since the last reset
- * @waits:	times an operation did not fit
+ * @waits:	operations that did not fit (each counted once, however
+ *		often it is tried again)
  */
 struct bx_win {
 	u64	bytes;

@@ -65,6 +65,9 @@ struct bx_rdma {
 	struct bx_rdv		rdv[BX_WIRE_MAX_RDV];
 };
 
+#define BX_WAITED_CONN	1
+#define BX_WAITED_HOST	2
+
 /**
  * struct bx_op - one operation in flight
  * @ref:	held by the submitter until the op is queued, by the send in
@@ -90,6 +93,9 @@ struct bx_rdma {
  *		window; bx_flow_release() undoes it when the op completes
  * @wreads:	RDMA READs charged
  * @small:	charged as a small operation (struct bx_win, @small)
+ * @waited:	counted in a window's @waits already: BX_WAITED_CONN,
+ *		BX_WAITED_HOST (once per operation, however often it is
+ *		tried again)
  * @retries:	times a busy receiver bounced it
  * @peer:	PUSH, PULL: destination (peers live until unload)
  * @seq:	PUSH: its number once sent (0: none yet; replay.h); SRV_READ:
@@ -127,6 +133,7 @@ struct bx_op {
 	bool			registered;
 	bool			charged;
 	bool			small;
+	u8			waited;
 	u8			wreads;
 	u8			retries;
 	struct bx_rdma		*rdma;

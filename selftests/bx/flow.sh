@@ -174,6 +174,8 @@ case_incast() {
 	result
 }
 
+waiting() { [ "$(conn_sum wnd_waits)" -gt 0 ]; }
+
 case_small() {
 	try reload wnd_kb=256 host_wnd_kb=512
 	if [ "$ID" -eq 0 ]; then
@@ -186,8 +188,11 @@ case_small() {
 		# Each 1 MiB operation is larger than the window: it runs
 		# alone, and three wait behind it.
 		client_bg -z 1048576 -i 100000 -q 4 -m both -t $((10 * BX_SLOW))
-		"$PP" client -a "$SERVER" -s $SVC -z 4096 -i 100 -q 1 -m pull \
-			> /tmp/small.out 2>&1 || { echo "# FAIL: small: $(cat /tmp/small.out)"; ERR=1; }
+		# Once large operations wait for the window, the small pulls.
+		try check wait_until $((30 * BX_SLOW)) waiting
+		timeout $((120 * BX_SLOW)) "$PP" client -a "$SERVER" -s $SVC \
+			-z 4096 -i 100 -q 1 -m pull > /tmp/small.out 2>&1 ||
+			{ echo "# FAIL: small: $(cat /tmp/small.out)"; ERR=1; }
 		echo "# $(head -1 /tmp/small.out)"
 		try client_wait
 		echo "# client: small_passes $(conn_sum small_passes) wnd_peak_bytes $(conn_max wnd_peak_bytes) wnd_waits $(conn_sum wnd_waits)"
@@ -287,7 +292,7 @@ case_tunables() {
 	reload
 }
 
-ktap_plan 3
+ktap_plan 4
 run_test stall case_stall
 run_test incast case_incast
 run_test small case_small

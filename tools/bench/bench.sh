@@ -111,7 +111,7 @@ if [ -z "$report_only" ]; then
 		before=$(grep -c '^bxswitch:' "$dir/switch.log" || true)
 		kill -USR1 "$(cat "$dir/switch.pid")" 2>/dev/null || return 0
 		while [ "$(grep -c '^bxswitch:' "$dir/switch.log" || true)" -le "$before" ] &&
-			[ $k -lt 20 ]; do
+			[ $k -lt 50 ]; do
 			sleep 0.1
 			k=$((k + 1))
 		done
@@ -121,6 +121,8 @@ if [ -z "$report_only" ]; then
 		local dir=$1 ng=$2 ph=$3 gargs=() i rpid seen=0 lines start
 		dead='' rrc=0
 		mkdir -p "$dir"
+		# A killed run's pid (no longer the switch's) and counters.
+		rm -f "$dir/switch.pid" "$dir/switch.log"
 		for ((i = 0; i < ng; i++)); do
 			gargs+=(-g "$i:$here/bench_guest.sh")
 		done

@@ -3,8 +3,9 @@
  * Host tests of the rig's lossless switch (tools/testing/vm/bxswitch.c),
  * run as a child process built with ASan and UBSan (bxswitch next to
  * this binary): MAC learning and flooding, no frame lost to a port that
- * does not read (the sender is paused, and the pause counted), and a
- * port that sends a bad length cut off without harm to the others.
+ * does not read (the senders are paused, the pauses counted, and served
+ * in turn once it reads), and a port that sends a bad length cut off
+ * without harm to the others.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -49,7 +51,7 @@ static int sw_start(const char *bytes)
 	int out[2], k;
 
 	sw_stop();
-	if (n <= 0 || pipe(out))
+	if (n <= 0 || pipe2(out, O_CLOEXEC))
 		return -1;
 	exe[n] = 0;
 	*strrchr(exe, '/') = 0;
@@ -60,6 +62,7 @@ static int sw_start(const char *bytes)
 	if (sw_pid < 0)
 		return -1;
 	if (!sw_pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(out[1], 1);
 		if (bytes)
 			execl(bin, bin, "-b", bytes, sw_path, (char *)NULL);
@@ -268,13 +271,15 @@ UNIT_TEST(learn_and_forward)
 
 /*
  * Two senders fill a port that does not read: nothing is lost, they are
- * paused instead, and every frame arrives in order once it reads.
+ * paused instead, and every frame arrives in order once it reads, both
+ * senders' in turn (when one has sent everything, the other has sent
+ * at least half).
  */
 UNIT_TEST(lossless_pause)
 {
 	/* 4.5 MB each: far more than the switch's and the sockets' buffers. */
 	enum { N = 3000 };
-	uint32_t next[3] = { 0 }, seq;
+	uint32_t next[3] = { 0 }, seq, other = 0;
 	int fd[4], src, i, st;
 	pid_t kid[3];
 	char line[1024];
@@ -304,7 +309,12 @@ UNIT_TEST(lossless_pause)
 		CHECK_EQ(seq, next[src]);
 		CHECK_EQ(len, FRAME);
 		next[src]++;
+		if (next[src] == N && !other)
+			other = next[3 - src];
 	}
+	printf("# when one sender was done the other had sent %u of %d\n",
+	       other, N);
+	CHECK(other >= N / 2);
 	CHECK(quiet(fd[3], 200));
 	for (i = 1; i <= 2; i++) {
 		CHECK_EQ(waitpid(kid[i], &st, 0), kid[i]);

@@ -13,7 +13,9 @@
  * Nothing is dropped. Each port has an egress buffer of BYTES (default
  * 262144). When a frame's destination buffer is full, the switch stops
  * reading from the frame's ingress port until there is room: a pause,
- * as PFC sends one upstream. The sender's qemu then stops draining its
+ * as PFC sends one upstream. Ports are served in turn: room that frees
+ * goes to paused ports first, and each pass reads at most BUDGET frames
+ * from a port, starting at a different port each time. The sender's qemu then stops draining its
  * guest's transmit ring and the guest's queue stops. vde_switch instead
  * drops a frame whose destination socket is full, which a burst into one
  * guest (an incast) hits first.
@@ -41,6 +43,7 @@
 /* qemu's largest frame (NET_BUFSIZE) is 4096 + 65536 bytes. */
 #define MAX_FRAME	(4096 + 65536)
 #define HDR		4
+#define BUDGET		8	/* frames read from a port per pass */
 
 struct port {
 	int fd;				/* -1: free */
@@ -64,6 +67,7 @@ struct port {
 
 static struct port ports[MAX_PORTS];
 static size_t buf_bytes = 262144;
+static int dropped;		/* a port closed: retry the held frames */
 static volatile sig_atomic_t want_report, want_exit;
 
 static uint64_t now_ns(void)
@@ -115,6 +119,7 @@ static void report(void)
 
 static void drop_port(struct port *p)
 {
+	dropped = 1;
 	close(p->fd);
 	p->fd = -1;
 	p->has_mac = 0;
@@ -188,10 +193,10 @@ static int forward(struct port *src)
 	return 1;
 }
 
-/* Read what @p has sent; forward each whole frame. */
-static void do_read(struct port *p)
+/* Read what @p has sent; forward up to @budget whole frames. */
+static void do_read(struct port *p, int budget)
 {
-	while (!p->held) {
+	while (!p->held && budget > 0) {
 		size_t want = HDR;
 		ssize_t r;
 
@@ -225,6 +230,21 @@ static void do_read(struct port *p)
 			p->has_mac = 1;
 		}
 		forward(p);
+		budget--;
+	}
+}
+
+/* Frames held for room, in turn from port @first: forward those that fit. */
+static void retry_held(int first)
+{
+	int j;
+
+	dropped = 0;
+	for (j = 0; j < MAX_PORTS; j++) {
+		struct port *p = &ports[(first + j) % MAX_PORTS];
+
+		if (p->fd >= 0 && p->held)
+			forward(p);
 	}
 }
 
@@ -256,11 +276,11 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX }, tmp;
 	struct pollfd pfd[MAX_PORTS + 1];
 	struct sigaction sact = { .sa_handler = on_signal };
 	sigset_t block, unblocked;
-	int lfd, c, i;
+	int lfd, c, i, j, rr = 0;
 
 	while ((c = getopt(argc, argv, "b:")) != -1) {
 		if (c != 'b')
@@ -272,9 +292,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1 || strlen(argv[optind]) >= sizeof(sa.sun_path))
+	if (optind != argc - 1 || strlen(argv[optind]) + 5 > sizeof(sa.sun_path))
 		usage();
 	strcpy(sa.sun_path, argv[optind]);
+	/* Listen first, then appear: a client never finds it refusing. */
+	tmp = sa;
+	strcat(tmp.sun_path, ".tmp");
+	unlink(tmp.sun_path);
 
 	/* Signals arrive only inside ppoll(), never between its checks. */
 	sigemptyset(&block);
@@ -295,8 +319,8 @@ int main(int argc, char **argv)
 		}
 	}
 	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(lfd, MAX_PORTS)) {
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&tmp, sizeof(tmp)) ||
+	    listen(lfd, MAX_PORTS) || rename(tmp.sun_path, sa.sun_path)) {
 		perror("bxswitch: listen");
 		return 1;
 	}
@@ -348,14 +372,20 @@ int main(int argc, char **argv)
 			/* A closed port with a held frame has nothing to read. */
 			if (p->fd >= 0 && p->held && (re & (POLLHUP | POLLERR)))
 				drop_port(p);
-			if (p->fd >= 0 && (re & (POLLIN | POLLHUP | POLLERR)))
-				do_read(p);
 		}
-		/* Frames held for room: resume their ports if there is now. */
-		for (i = 0; i < MAX_PORTS; i++)
-			if (ports[i].fd >= 0 && ports[i].held &&
-			    forward(&ports[i]))
-				do_read(&ports[i]);
+		/* The room that writes freed goes to the paused ports first. */
+		retry_held(rr);
+		for (j = 0; j < MAX_PORTS; j++) {
+			struct port *p = &ports[(rr + j) % MAX_PORTS];
+			short re = pfd[(rr + j) % MAX_PORTS + 1].revents;
+
+			if (p->fd >= 0 && (re & (POLLIN | POLLHUP | POLLERR)))
+				do_read(p, BUDGET);
+		}
+		/* A port closed: frames held for it may go elsewhere now. */
+		if (dropped)
+			retry_held(rr);
+		rr = (rr + 1) % MAX_PORTS;
 	}
 	report();
 	unlink(sa.sun_path);

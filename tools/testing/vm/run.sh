@@ -82,7 +82,7 @@ cleanup() {
 	[ -f "$sock/switch.pid" ] && kill "$(cat "$sock/switch.pid")" 2>/dev/null
 	if [ -n "${bxswitch:-}" ]; then
 		# SIGTERM: its last report, then it exits.
-		kill "$bxswitch" 2>/dev/null && wait "$bxswitch" 2>/dev/null
+		{ kill "$bxswitch" && wait "$bxswitch"; } 2>/dev/null || true
 		rm -f "$outdir/switch.pid"
 	fi
 	rm -rf "$sock"
