@@ -6,7 +6,7 @@
 #
 #   tools/ps/ps_job.sh [-n GUESTS] [-w THREADS] [-d SECS] [-m MODES]
 #                      [-T TRANSPORTS] [-k FLAVOR] [-o DIR] [-t SECS]
-#                      [-S SERVER_ARGS] [-W WORKER_ARGS]
+#                      [-S SERVER_ARGS] [-W WORKER_ARGS] [-f FABRIC]
 #
 #   -n GUESTS      2 to 4 (default 3): guest 0 serves, the others work
 #   -w THREADS     worker threads per worker guest (default 3)
@@ -18,6 +18,9 @@
 #   -t SECS        per-guest timeout (default: computed from the above)
 #   -S ARGS        extra arguments for "bxps server"
 #   -W ARGS        extra arguments for "bxps worker"
+#   -f FABRIC      three or four guests' switch: lossy (vde_switch,
+#                  default) or lossless (bxswitch: pauses, no drops, as
+#                  a RoCE fabric with PFC; run.sh)
 #   -r DIR         no run: print the table of the run kept in DIR again
 #                  (give the same -n/-w/-d/-m/-T as that run)
 #
@@ -31,8 +34,8 @@ top=$(cd "$here/../.." && pwd)
 export BX_BUILD=${BX_BUILD:-$top/build}
 
 n=3 threads=3 secs=20 modes="train inference" transports="bx tcp"
-flavor=stock outdir='' tmo='' sargs='' wargs='' report_only=''
-while getopts "n:w:d:m:T:k:o:t:S:W:r:" opt; do
+flavor=stock outdir='' tmo='' sargs='' wargs='' report_only='' fabric=lossy
+while getopts "n:w:d:m:T:k:o:t:S:W:r:f:" opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	w) threads=$OPTARG ;;
@@ -45,6 +48,7 @@ while getopts "n:w:d:m:T:k:o:t:S:W:r:" opt; do
 	S) sargs=$OPTARG ;;
 	W) wargs=$OPTARG ;;
 	r) report_only=$OPTARG ;;
+	f) fabric=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
@@ -123,7 +127,7 @@ run_job() {
 
 boot_once() {
 	"$top/tools/testing/vm/run.sh" -n "$n" -k "$flavor" -t "$tmo" -o "$outdir" \
-		"${gargs[@]}" -e "PS_SECS=$secs" -e "PS_THREADS=$threads" \
+		-f "$fabric" "${gargs[@]}" -e "PS_SECS=$secs" -e "PS_THREADS=$threads" \
 		-e "PS_MODES=$modes" -e "PS_TRANSPORTS=$transports" \
 		-e "PS_SERVER_ARGS=$sargs" -e "PS_WORKER_ARGS=$wargs" -- true \
 		> "$outdir/run.log" 2>&1 &
