@@ -485,19 +485,6 @@ static void flow_rd_update(struct bx_conn *conn)
 	spin_unlock(&bx_host.lock);
 }
 
-/*
- * Charge @op to @conn's window and the host's, if both have room.
- *
- * Each host window serves the connections it stopped in line
- * (bx_host.waiters[k]). While the line is not empty, a connection may
- * take from the window only with a turn, which a release gives the
- * connections of the line in order, or when the window is empty (so the
- * line always moves); any other connection joins the end of the line. A
- * turn that finds too little room keeps its place at the head. Without
- * this a connection whose own completions kick it took every release,
- * and one that had to wait could wait for as long as the others kept it
- * busy (a push's READ waited 21 s of a 20 s incast, rx_wnd_kb=2048).
- */
 /* Count @op's wait in @w once (BX_WAITED_*: @bit). */
 static void flow_waited(struct bx_op *op, struct bx_win *w, u8 bit)
 {
@@ -527,6 +514,18 @@ static void flow_line_join(struct bx_conn *conn, enum bx_hw k, bool head)
 }
 
 /*
+ * Charge @op to @conn's window and the host's, if both have room.
+ *
+ * Each host window serves the connections it stopped in line
+ * (bx_host.waiters[k]). While the line is not empty, a connection may
+ * take from the window only with a turn, which a release gives the
+ * connections of the line in order, or when the window is empty (so the
+ * line always moves); any other connection joins the end of the line. A
+ * turn that finds too little room keeps its place at the head. Without
+ * this a connection whose own completions kick it took every release,
+ * and one that had to wait could wait for as long as the others kept it
+ * busy (a push's READ waited 21 s of a 20 s incast, rx_wnd_kb=2048).
+ *
  * A send of at most BX_SMALL_OP that does not fit neither counts as a
  * wait nor joins the line here: kick_next() tries flow_admit_small()
  * next, which does either if it cannot admit it.
