@@ -118,7 +118,7 @@ if [ -z "$report_only" ]; then
 		echo "bxswitch-phase $2" >> "$dir/switch.log"
 	}
 	rig_once() {
-		local dir=$1 ng=$2 ph=$3 gargs=() i rpid seen=0 lines start
+		local dir=$1 ng=$2 ph=$3 gargs=() i rpid seen=0 lines new start
 		dead='' rrc=0
 		mkdir -p "$dir"
 		# A killed run's pid (no longer the switch's) and counters.
@@ -155,12 +155,11 @@ if [ -z "$report_only" ]; then
 			[ -f "$dir/g0/result.log" ] || continue
 			lines=$(tr -d '\r' < "$dir/g0/result.log" | grep -c '^bench-phase' || true)
 			if [ "$lines" -gt "$seen" ]; then
-				tr -d '\r' < "$dir/g0/result.log" | grep '^bench-phase' |
-					tail -n +"$((seen + 1))" |
-					sed "s/^/bench: [$(($(date +%s) - start))s] /"
+				new=$(tr -d '\r' < "$dir/g0/result.log" | grep '^bench-phase' |
+					head -n "$lines" | tail -n +"$((seen + 1))")
+				sed "s/^/bench: [$(($(date +%s) - start))s] /" <<< "$new"
 				seen=$lines
-				switch_mark "$dir" "$(tr -d '\r' < "$dir/g0/result.log" |
-					grep '^bench-phase' | tail -1 | cut -d' ' -f2)"
+				switch_mark "$dir" "$(tail -1 <<< "$new" | cut -d' ' -f2)"
 			fi
 		done
 		wait "$rpid" || rrc=$?
