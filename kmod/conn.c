@@ -420,6 +420,7 @@ static struct {
 	u64			admits[BX_HW_N];
 	u64			passed_max[BX_HW_N];
 	u64			busy_retries;
+	u64			small_passes;	/* flow_admit_small() */
 } bx_host = {
 	.lock		= __SPIN_LOCK_UNLOCKED(bx_host.lock),
 	.waiters	= {
@@ -614,6 +615,7 @@ static bool flow_admit_small(struct bx_conn *conn, struct bx_op *op)
 	ok = bx_win_fits_small(&bx_host.tx, &hl);
 	if (ok) {
 		bx_win_charge_small(&bx_host.tx);
+		bx_host.small_passes++;
 	} else {
 		/* Others' small ones: their release wakes the line. */
 		flow_waited(op, &bx_host.tx, BX_WAITED_HOST);
@@ -2246,7 +2248,9 @@ int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
 	      nla_put_u32(skb, BX_A_CONN_RD_READS, c->rdwnd.reads) ||
 	      nl_put_u64(skb, BX_A_CONN_RD_PEAK_BYTES, c->rdwnd.peak_bytes) ||
 	      nl_put_u64(skb, BX_A_CONN_BUSY_RETRIES, c->busy_retries) ||
-	      nl_put_u64(skb, BX_A_CONN_RNR, c->rnr_events);
+	      nl_put_u64(skb, BX_A_CONN_RNR, c->rnr_events) ||
+	      nla_put_u32(skb, BX_A_CONN_WND_SMALL, c->wnd.small) ||
+	      nl_put_u64(skb, BX_A_CONN_SMALL_PASSES, c->small_passes);
 	spin_unlock(&c->lock);
 	return ret ? -EMSGSIZE : 0;
 }
@@ -2293,21 +2297,23 @@ struct bx_conn *bx_conn_by_peer(u32 peer_id)
 	return conn;
 }
 
-void bx_flow_nl_stats(u64 *tx, u64 *tx_peak, u64 *rx, u64 *rx_peak, u64 *busy)
+void bx_flow_nl_stats(struct bx_flow_stats *st)
 {
 	spin_lock(&bx_host.lock);
-	*tx = bx_host.tx.bytes;
-	*tx_peak = bx_host.tx.peak_bytes;
-	*rx = bx_host.rx.bytes;
-	*rx_peak = bx_host.rx.peak_bytes;
-	*busy = bx_host.busy_retries;
+	st->tx = bx_host.tx.bytes;
+	st->tx_peak = bx_host.tx.peak_bytes;
+	st->rx = bx_host.rx.bytes;
+	st->rx_peak = bx_host.rx.peak_bytes;
+	st->busy = bx_host.busy_retries;
+	st->small_passes = bx_host.small_passes;
+	st->tx_small = bx_host.tx.small;
 	spin_unlock(&bx_host.lock);
 }
 
 /* debugfs "flow": the host's windows, "key value" per line. */
 int bx_flow_show(struct seq_file *m, void *unused)
 {
-	u64 busy, passed[BX_HW_N];
+	u64 busy, small_passes, passed[BX_HW_N];
 	struct bx_win tx, rx;
 	u32 rd_conns;
 
@@ -2316,6 +2322,7 @@ int bx_flow_show(struct seq_file *m, void *unused)
 	rx = bx_host.rx;
 	rd_conns = bx_host.rd_conns;
 	busy = bx_host.busy_retries;
+	small_passes = bx_host.small_passes;
 	memcpy(passed, bx_host.passed_max, sizeof(passed));
 	spin_unlock(&bx_host.lock);
 	seq_printf(m, "tx_bytes %llu\ntx_ops %u\ntx_peak_bytes %llu\ntx_peak_ops %u\ntx_waits %llu\ntx_small %u\n",
@@ -2325,8 +2332,8 @@ int bx_flow_show(struct seq_file *m, void *unused)
 		   rx.bytes, rx.reads, rx.peak_bytes, rx.peak_reads, rx.waits);
 	seq_printf(m, "rd_conns %u\nbusy_retries %llu\nrnr_events %lld\n",
 		   rd_conns, busy, atomic64_read(&bx_rnr_events));
-	seq_printf(m, "tx_passed_max %llu\nrx_passed_max %llu\n",
-		   passed[BX_HW_TX], passed[BX_HW_RX]);
+	seq_printf(m, "tx_passed_max %llu\nrx_passed_max %llu\nsmall_passes %llu\n",
+		   passed[BX_HW_TX], passed[BX_HW_RX], small_passes);
 	return 0;
 }
 

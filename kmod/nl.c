@@ -194,9 +194,9 @@ int bx_nl_proc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 
 static int nl_fill_stats(struct sk_buff *msg, void *unused)
 {
-	u64 tx, tx_peak, rx, rx_peak, busy;
+	struct bx_flow_stats st;
 
-	bx_flow_nl_stats(&tx, &tx_peak, &rx, &rx_peak, &busy);
+	bx_flow_nl_stats(&st);
 	if (nla_put_u32(msg, BX_A_STATS_CONNS, bx_conn_count()) ||
 	    nla_put_u64_64bit(msg, BX_A_STATS_OPS_INFLIGHT,
 			      atomic64_read(&bx_ops_inflight),
@@ -209,13 +209,13 @@ static int nl_fill_stats(struct sk_buff *msg, void *unused)
 	    nla_put_u64_64bit(msg, BX_A_STATS_COPIED_BYTES,
 			      atomic64_read(&bx_copied_bytes),
 			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_TX_BYTES, tx, BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_TX_PEAK_BYTES, tx_peak,
+	    nla_put_u64_64bit(msg, BX_A_STATS_TX_BYTES, st.tx, BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_TX_PEAK_BYTES, st.tx_peak,
 			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_RX_BYTES, rx, BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_RX_PEAK_BYTES, rx_peak,
+	    nla_put_u64_64bit(msg, BX_A_STATS_RX_BYTES, st.rx, BX_A_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_RX_PEAK_BYTES, st.rx_peak,
 			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_BUSY_RETRIES, busy,
+	    nla_put_u64_64bit(msg, BX_A_STATS_BUSY_RETRIES, st.busy,
 			      BX_A_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_STATS_RNR_EVENTS,
 			      atomic64_read(&bx_rnr_events), BX_A_STATS_PAD) ||
@@ -226,6 +226,9 @@ static int nl_fill_stats(struct sk_buff *msg, void *unused)
 			      BX_A_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_STATS_RECOVER_FAILED,
 			      atomic64_read(&bx_recover_failed),
+			      BX_A_STATS_PAD) ||
+	    nla_put_u32(msg, BX_A_STATS_TX_SMALL, st.tx_small) ||
+	    nla_put_u64_64bit(msg, BX_A_STATS_SMALL_PASSES, st.small_passes,
 			      BX_A_STATS_PAD))
 		return -EMSGSIZE;
 	return 0;

@@ -33,7 +33,15 @@ struct bx_conn *bx_conn_by_peer(u32 peer_id);
 int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev);
 int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
-void bx_flow_nl_stats(u64 *tx, u64 *tx_peak, u64 *rx, u64 *rx_peak,
-		      u64 *busy);
+/* The host's window counters, for BX_CMD_STATS_GET. */
+struct bx_flow_stats {
+	u64	tx, tx_peak;	/* host send window: bytes, peak bytes */
+	u64	rx, rx_peak;	/* host receive window: bytes, peak bytes */
+	u64	busy;		/* busy retries */
+	u64	small_passes;	/* small operations admitted past a window */
+	u32	tx_small;	/* ...of which in flight */
+};
+
+void bx_flow_nl_stats(struct bx_flow_stats *st);
 
 #endif /* _BX_NL_H */

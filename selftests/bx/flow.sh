@@ -198,6 +198,13 @@ case_small() {
 		echo "# client: small_passes $(conn_sum small_passes) wnd_peak_bytes $(conn_max wnd_peak_bytes) wnd_waits $(conn_sum wnd_waits)"
 		try check [ "$(conn_sum small_passes)" -gt 0 ]
 		try check [ "$(conn_sum wnd_waits)" -gt 0 ]
+		# Netlink reports the same counts (bxctl -j: one line).
+		nl_small=$(bxctl -j stats | grep -o '"small-passes":[0-9]*')
+		echo "# netlink: $nl_small, debugfs: small_passes $(flow_of small_passes)"
+		try check [ "${nl_small#*:}" = "$(flow_of small_passes)" ]
+		nl_small=$(bxctl -j conn | grep -o '"small-passes":[0-9]*' |
+			   awk -F: '{ s += $2 } END { print s + 0 }')
+		try check [ "$nl_small" = "$(conn_sum small_passes)" ]
 		# One 1 MiB operation at a time (a pull's request adds 16
 		# bytes): the small pulls (4 KiB each) are not counted in its
 		# bytes, nor keep it from going alone.

@@ -243,6 +243,7 @@ static const int conn_size[BX_A_CONN_MAX + 1] = {
 	[BX_A_CONN_RNR] = 8, [BX_A_CONN_PARKED] = 4,
 	[BX_A_CONN_RECOVERIES] = 4, [BX_A_CONN_RECOVERED_OPS] = 8,
 	[BX_A_CONN_RECOVER_FAILED] = 8, [BX_A_CONN_DUP_PUSHES] = 8,
+	[BX_A_CONN_WND_SMALL] = 4, [BX_A_CONN_SMALL_PASSES] = 8,
 };
 
 /* ---- the fixture --------------------------------------------------------- */
@@ -568,6 +569,8 @@ TEST_F(nl, stats_get)
 	for (int a = BX_A_STATS_OPS_INFLIGHT; a <= BX_A_STATS_RECOVER_FAILED; a++) {
 		EXPECT_TRUE(attr_ok(s->o[0].tb[a], 8)) TH_LOG("stats attribute %d", a);
 	}
+	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_TX_SMALL], 4));
+	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_SMALL_PASSES], 8));
 	objs_free(s);
 	free(s);
 }

@@ -115,6 +115,8 @@ static const struct field conn_fields[] = {
 	{ BX_A_CONN_RECOVERED_OPS,	"recovered-ops",  F_U64, false },
 	{ BX_A_CONN_RECOVER_FAILED,	"recover-failed", F_U64, false },
 	{ BX_A_CONN_DUP_PUSHES,		"dup-pushes",	  F_U64, false },
+	{ BX_A_CONN_WND_SMALL,		"wnd-small",	  F_U32, false },
+	{ BX_A_CONN_SMALL_PASSES,	"small-passes",	  F_U64, false },
 	{ 0 }
 };
 
@@ -142,6 +144,8 @@ static const struct field stats_fields[] = {
 	{ BX_A_STATS_DUP_PUSHES,	"dup-pushes",	 F_U64, false },
 	{ BX_A_STATS_RECOVERED_OPS,	"recovered-ops", F_U64, false },
 	{ BX_A_STATS_RECOVER_FAILED,	"recover-failed", F_U64, false },
+	{ BX_A_STATS_TX_SMALL,		"tx-small",	 F_U32, false },
+	{ BX_A_STATS_SMALL_PASSES,	"small-passes",	 F_U64, false },
 	{ 0 }
 };
 
