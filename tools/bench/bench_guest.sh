@@ -163,13 +163,14 @@ setting() {
 		echo 256 > $P/rx_wnd_kb ;;
 	esac || fail "setting $1"
 	# SET-aN: the same with ack_timeout N; SET-pN: with piece_kb N;
-	# SET-rN: with rd_max N and rd_depth 1 (READs posted early, one on
-	# the wire at a time).
+	# SET-xN: with rx_wnd_kb N; SET-rN: with rd_max N and rd_depth 1
+	# (READs posted early, one on the wire at a time).
 	for sfx in $(echo "${1#*-}" | tr - ' '); do
 		[ "$sfx" = "$1" ] && break
 		case $sfx in
 		a*)	echo "${sfx#a}" > $P/ack_timeout ;;
 		p*)	echo "${sfx#p}" > $P/piece_kb ;;
+		x*)	echo "${sfx#x}" > $P/rx_wnd_kb ;;
 		r*)	echo "${sfx#r}" > $P/rd_max && echo 1 > $P/rd_depth ;;
 		*)	false ;;
 		esac || fail "setting $1"

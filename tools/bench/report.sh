@@ -552,6 +552,8 @@ END {
 			label = label ", ack_timeout " substr(st, RSTART + 2, RLENGTH - 2)
 		if (match(st, /-p[0-9]+/))
 			label = label ", piece_kb " substr(st, RSTART + 2, RLENGTH - 2)
+		if (match(st, /-x[0-9]+/))
+			label = label ", rx_wnd_kb " substr(st, RSTART + 2, RLENGTH - 2)
 		if (match(st, /-r[0-9]+/))
 			label = label ", rd_max " substr(st, RSTART + 2, RLENGTH - 2) " (rd_depth 1)"
 		printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %d |", label, \
