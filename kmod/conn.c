@@ -530,20 +530,32 @@ static void flow_line_join(struct bx_conn *conn, enum bx_hw k, bool head)
  * A send of at most BX_SMALL_OP that does not fit neither counts as a
  * wait nor joins the line here: kick_next() tries flow_admit_small()
  * next, which does either if it cannot admit it.
+ *
+ * A SRV_READ cut in pieces has one piece on the wire at a time, and the
+ * READ windows bound what is on the wire towards this host: it is
+ * charged one piece and one READ. Charged its length, a push larger
+ * than rx_wnd_kb ran alone on the whole host, and the link idled
+ * between its pieces (performance.rst, "Smaller pieces through a lossy
+ * switch").
  */
 static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 {
 	struct bx_win *w = rd ? &conn->rdwnd : &conn->wnd;
 	enum bx_hw k = rd ? BX_HW_RX : BX_HW_TX;
-	u32 reads = rd ? op->rdma->nrdv : 0;
 	bool small = !rd && op->qi.cost <= BX_SMALL_OP;
+	u64 cost = op->qi.cost;
 	struct bx_win_lim cl, hl;
 	bool ok, turn, put = false;
 	struct bx_win *hw;
+	u32 reads = 0;
 
 	lockdep_assert_held(&conn->lock);
+	if (rd) {
+		reads = bx_op_cut(op) ? 1 : op->rdma->nrdv;
+		cost = op->piece;
+	}
 	flow_limits(rd, &cl, &hl);
-	if (!bx_win_fits(w, &cl, op->qi.cost, reads)) {
+	if (!bx_win_fits(w, &cl, cost, reads)) {
 		/* Our own completions will call us again. */
 		if (!small)
 			flow_waited(op, w, BX_WAITED_CONN);
@@ -553,11 +565,11 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	hw = rd ? &bx_host.rx : &bx_host.tx;
 	turn = conn->host_turn[k];
 	ok = (list_empty(&bx_host.waiters[k]) || turn || !hw->ops) &&
-	     bx_win_fits(hw, &hl, op->qi.cost, reads);
+	     bx_win_fits(hw, &hl, cost, reads);
 	if (ok || !small)
 		conn->host_turn[k] = false;
 	if (ok) {
-		bx_win_charge(hw, op->qi.cost, reads);
+		bx_win_charge(hw, cost, reads);
 		if (conn->host_since[k]) {
 			bx_host.passed_max[k] =
 				max(bx_host.passed_max[k], bx_host.admits[k] -
@@ -584,7 +596,7 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	if (put)
 		bx_conn_put(conn);
 	if (ok) {
-		bx_win_charge(w, op->qi.cost, reads);
+		bx_win_charge(w, cost, reads);
 		op->charged = true;
 		op->wreads = reads;
 	}
@@ -700,10 +712,12 @@ void bx_flow_release(struct bx_op *op)
 		ok = bx_win_release_small(&conn->wnd);
 		ok &= bx_win_release_small(&bx_host.tx);
 	} else {
-		ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd,
-				    op->qi.cost, op->wreads);
-		ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx,
-				     op->qi.cost, op->wreads);
+		u64 cost = rd ? op->piece : op->qi.cost;
+
+		ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd, cost,
+				    op->wreads);
+		ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx, cost,
+				     op->wreads);
 	}
 	spin_unlock(&bx_host.lock);
 	if (rd)

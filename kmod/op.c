@@ -662,16 +662,23 @@ static bool reply_inline(const struct bx_op *op)
 }
 
 /*
- * Is rendezvous @op (a REPLY that WRITEs, or a SRV_READ) cut into pieces?
- * Decided once, when it is admitted: transfers longer than piece_kb are.
+ * Is rendezvous @op (a REPLY that WRITEs, or a SRV_READ) cut into pieces,
+ * and of what size (@piece)? Decided when it is admitted, so that a
+ * SRV_READ is charged the piece it then posts: transfers longer than
+ * piece_kb are cut.
  */
 bool bx_op_cut(struct bx_op *op)
 {
 	u32 piece = READ_ONCE(bx_piece_kb) << 10;
 
+	op->cut = false;
+	op->piece = op->len;
 	if (!op->rdma || (op->kind == BX_K_REPLY && reply_inline(op)))
 		return false;
-	op->cut = piece && op->len > piece;
+	if (piece && op->len > piece) {
+		op->cut = true;
+		op->piece = piece;
+	}
 	return op->cut;
 }
 
@@ -685,15 +692,12 @@ void bx_op_piece(struct bx_op *op)
 {
 	bool rd = op->kind == BX_K_SRV_READ;
 	enum dma_data_direction dir = rd ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
-	u32 piece = READ_ONCE(bx_piece_kb) << 10;
 	struct ib_send_wr *first;
 	int ret;
 
-	if (!piece)
-		piece = op->len;
 	if (!rd)
 		op->cqe.done = write_piece_done;
-	first = rw_setup(op, op->rw_off, min(piece, op->len - op->rw_off), 1,
+	first = rw_setup(op, op->rw_off, min(op->piece, op->len - op->rw_off), 1,
 			 dir, NULL, &op->rw_len);
 	ret = IS_ERR(first) ? PTR_ERR(first) : bx_conn_post(op->conn, first);
 	if (!ret) {
@@ -1093,14 +1097,14 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	bx_conn_queue(conn, op);
 }
 
-/* Issue the RDMA READs of an admitted SRV_READ; takes over the caller's
- * (queue) reference.
+/* Issue the RDMA READs of an admitted SRV_READ (flow_admit() cut it or
+ * not); takes over the caller's (queue) reference.
  */
 void bx_op_read(struct bx_op *op)
 {
 	struct ib_send_wr *first;
 
-	if (bx_op_cut(op)) {
+	if (op->cut) {
 		bx_op_piece(op);
 		return;
 	}

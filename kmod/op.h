@@ -108,6 +108,8 @@ struct bx_rdma {
  * @fresh:	parked when submitted, during a recovery: never sent yet
  * @cut:	REPLY (RDMA WRITE), SRV_READ: its transfer goes in pieces
  *		(bx_op_cut())
+ * @piece:	...of this many bytes (its length if not cut); a SRV_READ
+ *		is charged one piece to the receive windows
  * @rw_off:	...of which this many bytes are done
  * @rw_len:	...and the piece in flight moves this many
  */
@@ -145,6 +147,7 @@ struct bx_op {
 	bool			lost;
 	bool			fresh;
 	bool			cut;
+	u32			piece;
 	u32			rw_off;
 	u32			rw_len;
 };

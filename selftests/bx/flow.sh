@@ -24,6 +24,11 @@
 #             admitted while the large waited (small_passes), and the
 #             window's peak is one large operation (small ones are
 #             outside its bytes and do not keep it from going alone)
+#   rxpieces  three clients push 1 MiB, cut in 64 KiB pieces, towards a
+#             READ window of 128 KiB: the window counts the pieces on the
+#             wire, so two pushes are read at once and never more than
+#             128 KiB (charged whole, a push larger than the window ran
+#             alone on the host)
 #   tunables  every tunable changed under load, on both sides: no error;
 #             out-of-range writes fail with EINVAL and change nothing;
 #             connections made after ack_timeout changed carry the new value
@@ -219,6 +224,30 @@ case_small() {
 	result
 }
 
+case_rxpieces() {
+	try reload rx_wnd_kb=128 piece_kb=64 rd_max=1
+	if [ "$ID" -eq 0 ]; then
+		# Only big buffers: a push finding none is BUSY and retried.
+		serve_start -n 0 -b 4
+		b rxp.up; b rxp.done
+		try serve_stop
+		echo "# server: rx_peak_bytes $(flow_of rx_peak_bytes) rx_peak_reads $(flow_of rx_peak_reads) rx_waits $(flow_of rx_waits) rd_peak_bytes $(conn_max rd_peak_bytes) pieces $(stat_of pieces)"
+		try check [ "$(flow_of rx_peak_bytes)" -le $((128 * 1024)) ]
+		try check [ "$(flow_of rx_peak_reads)" -eq 2 ]
+		try check [ "$(conn_max rd_peak_bytes)" -eq $((64 * 1024)) ]
+		try check [ "$(flow_of rx_waits)" -gt 0 ]
+	else
+		b rxp.up
+		client_bg -z 1048576 -i 100000 -q 2 -m push -t $((8 * BX_SLOW))
+		try client_wait
+		b rxp.done
+	fi
+	try check wait_until 30 flow_idle
+	flow_idle || cat $DBG/flow $DBG/conns | sed 's/^/# /'
+	try check no_rnr
+	result
+}
+
 # Write VALUE to tunable NAME; it must take.
 tset() { echo "$2" > $P/$1 && [ "$(cat $P/$1)" = "$2" ]; }
 
@@ -299,9 +328,10 @@ case_tunables() {
 	reload
 }
 
-ktap_plan 4
+ktap_plan 5
 run_test stall case_stall
 run_test incast case_incast
 run_test small case_small
+run_test rxpieces case_rxpieces
 run_test tunables case_tunables
 ktap_finish
