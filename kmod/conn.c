@@ -551,6 +551,10 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 
 	lockdep_assert_held(&conn->lock);
 	if (rd) {
+		/*
+		 * One READ per peer segment (a piece never spans two); more
+		 * work requests if rdma_rw must split one for max_sge_rd.
+		 */
 		reads = bx_op_cut(op) ? 1 : op->rdma->nrdv;
 		cost = op->piece;
 	}
@@ -598,6 +602,7 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	if (ok) {
 		bx_win_charge(w, cost, reads);
 		op->charged = true;
+		op->wbytes = cost;
 		op->wreads = reads;
 	}
 	return ok;
@@ -712,12 +717,10 @@ void bx_flow_release(struct bx_op *op)
 		ok = bx_win_release_small(&conn->wnd);
 		ok &= bx_win_release_small(&bx_host.tx);
 	} else {
-		u64 cost = rd ? op->piece : op->qi.cost;
-
-		ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd, cost,
-				    op->wreads);
-		ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx, cost,
-				     op->wreads);
+		ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd,
+				    op->wbytes, op->wreads);
+		ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx,
+				     op->wbytes, op->wreads);
 	}
 	spin_unlock(&bx_host.lock);
 	if (rd)

@@ -697,8 +697,9 @@ void bx_op_piece(struct bx_op *op)
 
 	if (!rd)
 		op->cqe.done = write_piece_done;
-	first = rw_setup(op, op->rw_off, min(op->piece, op->len - op->rw_off), 1,
-			 dir, NULL, &op->rw_len);
+	first = rw_setup(op, op->rw_off,
+			 min(op->piece, op->len - op->rw_off), 1, dir, NULL,
+			 &op->rw_len);
 	ret = IS_ERR(first) ? PTR_ERR(first) : bx_conn_post(op->conn, first);
 	if (!ret) {
 		atomic64_inc(&bx_pieces);

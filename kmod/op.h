@@ -92,6 +92,7 @@ struct bx_rdma {
  * @charged:	counted in conn->wnd (or ->rdwnd for SRV_READ) and the host
  *		window; bx_flow_release() undoes it when the op completes
  * @wreads:	RDMA READs charged
+ * @wbytes:	bytes charged: the length (qi.cost), or a cut SRV_READ's piece
  * @small:	charged as a small operation (struct bx_win, @small)
  * @waited:	counted in a window's @waits already: BX_WAITED_CONN,
  *		BX_WAITED_HOST (once per operation, however often it is
@@ -131,6 +132,7 @@ struct bx_op {
 	u32			resp_len;
 	u32			req_id;
 	u32			peer_id;
+	u32			wbytes;
 	bool			needs_reg;
 	bool			registered;
 	bool			charged;
