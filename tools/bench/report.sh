@@ -567,6 +567,28 @@ END {
 		printf("\n") > out
 		cdf(kp, data "/incast_" st "_pull.dat")
 		cdf(ku, data "/incast_" st "_push.dat")
+		# For the target: the worst p99 and operations per second.
+		w = hpct(kp, 0.99) + 0
+		if (hpct(ku, 0.99) + 0 > w)
+			w = hpct(ku, 0.99) + 0
+		WORST[st] = w
+		RATE[st] = ENV["incast_secs"] > 0 ? (N[kp] + N[ku]) / ENV["incast_secs"] : 0
+	}
+	# The target of the issue, p99 with the window at most 0.5 times
+	# without, against what a closed loop allows: its nin operations in
+	# flight take nin / rate on average (the law of Little), and no
+	# window brings the worst p99 below that mean at the same rate.
+	nin = (MG - 1) * ENV["incast_procs"] * 4
+	if (("off" in WORST) && WORST["off"] > 0 && nin > 0) {
+		printf("\nWorst p99 (of pulls and pushes) against the window off in this run, and the mean latency that %d operations in flight have at each setting'"'"'s rate (Little'"'"'s law: in flight / operations per second), which no window can bring the p99 under at that rate:\n\n", nin) > out
+		printf("| setting | worst p99 | / off | mean by Little'"'"'s law | / off'"'"'s worst p99 |\n| --- | ---: | ---: | ---: | ---: |\n") > out
+		for (i = 1; i <= nbx; i++) {
+			st = BXSET[i]
+			lm = RATE[st] > 0 ? nin / RATE[st] * 1e6 : ""
+			printf("| %s | %s | %.2f | %s | %s |\n", st, ms(WORST[st]), \
+			       WORST[st] / WORST["off"], ms(lm), \
+			       lm == "" ? "-" : sprintf("%.2f", lm / WORST["off"])) > out
+		}
 	}
 	printf("\nprobe: one more process per client guest pulling 4 KiB, one at a time, through the same connection as the bulk operations (latency-sensitive small pulls during the incast). ack_timeout: the RC ACK timeout exponent (default 17, 0.54 s; 14 is 67 ms).\n") > out
 	printf("\nretransmits: rxe `completer_retry_err` (bx) or TCP `RetransSegs`, summed over all guests. bx'"'"'s window counters on the server (peaks in bytes, waits in operations):\n\n") > out
