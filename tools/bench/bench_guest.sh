@@ -38,7 +38,9 @@
 #           bx: "bench-profile ..." lines (ftrace_prof.sh)
 #
 # Settings (run.sh -e): BENCH_SECS (per cell, default 3), BENCH_INCAST_SECS
-# (default 20), BENCH_INCAST_PROCS (2), BENCH_PHASES (default all of the
+# (default 20), BENCH_INCAST_PROCS (2), BENCH_INCAST_RATE (open load: each
+# incast process issues this many operations per second, Poisson, at most
+# 16 in flight; default none, 4 in flight), BENCH_PHASES (default all of the
 # above), BENCH_SIZES (default 64,4096,64K,1M,16M). Output: bxperf's lines,
 # "bench-floor ..." lines (parsed qperf/perftest results), "bench-flow ..."
 # (bx's flow counters and rxe/TCP counter changes per incast phase),
@@ -52,6 +54,12 @@ S=${BXRIG_PEER0:-192.0.2.1}
 SECS=${BENCH_SECS:-3}
 ISECS=${BENCH_INCAST_SECS:-20}
 IPROCS=${BENCH_INCAST_PROCS:-2}
+IRATE=${BENCH_INCAST_RATE:-}
+if [ -n "$IRATE" ]; then
+	IDEPTH=16 ILOAD="-q 16 -r $IRATE"
+else
+	IDEPTH=4 ILOAD="-q 4"
+fi
 PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast rds pieces profile}
 SIZES=${BENCH_SIZES:-64,4096,64K,1M,16M}
 ROUNDS=${BENCH_ROUNDS:-5}
@@ -223,7 +231,7 @@ reload_bx() {
 
 modprobe rdma_ucm 2>/dev/null	# qperf -cm1, perftest need rdma_cm's uverbs
 if [ "$ID" -eq 0 ]; then
-	echo "bench-env kernel=$(uname -r) guests=$N cpus=$(grep -c ^processor /proc/cpuinfo) mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) secs=$SECS incast_secs=$ISECS incast_procs=$IPROCS"
+	echo "bench-env kernel=$(uname -r) guests=$N cpus=$(grep -c ^processor /proc/cpuinfo) mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) secs=$SECS incast_secs=$ISECS incast_procs=$IPROCS incast_depth=$IDEPTH incast_rate=${IRATE:-0}"
 	start_bx_server
 	bxperf server -T tcp > /tmp/srv.tcp 2>&1 &
 	STCP=$!
@@ -425,7 +433,7 @@ if has incast; then
 			# The probe: one more process, a 4 KiB pull at a time,
 			# through the bulk operations' connection.
 			probe_start $tp "$ISECS" "incast-$set-probe"
-			cli -T $tp -o mix -z 1M -q 4 -P "$IPROCS" -d "$ISECS" -m 1 \
+			cli -T $tp -o mix -z 1M $ILOAD -P "$IPROCS" -d "$ISECS" -m 1 \
 				-w 1 $st -t "incast-$set"
 			probe_end
 		fi

@@ -6,7 +6,7 @@
  *   bxperf server -T bx|tcp [-p PORT] [-d SECS] [-b BIG_BUFS]
  *   bxperf client -T bx|tcp -a ADDR [-p PORT] [-o pull|push|mix]
  *                 [-z SIZE,...] [-q DEPTH] [-P PROCS] [-i ITERS] [-d SECS]
- *                 [-m MIN_OPS] [-w WARMUP] [-S] [-t TAG]
+ *                 [-m MIN_OPS] [-w WARMUP] [-r RATE] [-S] [-t TAG]
  *   bxperf cpu    print this machine's CPU counters (busy_us total_us)
  *
  * PORT is the bx base service (default 80; the server binds 80..83) or
@@ -22,6 +22,12 @@
  * least MIN_OPS (defaults: 100000, 3 s, 3). Latency is from issue to
  * completion; throughput is payload bytes over the time from the common
  * start to the last process's end.
+ *
+ * With -r, the load is open: each process issues RATE operations per
+ * second on average, at exponentially distributed intervals (Poisson
+ * arrivals), whatever the completions, with at most DEPTH in flight. An
+ * operation's latency then runs from when it was due, so the time it
+ * waited for a free slot counts.
  *
  * CPU per operation: "cpu" is user + system time of the client processes
  * (getrusage; with bx, rxe's work runs in kernel threads and softirqs and
@@ -208,6 +214,7 @@ struct opts {
 	long		iters, minops;
 	double		secs;
 	int		warmup;
+	double		rate;		/* -r: operations/s per process; 0: closed */
 	bool		srvstat;
 	const char	*tag;
 };
@@ -277,7 +284,9 @@ static void run_cell(const struct opts *o, struct bp_cli *c, uint32_t size,
 	struct bp_done d[64];
 	uint64_t issued = 0, done = 0;
 	bool stop = false;
-	double c0;
+	double c0, due, last;
+	unsigned short xs[3] = { (unsigned short)getpid(),
+				 (unsigned short)(getpid() >> 16), 0x5bd1 };
 
 	if (!t_issue || !freeslots || !kinds) {
 		r->fatal = -ENOMEM;
@@ -287,20 +296,32 @@ static void run_cell(const struct opts *o, struct bp_cli *c, uint32_t size,
 		freeslots[i] = o->depth - 1 - i;
 	c0 = proc_cpu_us();
 	r->t0 = bp_now_us();
+	due = r->t0;
+	last = r->t0;
 	while (!stop || done < issued) {
+		int wait_ms = REAP_TIMEOUT_MS;
+
 		while (!stop && nfree) {
+			double now = bp_now_us();
 			uint32_t s;
 			int ret;
 
 			if (issued >= (uint64_t)o->iters ||
 			    (issued >= (uint64_t)o->minops &&
-			     bp_now_us() - r->t0 >= o->secs * 1e6)) {
+			     now - r->t0 >= o->secs * 1e6)) {
 				stop = true;
+				break;
+			}
+			if (o->rate > 0 && now < due) {
+				wait_ms = (int)((due - now) / 1000) + 1;
 				break;
 			}
 			s = freeslots[--nfree];
 			kinds[s] = kind_at(o, issued);
-			t_issue[s] = bp_now_us();
+			t_issue[s] = o->rate > 0 ? due : now;
+			/* Poisson arrivals: exponential gaps of mean 1/rate. */
+			if (o->rate > 0)
+				due += -log(1 - erand48(xs)) * 1e6 / o->rate;
 			ret = o->tp->issue(c, kinds[s], size, s);
 			if (ret) {
 				fprintf(stderr, "bxperf: issue: %s\n",
@@ -312,17 +333,21 @@ static void run_cell(const struct opts *o, struct bp_cli *c, uint32_t size,
 			}
 			issued++;
 		}
-		if (done == issued)
+		if (stop && done == issued)
 			break;
-		int n = o->tp->reap(c, d, 64, REAP_TIMEOUT_MS);
+		int n = o->tp->reap(c, d, 64, wait_ms);
+		double now = bp_now_us();
 
+		/* Open load: nothing may be due or in flight for a while. */
+		if (!n && (done == issued || now - last < REAP_TIMEOUT_MS * 1e3))
+			continue;
 		if (n <= 0) {
 			fprintf(stderr, "bxperf: reap: %s\n",
 				n ? strerror(-n) : "no completion in 60 s");
 			r->fatal = n ? n : -ETIMEDOUT;
 			break;
 		}
-		double now = bp_now_us();
+		last = now;
 
 		for (int i = 0; i < n; i++) {
 			uint32_t s = d[i].slot;
@@ -657,7 +682,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "T:a:p:o:z:q:P:i:d:m:w:b:St:",
+	while ((opt = getopt_long(argc, argv, "T:a:p:o:z:q:P:i:d:m:w:b:r:St:",
 				  lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'T': tpname = optarg; break;
@@ -678,6 +703,7 @@ int main(int argc, char **argv)
 		case 'm': o.minops = atol(optarg); break;
 		case 'w': o.warmup = atoi(optarg); break;
 		case 'b': o.cfg.nbig = strtoul(optarg, NULL, 0); break;
+		case 'r': o.rate = atof(optarg); break;
 		case 'S': o.srvstat = true; break;
 		case 't': o.tag = optarg; break;
 		default: usage();
@@ -699,7 +725,7 @@ int main(int argc, char **argv)
 		return o.tp->serve(&o.cfg);
 	if (strcmp(argv[1], "client") || !o.cfg.addr || !o.depth ||
 	    o.depth > 512 || !o.procs || o.procs > 64 || o.iters < 1 ||
-	    o.minops < 1)
+	    o.minops < 1 || !(o.rate >= 0))
 		usage();
 	if (sizes) {
 		char *dup = strdup(sizes);
