@@ -318,6 +318,9 @@ static void run_cell(const struct opts *o, struct bp_cli *c, uint32_t size,
 			}
 			s = freeslots[--nfree];
 			kinds[s] = kind_at(o, issued);
+			/* The stall clock runs only while something is in flight. */
+			if (done == issued)
+				last = now;
 			t_issue[s] = o->rate > 0 ? due : now;
 			/* Poisson arrivals: exponential gaps of mean 1/rate. */
 			if (o->rate > 0)
