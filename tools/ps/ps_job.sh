@@ -111,17 +111,21 @@ run_job() {
 		"logs in $outdir"
 	start=$(date +%s)
 	# A guest that crashed in rxe alone met the known guest crash that
-	# QEMU 7.2's cmpxchg16b caused (bx.rst, "Testing"; run.sh exits 3):
-	# the job runs once more, and the crashed run stays in
-	# OUTDIR.rxe-crash.
+	# QEMU 7.2's cmpxchg16b caused (bx.rst, "Testing"; run.sh exits 3),
+	# or a guest's link check failed before RDMA started (exit 4):
+	# the job runs once more, and the failed run stays in
+	# OUTDIR.rxe-crash or OUTDIR.rig-network.
 	for try in 1 2; do
 		boot_once
-		[ "$try" -eq 1 ] && [ "$rc" -eq 3 ] || break
-		rm -rf "$outdir.rxe-crash"
-		mv "$outdir" "$outdir.rxe-crash"
+		[ "$try" -eq 1 ] && { [ "$rc" -eq 3 ] || [ "$rc" -eq 4 ]; } || break
+		why=rxe-crash msg="a guest crashed in rxe alone (known, PLATFORM.md)"
+		[ "$rc" -eq 4 ] &&
+			why=rig-network msg="a guest's link check failed before RDMA started"
+		rm -rf "$outdir.$why"
+		mv "$outdir" "$outdir.$why"
 		mkdir -p "$outdir"
 		seen=()
-		echo "ps_job: a guest crashed in rxe alone (known, PLATFORM.md); running the job again (crashed run: $outdir.rxe-crash)"
+		echo "ps_job: $msg; running the job again (failed run: $outdir.$why)"
 	done
 }
 

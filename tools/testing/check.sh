@@ -104,13 +104,20 @@ run_guests() {
 		echo "check: guests $name: run.sh $*"
 		rc=0
 		"$top/tools/testing/vm/run.sh" -o "$O/vm/check-$name" "$@" > "$out" 2>&1 || rc=$?
-		grep -a -E 'not ok|bxtest: (.* (fail:[1-9]|exited|splat|did not meet)|kmemleak after)|run.sh: guest|bxrig-totals' "$out"
-		[ "$try" -lt 3 ] && [ "$rc" -eq 3 ] || break
-		mv "$out" "$out.rxe-crash$try"
-		rm -rf "$O/vm/check-$name.rxe-crash$try"
-		mv "$O/vm/check-$name" "$O/vm/check-$name.rxe-crash$try"
-		echo "check: guests $name: a guest crashed in rxe alone (known, PLATFORM.md); running the set again (crashed run: $out.rxe-crash$try)"
-		grep -a -m1 -A12 'traps: PANIC\|BUG:\|Oops:' "$O"/vm/check-"$name".rxe-crash$try/g*/console.log | head -14 | sed 's/^/check:   /'
+		grep -a -E 'not ok|bxtest: (.* (fail:[1-9]|exited|splat|did not meet)|kmemleak after)|run.sh: guest|bxrig-totals|bxrig: rig network' "$out"
+		[ "$try" -lt 3 ] && { [ "$rc" -eq 3 ] || [ "$rc" -eq 4 ]; } || break
+		local why=rxe-crash
+		[ "$rc" -eq 4 ] && why=rig-network
+		mv "$out" "$out.$why$try"
+		rm -rf "$O/vm/check-$name.$why$try"
+		mv "$O/vm/check-$name" "$O/vm/check-$name.$why$try"
+		if [ "$rc" -eq 3 ]; then
+			echo "check: guests $name: a guest crashed in rxe alone (known, PLATFORM.md); running the set again (crashed run: $out.$why$try)"
+			grep -a -m1 -A12 'traps: PANIC\|BUG:\|Oops:' "$O"/vm/check-"$name".$why$try/g*/console.log | head -14 | sed 's/^/check:   /'
+		else
+			echo "check: guests $name: a guest's link check failed before RDMA started (/init); running the set again (failed run: $out.$why$try)"
+			grep -a -h -A1 'rig network\|RX:\|TX:' "$out.$why$try" | head -30 | sed 's/^/check:   /'
+		fi
 	done
 	# For the summary: each failed test, named by the script that ran it,
 	# with how long the case ran and its first reason (lib.sh run_test).

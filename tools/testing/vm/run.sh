@@ -34,7 +34,9 @@
 # appears on a console. Exit status: 0 all passed; 3 failed, with a guest
 # whose first splat ran rxe's code alone and no guest whose first splat
 # had a bx frame (the known rxe instability, ../shared/PLATFORM.md:
-# callers run the set again); 1 otherwise.
+# callers run the set again); 4 failed, with a guest whose link check
+# failed before RDMA or bx were started (/init: "setup failed: rig
+# network"; callers run the set again) and no bx splat; 1 otherwise.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -219,7 +221,7 @@ for ((i = 0; i < n; i++)); do
 done
 pids=()
 
-fail=0 rxecrash=0 bxsplat=0
+fail=0 rxecrash=0 bxsplat=0 rignet=0
 for ((i = 0; i < n; i++)); do
 	d=$outdir/g$i
 	touch "$d/result.log"
@@ -232,6 +234,10 @@ for ((i = 0; i < n; i++)); do
 		why="did not report (panic or crash?)"
 	elif [ "$grc" -ne 0 ]; then
 		why="command exited $grc"
+	fi
+	if grep -a -q 'bxrig: setup failed: rig network' "$d/result.log"; then
+		why="$why; its link check failed before RDMA started"
+		rignet=1
 	fi
 	if grep -a -n -E -f "$here/splats" "$d/console.log" > "$d/splats.log"; then
 		# Name the test that was running: the last marker before it.
@@ -264,5 +270,9 @@ echo "run.sh: $n guest(s), $(($(date +%s) - start))s, logs in $outdir"
 if [ "$fail" -eq 1 ] && [ "$rxecrash" -eq 1 ] && [ "$bxsplat" -eq 0 ]; then
 	echo "run.sh: a guest crashed in rxe alone (known, PLATFORM.md)"
 	exit 3
+fi
+if [ "$fail" -eq 1 ] && [ "$rignet" -eq 1 ] && [ "$bxsplat" -eq 0 ]; then
+	echo "run.sh: the rig's network failed before RDMA started (/init)"
+	exit 4
 fi
 exit $fail
