@@ -87,7 +87,14 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 	if (received < BX_WIRE_HDR_LEN)
 		return -EBADMSG;
 
-	memset(msg, 0, sizeof(*msg));
+	/*
+	 * Every field but the descriptors is set here; rdv[] is filled up
+	 * to nrdv below and is not to be read beyond it. Zeroing all of
+	 * @msg (16 descriptors, 304 bytes) was a quarter of the cost of
+	 * parsing a CREDIT.
+	 */
+	msg->rdv_total = 0;
+	msg->payload = NULL;
 	msg->type = hdr->type;
 	msg->flags = hdr->flags;
 	msg->credits = be16_to_cpu(hdr->credits);

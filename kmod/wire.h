@@ -121,6 +121,8 @@ struct bx_rdv {
 /**
  * struct bx_msg - a message in host byte order
  * @rdv_total:	sum of rdv[].len (parse output)
+ * @rdv:	descriptors; parse fills the first @nrdv and leaves the rest
+ *		as they were
  * @payload:	inline payload inside the received buffer (parse), or the
  *		bytes to copy (build; NULL: the caller places them)
  */

@@ -109,8 +109,12 @@ UNIT_TEST(roundtrip_every_shape)
 
 		CHECK_EQ(n, shapes[i].size);
 		CHECK_EQ(bx_wire_size(&m), n);
+		/* Parse sets every field it defines, whatever was there. */
+		memset(&p, 0xa5, sizeof(p));
 		CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
 		CHECK_EQ(p.type, m.type);
+		CHECK_EQ(p.flags, m.flags);
+		CHECK_EQ(p.lag, m.lag);
 		CHECK_EQ(p.credits, m.credits);
 		CHECK_EQ(p.service, m.service);
 		CHECK_EQ(p.req_id, m.req_id);
@@ -125,6 +129,10 @@ UNIT_TEST(roundtrip_every_shape)
 		}
 		if (m.type == BX_MSG_PUSH_RDV)
 			CHECK_EQ(p.rdv_total, m.len);
+		else if (m.type == BX_MSG_PULL_REQ)
+			CHECK_EQ(p.rdv_total, (u64)m.nrdv << 21);
+		else
+			CHECK_EQ(p.rdv_total, 0);
 		if (m.payload) {
 			CHECK(p.payload == buf + n - m.len);
 			CHECK(!memcmp(p.payload, payload, m.len));
