@@ -120,7 +120,8 @@ struct bx_rdv {
 
 /**
  * struct bx_msg - a message in host byte order
- * @rdv_total:	sum of rdv[].len (parse output)
+ * @rdv_total:	sum of rdv[].len (parse output; 0 for a PULL_REQ whose
+ *		sink has no key)
  * @rdv:	descriptors; parse fills the first @nrdv and leaves the rest
  *		as they were
  * @payload:	inline payload inside the received buffer (parse), or the
