@@ -29,10 +29,12 @@
 #   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
 #   -k FLAVOR  guest kernel: stock (default) or debug
 #   -t SECS    per-guest timeout (default 1500)
-#   -f FABRIC  the switch of the multi-client boot: lossy (vde_switch,
-#              default) or lossless (bxswitch: it pauses a sender
-#              instead of dropping, as PFC does; its pauses are counted
-#              per incast setting). The pair is always a lossless link.
+#   -f FABRIC  the switch of the multi-client boot: lossless (bxswitch,
+#              the default: it pauses a sender instead of dropping, as a
+#              RoCE fabric with PFC does; its pauses are counted per
+#              incast setting) or lossy (vde_switch: it drops a frame
+#              whose destination is full, which rxe recovers from only
+#              at its ACK timeout). The pair is always a lossless link.
 #   -r         no run: write the report of the run kept in DIR/run again
 #
 # Needs the guest image with bxperf in it (make stage vm). Exit status: 0
@@ -42,10 +44,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 export BX_BUILD=${BX_BUILD:-$top/build}
+# shellcheck source=SCRIPTDIR/../testing/vm/switch-lib.sh
+. "$top/tools/testing/vm/switch-lib.sh"
 
 out=$BX_BUILD/bench n=4 secs=3 isecs=20 iprocs=2 flavor=stock tmo=1500
 phases="floor sweep depth procs peers incast rds pieces profile" sizes=64,4096,64K,1M,16M
-report_only= fabric=lossy
+report_only='' fabric=lossless
 while getopts "o:n:s:I:p:P:z:k:t:f:r" opt; do
 	case $opt in
 	o) out=$OPTARG ;;
@@ -102,21 +106,6 @@ if [ -z "$report_only" ]; then
 		done
 		[ "$rrc" -eq 0 ] || rc=1
 	}
-	# The lossless switch's counters per phase, to within the 3 s of
-	# the progress loop: close the last phase's with a report, then
-	# name the next. run.sh's SIGTERM at the end reports the last.
-	switch_mark() {
-		local dir=$1 k=0 before
-		[ -f "$dir/switch.pid" ] || return 0
-		before=$(grep -c '^bxswitch:' "$dir/switch.log" || true)
-		kill -USR1 "$(cat "$dir/switch.pid")" 2>/dev/null || return 0
-		while [ "$(grep -c '^bxswitch:' "$dir/switch.log" || true)" -le "$before" ] &&
-			[ $k -lt 50 ]; do
-			sleep 0.1
-			k=$((k + 1))
-		done
-		echo "bxswitch-phase $2" >> "$dir/switch.log"
-	}
 	rig_once() {
 		local dir=$1 ng=$2 ph=$3 gargs=() i rpid seen=0 lines new start
 		dead='' rrc=0
@@ -159,6 +148,9 @@ if [ -z "$report_only" ]; then
 					head -n "$lines" | tail -n +"$((seen + 1))")
 				sed "s/^/bench: [$(($(date +%s) - start))s] /" <<< "$new"
 				seen=$lines
+				# The switch's counters per phase, to within
+				# the 3 s of this loop (switch-lib.sh);
+				# run.sh's SIGTERM at the end reports the last.
 				switch_mark "$dir" "$(tail -1 <<< "$new" | cut -d' ' -f2)"
 			fi
 		done

@@ -17,6 +17,9 @@
 # MB/s summed, percentiles from the merged histograms (32 buckets per
 # octave, +-1.1%), CPU per operation weighted by operations.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=SCRIPTDIR/../testing/vm/switch-lib.sh
+. "$here/../testing/vm/switch-lib.sh"
 
 dir=${1:?usage: report.sh DIR}
 run=$dir/run
@@ -40,11 +43,7 @@ done > "$all"
 # report follows the "bxswitch-phase" line that names its phase.
 for f in "$dir"/run-multi/switch.log "$run"/switch.log; do
 	[ -f "$f" ] || continue
-	awk '/^bxswitch-phase / { ph = $2; next }
-	     /^bxswitch:/ && ph != "" {
-		printf("S bench-switch phase=%s", ph)
-		for (i = 2; i <= NF; i++) if ($i !~ /^port/) printf(" %s", $i)
-		printf("\n"); ph = "" }' "$f" >> "$all"
+	switch_phases "$f" bench-switch >> "$all"
 	break
 done
 
@@ -516,7 +515,7 @@ END {
 		printf("\n## Incast: every client guest x %s processes, %s in flight each, pull and push 1 MiB against guest 0\n\n", ENV["incast_procs"], idepth) > out
 	sw = length(SWP) > 0
 	if (sw)
-		printf("The switch is lossless (bench.sh -f lossless, tools/testing/vm/bxswitch.c): where vde_switch drops a frame whose destination is full, it stops reading the sender instead, as PFC pauses it. pauses: how many times a guest'"'"'s port was stopped so; paused s: for how long in all.\n\n") > out
+		printf("The switch is lossless (bxswitch, tools/testing/vm/bxswitch.c; bench.sh -f lossy selects vde_switch): where vde_switch drops a frame whose destination is full, it stops reading the sender instead, as PFC pauses it. pauses: how many times a guest'"'"'s port was stopped so; paused s: for how long in all.\n\n") > out
 	printf("| setting | pull p50 | pull p99 | pull p99.9 | push p50 | push p99 | push p99.9 | probe p50 | probe p99 | MB/s (both) | ops | srv machine µs/op | retransmits |%s\n", sw ? " pauses | paused s |" : "") > out
 	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |%s\n", sw ? " ---: | ---: |" : "") > out
 	# The first four are in every run; the rest (mid windows, a shorter

@@ -18,9 +18,11 @@
 #   -t SECS        per-guest timeout (default: computed from the above)
 #   -S ARGS        extra arguments for "bxps server"
 #   -W ARGS        extra arguments for "bxps worker"
-#   -f FABRIC      three or four guests' switch: lossy (vde_switch,
-#                  default) or lossless (bxswitch: pauses, no drops, as
-#                  a RoCE fabric with PFC; run.sh)
+#   -f FABRIC      three or four guests' switch: lossless (bxswitch,
+#                  the default: it pauses a sender instead of dropping,
+#                  as a RoCE fabric with PFC does; the table counts its
+#                  pauses per phase) or lossy (vde_switch: it drops a
+#                  frame whose destination is full; run.sh)
 #   -r DIR         no run: print the table of the run kept in DIR again
 #                  (give the same -n/-w/-d/-m/-T as that run)
 #
@@ -32,9 +34,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 export BX_BUILD=${BX_BUILD:-$top/build}
+# shellcheck source=SCRIPTDIR/../testing/vm/switch-lib.sh
+. "$top/tools/testing/vm/switch-lib.sh"
 
 n=3 threads=3 secs=20 modes="train inference" transports="bx tcp"
-flavor=stock outdir='' tmo='' sargs='' wargs='' report_only='' fabric=lossy
+flavor=stock outdir='' tmo='' sargs='' wargs='' report_only='' fabric=lossless
 while getopts "n:w:d:m:T:k:o:t:S:W:r:f:" opt; do
 	case $opt in
 	n) n=$OPTARG ;;
@@ -61,10 +65,13 @@ start=$(date +%s)
 rc=0
 
 # Progress: forward the phase lines and failures as the guests write them.
-# seen[g] is the byte offset up to the last complete line forwarded.
+# seen[g] is the byte offset up to the last complete line forwarded. At
+# each of guest 0's phase lines the lossless switch reports what it
+# counted (switch-lib.sh), so that its pauses are told per phase, to
+# within the 2 s of the loop; between phases they are named "-".
 declare -A seen
 progress() {
-	local LC_ALL=C f g off data
+	local LC_ALL=C f g off data ph what
 	for ((g = 0; g < n; g++)); do
 		f=$outdir/g$g/result.log
 		[ -f "$f" ] || continue
@@ -77,6 +84,11 @@ progress() {
 		printf '%s' "$data" | tr -d '\r' |
 			grep -aE '^(ps-phase|ps-worker|ps-guest|bxrig: ready)' |
 			sed "s/^/ps_job: [$(($(date +%s) - start))s] g$g: /" || true
+		[ "$g" -eq 0 ] || continue
+		while read -r _ ph what _; do
+			[ "$what" = start ] || ph=-
+			switch_mark "$outdir" "$ph"
+		done < <(printf '%s' "$data" | tr -d '\r' | grep -a '^ps-phase ')
 	done
 }
 
@@ -161,9 +173,12 @@ fi
 
 # ---- the table ------------------------------------------------------------
 
-for ((g = 0; g < n; g++)); do
-	tr -d '\r' < "$outdir/g$g/result.log" 2>/dev/null | sed "s/^/g$g /"
-done > "$outdir/results.txt"
+{
+	for ((g = 0; g < n; g++)); do
+		tr -d '\r' < "$outdir/g$g/result.log" 2>/dev/null | sed "s/^/g$g /"
+	done
+	[ ! -f "$outdir/switch.log" ] || switch_phases "$outdir/switch.log" ps-switch
+} > "$outdir/results.txt"
 
 expect=$(( (n - 1) * nphases ))
 set +e
@@ -263,6 +278,15 @@ $2 == "ps-worker" {
 	next
 }
 $2 == "ps-guest" { bad = 1 }
+$2 == "ps-switch" {
+	kv()
+	if (F["phase"] == "-")
+		next
+	split(F["phase"], T, ".")
+	mt = T[1] SUBSEP T[2]
+	PAU[mt] += F["pauses"]; PMS[mt] += F["paused_ms"]; SW = 1
+	next
+}
 $2 == "ps-netstat" {
 	kv()
 	split(F["phase"], T, ".")
@@ -284,6 +308,9 @@ END {
 	printf("cpu_us/op (thread): CPU of the calling thread per operation;\n")
 	printf("MB/s: request + response payload, 10^6 bytes/s, all workers.\n")
 	printf("retransmits: rxe completer_retry_err (bx), TCP RetransSegs (tcp).\n")
+	if (SW)
+		printf("switch pauses: times the lossless switch stopped reading a guest\n" \
+		       "whose frames had no room at their destination, as PFC pauses a port.\n")
 	for (m = 1; m <= nm; m++) {
 		mo = M[m]
 		printf("\n== %s ==\n", mo)
@@ -324,6 +351,10 @@ END {
 		row("", "server process", SCPU[ma], SCPU[mb])
 		row("", "server host (all CPU)", SHCPU[ma], SHCPU[mb])
 		row("net", "retransmits, all hosts", RTX[ma], RTX[mb])
+		if (SW) {
+			row("", "switch pauses", PAU[ma] + 0, PAU[mb] + 0)
+			row("", "switch paused ms", PMS[ma] + 0, PMS[mb] + 0)
+		}
 		row("server", "ops served", SOPS[ma], SOPS[mb])
 		row("", "errors", SERR[ma], SERR[mb])
 	}

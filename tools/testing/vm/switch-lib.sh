@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The lossless switch's counters per phase of a run (run.sh -f lossless,
+# bxswitch.c), for bench.sh and ps_job.sh, which source this file.
+# run.sh leaves the switch's pid in DIR/switch.pid and its output in
+# DIR/switch.log: one line of counters each time it gets SIGUSR1 (and at
+# its end), "bxswitch: port...=... frames=F bytes=B pauses=P paused_ms=M".
+
+# switch_mark DIR NAME: have the switch report what it counted since the
+# last report (it belongs to the phase named before), then name the
+# phase that follows. Does nothing without a lossless switch.
+switch_mark() {
+	local dir=$1 k=0 before
+	[ -f "$dir/switch.pid" ] || return 0
+	before=$(grep -c '^bxswitch:' "$dir/switch.log" || true)
+	kill -USR1 "$(cat "$dir/switch.pid")" 2>/dev/null || return 0
+	while [ "$(grep -c '^bxswitch:' "$dir/switch.log" || true)" -le "$before" ] &&
+		[ $k -lt 50 ]; do
+		sleep 0.1
+		k=$((k + 1))
+	done
+	echo "bxswitch-phase $2" >> "$dir/switch.log"
+}
+
+# switch_phases LOG TAG: one line "S TAG phase=NAME frames=.. bytes=..
+# pauses=.. paused_ms=.." per named phase of LOG; the per-port fields
+# are left out.
+switch_phases() {
+	awk -v tag="$2" '/^bxswitch-phase / { ph = $2; next }
+	     /^bxswitch:/ && ph != "" {
+		printf("S %s phase=%s", tag, ph)
+		for (i = 2; i <= NF; i++) if ($i !~ /^port/) printf(" %s", $i)
+		printf("\n"); ph = "" }' "$1"
+}
