@@ -352,8 +352,10 @@ END {
 		row("", "server host (all CPU)", SHCPU[ma], SHCPU[mb])
 		row("net", "retransmits, all hosts", RTX[ma], RTX[mb])
 		if (SW) {
-			row("", "switch pauses", PAU[ma] + 0, PAU[mb] + 0)
-			row("", "switch paused ms", PMS[ma] + 0, PMS[mb] + 0)
+			row("", "switch pauses", (ma in PAU) ? PAU[ma] : "",
+			    (mb in PAU) ? PAU[mb] : "")
+			row("", "switch paused ms", (ma in PMS) ? PMS[ma] : "",
+			    (mb in PMS) ? PMS[mb] : "")
 		}
 		row("server", "ops served", SOPS[ma], SOPS[mb])
 		row("", "errors", SERR[ma], SERR[mb])
