@@ -176,7 +176,8 @@ UNIT_SRCS_alloc := libbx/alloc.c
 UNIT_SRCS_flow  := kmod/flow.c
 UNIT_SRCS_replay := kmod/replay.c
 
-UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c))
+UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c)) \
+	      $(patsubst $(UNIT_DIR)/%_test.sh,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.sh))
 FUZZERS    := $(patsubst $(UNIT_DIR)/fuzz_%.c,$(O)/unit/fuzz_%,$(wildcard $(UNIT_DIR)/fuzz_*.c))
 
 unit: $(UNIT_TESTS) $(FUZZERS)
@@ -186,6 +187,13 @@ $(O)/unit/%_test: $(UNIT_DIR)/%_test.c $$(UNIT_SRCS_$$*) $(UNIT_DIR)/unit.h \
 		$(wildcard kmod/*.h libbx/*.h $(UNIT_DIR)/shim/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*) -lpthread
+
+# A NAME_test.sh tests a script of the tree (report_test: the bench
+# report's verdicts); check.sh runs it from here like the others.
+$(O)/unit/%_test: $(UNIT_DIR)/%_test.sh
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec bash %s "$$@"\n' '$(CURDIR)/$<' > $@
+	chmod +x $@
 
 # switch_test runs the rig's switch, built next to it with the sanitizers.
 $(O)/unit/switch_test: $(O)/unit/bxswitch

@@ -130,6 +130,43 @@ flow() {
 	}' $DBG/conns 2>/dev/null
 }
 
+# What a host holds while a cell runs, sampled every second in the
+# background and printed as maxima: bx's connections (all processes of
+# the host share them) and registered region bytes with the cap they are
+# charged against, and the TCP connections of bxperf's TCP transport
+# (port 7080, 0x1BA8, either end). Shell builtins only, but for sleep:
+# the 1-vCPU guests of the incast have no CPU to spare for it.
+# host_start TAG ... host_end
+host_start() {
+	ht=$1
+	(
+		mc=0 mr=0 mt=0
+		trap 'echo "bench-host tag=$ht guest=$ID bx_conns=$mc region_bytes=$mr region_cap_mb=$(cat $P/region_cap_mb 2>/dev/null) tcp_conns=$mt"; exit 0' TERM
+		while :; do
+			while read -r k v; do
+				case $k in
+				conns) [ "$v" -gt "$mc" ] && mc=$v ;;
+				region_bytes) [ "$v" -gt "$mr" ] && mr=$v ;;
+				esac
+			done < $DBG/stats 2>/dev/null
+			t=0
+			while read -r _ la ra st _; do
+				[ "$st" = 01 ] || continue
+				case "$la $ra" in
+				*:1BA8\ *|*:1BA8) t=$((t + 1)) ;;
+				esac
+			done < /proc/net/tcp
+			[ "$t" -gt "$mt" ] && mt=$t
+			sleep 1
+		done
+	) &
+	hs=$!
+}
+host_end() {
+	kill -TERM $hs 2>/dev/null
+	wait $hs 2>/dev/null
+}
+
 # Print what changed since snap > /tmp/net.before, plus bx's counters.
 counters() {
 	snap > /tmp/net.after
@@ -389,14 +426,16 @@ for tp in bx tcp; do
 	fi
 	if has procs; then
 		say "procs.$tp start"
-		b "procs.$tp"
-		if [ "$ID" -eq 1 ]; then
-			for np in 1 2 4; do
+		for np in 1 2 4; do
+			b "procs.$tp.$np"
+			host_start "procs-$tp-$np"
+			if [ "$ID" -eq 1 ]; then
 				cli -T $tp -o pull -z 4096,64K -P $np -d "$SECS" -S \
 					-t procs
-			done
-		fi
-		b "procs.$tp.done"
+			fi
+			b "procs.$tp.$np.done"
+			host_end
+		done
 	fi
 done
 
@@ -428,6 +467,7 @@ if has incast; then
 		snap > /tmp/net.before
 		say "incast.$set start"
 		b "incast.$set"
+		host_start "incast-$set"
 		if [ "$ID" -ge 1 ]; then
 			st=; [ "$ID" -eq 1 ] && st=-S
 			# The probe: one more process, a 4 KiB pull at a time,
@@ -438,6 +478,7 @@ if has incast; then
 			probe_end
 		fi
 		b "incast.$set.done"
+		host_end
 		counters "incast-$set"
 	done
 fi

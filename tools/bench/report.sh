@@ -168,6 +168,153 @@ function cdf(k, f,   i, c) {
 	return 1
 }
 
+# ---- connections and registered memory per host ----
+# A host'"'"'s maxima in cell tag t: the server (guest 0) or the most of
+# any client guest (1..), of field f; "" if not sampled.
+function hmax(t, g0, f,   g, v, m) {
+	if (g0 == 0)
+		return ((t, 0, f) in HOSTV) ? HOSTV[t, 0, f] : ""
+	m = ""
+	for (g = 1; g < 8; g++) {
+		if (!((t, g, f) in HOSTV))
+			continue
+		v = HOSTV[t, g, f] + 0
+		if (m == "" || v > m)
+			m = v
+	}
+	return m
+}
+function mib(b) { return b == "" ? "-" : num(b / 1048576) }
+# Every host'"'"'s maximum of every sampled cell: region bytes within the
+# cap (the target), the most of them, and how many such maxima there
+# were (one with no cap read counts as not measured).
+function capcheck(   k, P, t, g, cap) {
+	NCAP = 0; OVER = 0; REGMAX = 0
+	for (k in HOSTV) {
+		split(k, P, SUBSEP)
+		if (P[3] != "region_bytes" || HOSTV[P[1], P[2], "region_cap_mb"] == "")
+			continue
+		t = P[1]; g = P[2]
+		cap = HOSTV[t, g, "region_cap_mb"] * 1048576
+		NCAP++
+		if (HOSTV[k] + 0 > REGMAX)
+			REGMAX = HOSTV[k] + 0
+		if (HOSTV[k] + 0 > cap)
+			OVER++
+		CAPMB = HOSTV[t, g, "region_cap_mb"]
+	}
+}
+function hosts(   np, i, st, t, tb, tt, n) {
+	n = 0
+	for (np = 1; np <= 4; np *= 2)
+		if (("procs-bx-" np, 1, "bx_conns") in HOSTV)
+			n++
+	for (i = 1; i <= niseen; i++)
+		if (("incast-" ISEENL[i], 0, "bx_conns") in HOSTV)
+			n++
+	if (!n)
+		return
+	printf("\n## Connections and registered memory per host\n\n") > out
+	printf("Sampled every second on every guest while the cell ran, maxima: bx'"'"'s connections of the host (shared by all its processes), bxperf'"'"'s TCP connections (either end on port 7080: one per process, and one more over which the client asks for the server'"'"'s CPU time) and the region bytes bx has registered on the host, charged against its cap (`region_cap_mb`). The client host is guest 1 for processes, the busiest client guest in the incast (each with %s bulk processes and the probe).\n\n", ENV["incast_procs"]) > out
+	printf("| cell | processes per client host | bx conns client / server | tcp conns client / server | bx registered MiB client / server | cap MiB |\n") > out
+	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n") > out
+	for (np = 1; np <= 4; np *= 2) {
+		tb = "procs-bx-" np; tt = "procs-tcp-" np
+		if (!((tb, 1, "bx_conns") in HOSTV))
+			continue
+		printf("| procs | %d | %s / %s | %s / %s | %s / %s | %s |\n", np, \
+		       hmax(tb, 1, "bx_conns"), hmax(tb, 0, "bx_conns"), \
+		       hmax(tt, 1, "tcp_conns"), hmax(tt, 0, "tcp_conns"), \
+		       mib(hmax(tb, 1, "region_bytes")), mib(hmax(tb, 0, "region_bytes")), \
+		       HOSTV[tb, 1, "region_cap_mb"]) > out
+		PC[np] = hmax(tb, 1, "bx_conns"); PT[np] = hmax(tt, 1, "tcp_conns")
+	}
+	for (i = 1; i <= niseen; i++) {
+		st = ISEENL[i]
+		t = "incast-" st
+		if (!((t, 0, "bx_conns") in HOSTV))
+			continue
+		if (st == "tcp")
+			printf("| incast tcp | %d | - | %s / %s | - | - |\n", ENV["incast_procs"] + 1, \
+			       hmax(t, 1, "tcp_conns"), hmax(t, 0, "tcp_conns")) > out
+		else
+			printf("| incast %s | %d | %s / %s | - | %s / %s | %s |\n", st, \
+			       ENV["incast_procs"] + 1, hmax(t, 1, "bx_conns"), hmax(t, 0, "bx_conns"), \
+			       mib(hmax(t, 1, "region_bytes")), mib(hmax(t, 0, "region_bytes")), \
+			       HOSTV[t, 0, "region_cap_mb"]) > out
+	}
+}
+
+# ---- the targets of the issue, from this run ----
+# The incast: the worst p99 of each bx setting with a window against the
+# window off; the best of them, the defaults'"'"', and the Little floor.
+function incast_target(nin,   i, st, r, base) {
+	IBEST = ""
+	if (!(("off" in WORST) && WORST["off"] > 0))
+		return
+	for (i = 1; i <= nbx; i++) {
+		st = BXSET[i]
+		base = st; sub(/-.*$/, "", base)
+		if (base == "off")
+			continue
+		r = WORST[st] / WORST["off"]
+		if (IBEST == "" || r < IBESTR) {
+			IBEST = st; IBESTR = r
+			IBESTL = (irate <= 0 && RATE[st] > 0 && nin > 0) ? nin / RATE[st] * 1e6 / WORST["off"] : ""
+		}
+	}
+	if ("on" in WORST)
+		IDEF = sprintf("%.2f", WORST["on"] / WORST["off"])
+	if (IBEST != "" && PROBE99[IBEST] > 0 && PROBE99["off"] > 0)
+		IPROBE = sprintf("%.2f", PROBE99[IBEST] / PROBE99["off"])
+}
+function verdict(ok) { return ok == "" ? "not measured" : ok ? "**met**" : "**not met**" }
+function le(a, b) { return a == "-" || a == "" ? "" : a + 0 <= b }
+function ge(a, b) { return a == "-" || a == "" ? "" : a + 0 >= b }
+function lt(a, b) { return a == "-" || a == "" ? "" : a + 0 < b }
+function both(a, b) { return a == "" || b == "" ? "" : a && b }
+function targets(   f, np, same, grow) {
+	f = out ".targets"
+	printf("") > f
+	printf("## The targets, in this run\n\n") > f
+	printf("Each target of the benchmark issue against this run'"'"'s own numbers (sections below); Documentation/performance.rst discusses them.\n\n") > f
+	printf("| target | this run | verdict |\n| --- | --- | --- |\n") > f
+	printf("| small-message latency <= 1.2x raw verbs RTT (bx pull / qperf rc_lat, medians of the paired rounds) | 64 B %s, 4 KiB %s | %s |\n", \
+	       MQ[64] == "" ? "-" : MQ[64], MQ[4096] == "" ? "-" : MQ[4096], \
+	       verdict(both(le(MQ[64], 1.2), le(MQ[4096], 1.2)))) > f
+	printf("| throughput >= 0.9x raw verbs bandwidth at 1 MiB, against qperf rc_bw (best of d1, d8) | pull %s, push %s | %s |\n", \
+	       TB1 == "" ? "-" : TB1, TB2 == "" ? "-" : TB2, \
+	       verdict(both(ge(TB1, 0.9), ge(TB2, 0.9)))) > f
+	printf("| the same against the verb that moves the payload (pull: RDMA WRITE, push: RDMA READ) | pull %s, push %s | %s |\n", \
+	       TW == "" ? "-" : TW, TR == "" ? "-" : TR, \
+	       verdict(both(ge(TW, 0.9), ge(TR, 0.9)))) > f
+	printf("| bx faster than RDS over rxe (bx pull / RDS ping-pong, medians) | 64 B %s, 4 KiB %s | %s |\n", \
+	       MD[64] == "" ? "-" : MD[64], MD[4096] == "" ? "-" : MD[4096], \
+	       verdict(both(lt(MD[64], 1), lt(MD[4096], 1)))) > f
+	printf("| incast p99 with the window <= 0.5x without (worst p99 of pulls and pushes) | ") > f
+	if (IBEST == "")
+		printf("- | not measured |\n") > f
+	else
+		printf("defaults %s; best %s %.2f%s%s | %s |\n", IDEF == "" ? "-" : IDEF, IBEST, IBESTR, \
+		       IBESTL == "" ? "" : sprintf(" (Little'"'"'s law floor at its rate: %.2f)", IBESTL), \
+		       IPROBE == "" ? "" : sprintf("; the 4 KiB probe'"'"'s p99 there %s", IPROBE), \
+		       verdict(IBESTR <= 0.5)) > f
+	same = ""; grow = ""
+	for (np = 1; np <= 4; np *= 2) {
+		if (!(np in PC))
+			continue
+		same = same == "" ? (PC[np] == PC[1] && PC[np] > 0) : same && PC[np] == PC[1]
+		grow = grow (grow == "" ? "" : ", ") PC[np] "/" PT[np]
+	}
+	printf("| connections per host independent of the number of processes (client host, 1, 2, 4 processes: bx / TCP) | %s | %s |\n", \
+	       grow == "" ? "-" : grow, verdict(same)) > f
+	capcheck()
+	printf("| registered memory per host bounded by the cap | %s | %s |\n", \
+	       NCAP ? sprintf("at most %s MiB on a host (%d hosts x cells sampled), cap %s MiB", num(REGMAX / 1048576), NCAP, CAPMB) : "-", \
+	       verdict(NCAP ? OVER == 0 : "")) > f
+	close(f)
+}
+
 $2 == "bxperf-result" {
 	kv()
 	c = cellof()
@@ -242,6 +389,12 @@ $2 == "bench-flow" {
 	ph = F["phase"]; g = $1
 	for (x in F)
 		FLOW[ph, g, x] = F[x]
+	next
+}
+$2 == "bench-host" {
+	kv()
+	for (x in F)
+		HOSTV[F["tag"], $1, x] = F[x]
 	next
 }
 $2 == "bench-switch" { kv(); SWP[F["phase"]] = F["pauses"]; SWT[F["phase"]] = F["paused_ms"]; next }
@@ -354,8 +507,9 @@ END {
 				if (b > 0 && d > 0)
 					RD[++nd] = b / d
 			}
+			MQ[z] = median(RQ, nr); MD[z] = median(RD, nd)
 			printf("| %s | **median** | | | | | | **%s** | **%s** |\n", sz(z), \
-			       median(RQ, nr), median(RD, nd)) > out
+			       MQ[z], MD[z]) > out
 		}
 	}
 
@@ -438,6 +592,12 @@ END {
 			if (have(k8) && MB[k8] > BEST[o])
 				BEST[o] = MB[k8]
 		}
+		if (s == 1048576) {
+			TW = ratio(BEST[1], FL["qperf|rc_rdma_write_bw|" s])
+			TR = ratio(BEST[2], FL["qperf|rc_rdma_read_bw|" s])
+			TB1 = ratio(BEST[1], FL["qperf|rc_bw|" s])
+			TB2 = ratio(BEST[2], FL["qperf|rc_bw|" s])
+		}
 		printf("| %s | %s | %s | %s | %s |\n", sz(s), \
 		       ratio(BEST[1], FL["qperf|rc_rdma_write_bw|" s]), \
 		       ratio(BEST[2], FL["qperf|rc_rdma_read_bw|" s]), \
@@ -487,6 +647,7 @@ END {
 		close(data "/peers_4096.dat"); close(data "/peers_65536.dat")
 	}
 	printf("\n\"cli machine\" is per operation of that machine'"'"'s own processes, averaged over the client machines; \"srv machine\" is the server'"'"'s busy time over all operations of the cell.\n") > out
+	hosts()
 
 	# ---- pieces ----
 	if (have(key("pieces-off", "bx", "pull", 1048576, 8, 1, 0))) {
@@ -576,6 +737,8 @@ END {
 		if (hpct(ku, 0.99) + 0 > w)
 			w = hpct(ku, 0.99) + 0
 		WORST[st] = w
+		if (have(kq))
+			PROBE99[st] = hpct(kq, 0.99)
 		RATE[st] = ENV["incast_secs"] > 0 ? (N[kp] + N[ku]) / ENV["incast_secs"] : 0
 	}
 	# The target of the issue, p99 with the window at most 0.5 times
@@ -599,6 +762,7 @@ END {
 			       lm == "" ? "-" : sprintf("%.2f", lm / WORST["off"])) > out
 		}
 	}
+	incast_target(nin)
 	printf("\nprobe: one more process per client guest pulling 4 KiB, one at a time, through the same connection as the bulk operations (latency-sensitive small pulls during the incast). ack_timeout: the RC ACK timeout exponent (default 17, 0.54 s; 14 is 67 ms).\n") > out
 	printf("\nretransmits: rxe `completer_retry_err` (bx) or TCP `RetransSegs`, summed over all guests. bx'"'"'s window counters on the server (peaks in bytes, waits in operations):\n\n") > out
 	printf("| setting | rx_peak_bytes | rx_waits | tx_peak_bytes | tx_waits | conn rd_waits | busy_retries | clients: wnd_waits | clients: max wnd_peak_bytes |\n") > out
@@ -652,6 +816,7 @@ END {
 		bad = 1
 	}
 	close(out)
+	targets()
 	if (!ncells) {
 		print "report: no bxperf results" > "/dev/stderr"
 		bad = 1
@@ -660,6 +825,14 @@ END {
 }' "$all"
 arc=$?
 set -e
+# The targets go first, after the paragraphs that say what ran.
+if [ -f "$dir/report.md.targets" ]; then
+	awk -v t="$dir/report.md.targets" '
+		!done && /^## / { while ((getline l < t) > 0) print l; print ""; done = 1 }
+		{ print }' "$dir/report.md" > "$dir/report.md.new"
+	mv "$dir/report.md.new" "$dir/report.md"
+	rm -f "$dir/report.md.targets"
+fi
 
 # ---- plots ----------------------------------------------------------------
 

@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tools/bench/report.sh on made-up runs: its "targets" table must give
+# each target of the benchmark issue the verdict the numbers call for.
+# The runs are a few lines each, in the format bench_guest.sh prints,
+# with numbers chosen so that every target is met (run "good"), missed
+# (run "bad") or not measured (run "bare"). KTAP output.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+report=$here/../../bench/report.sh
+tmp=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+n=0 pass=0 fail=0
+
+ok() {	# DESCRIPTION COMMAND...
+	local d=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		pass=$((pass + 1))
+		echo "ok $n $d"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n $d"
+	fi
+}
+
+# The verdict of the target row whose text starts with $2, in report $1.
+verdict() {
+	awk -F' [|] ' -v t="$2" 'index($1, "| " t) == 1 { v = $3; sub(/ [|]$/, "", v); print v; exit }' "$1"
+}
+is() {	# REPORT TARGET VERDICT
+	local got
+	got=$(verdict "$1" "$2")
+	[ "$got" = "$3" ] || { echo "# $2: '$got', want '$3'"; return 1; }
+}
+
+# A cell's result and its histogram: one bucket at latency US.
+cell() {	# TAG TRANSPORT OP SIZE DEPTH PROCS MIX N MB_S US
+	local b
+	b=$(awk -v us="${10}" 'BEGIN { printf("%d", 32 * log(us) / log(2) - 0.5) }')
+	echo "bxperf-result tag=$1 transport=$2 op=$3 size=$4 depth=$5 procs=$6 mix=$7 n=$8 errors=0 secs=20 mb_s=$9 mean_us=${10} p50_us=${10} p99_us=${10} p999_us=${10} cpu_us_op=1 guest_cpu_us_op=1 srv_cpu_us_op=1 srv_guest_cpu_us_op=1 rxe_retry=0 tcp_retrans=0"
+	echo "bxperf-hist tag=$1 transport=$2 op=$3 size=$4 depth=$5 procs=$6 mix=$7 per_oct=32 h=$b:$8"
+}
+
+# A run in DIR: Q = bx/raw and R = bx/RDS in every paired round, 1 MiB
+# bandwidths (WRITE READ rc_bw bx-pull bx-push), the incast worst
+# latency of the middle windows against 1 s with the window off, bx's
+# connections on the client host at 1, 2, 4 processes, and the most
+# region bytes a host registered (cap 1024 MiB). "-" leaves a part out.
+mkrun() {	# DIR Q R "W RD BW PULL PUSH" MID_US "C1 C2 C4" REGION
+	local d=$1 q=$2 r=$3 bw=$4 mid=$5 conns=$6 reg=$7
+	local w rd rc pl ps z k c c1 c2 c4 t us v
+	mkdir -p "$d/run/g0" "$d/run/g1"
+	read -r w rd rc pl ps <<< "$bw"
+	{
+		echo "bench-env kernel=test guests=2 cpus=2 mem_kb=475136 secs=3 incast_secs=20 incast_procs=2 incast_depth=4 incast_rate=0"
+		[ "$conns" = - ] ||
+			for k in bx tcp; do
+				for z in 1 2 4; do
+					echo "bench-host tag=procs-$k-$z guest=0 bx_conns=1 region_bytes=$reg region_cap_mb=1024 tcp_conns=$((z + 1))"
+				done
+			done
+	} > "$d/run/g0/result.log"
+	{
+		echo "bench-floor tool=qperf test=rc_bw size=1048576 pass=1 mb_s=$rc"
+		echo "bench-floor tool=qperf test=rc_rdma_write_bw size=1048576 pass=1 mb_s=$w"
+		echo "bench-floor tool=qperf test=rc_rdma_read_bw size=1048576 pass=1 mb_s=$rd"
+		for k in pull push; do
+			for c in bx tcp; do
+				v=$pl; [ $k = push ] && v=$ps; [ $c = tcp ] && v=90
+				cell sweep $c $k 1048576 1 1 0 100 "$v" 40000
+				cell depth $c $k 1048576 8 1 0 100 "$v" 300000
+			done
+		done
+		if [ "$q" != - ]; then
+			for z in 64 4096; do
+				for k in 1 2 3; do
+					echo "bench-pair size=$z round=$k tool=qperf lat_us=500"
+					echo "bench-pair size=$z round=$k tool=bx mean_us=$(awk -v q="$q" 'BEGIN { print 1000 * q }') p99_us=2000"
+					echo "bench-pair size=$z round=$k tool=rds mean_us=$(awk -v q="$q" -v r="$r" 'BEGIN { print 1000 * q / r }') p99_us=2000"
+				done
+			done
+		fi
+		for k in off on small mid tcp; do
+			t=bx; [ $k = tcp ] && t=tcp
+			us=1000000; [ $k = mid ] && us=$mid
+			cell "incast-$k" $t pull 1048576 4 2 1 100 5 "$us"
+			cell "incast-$k" $t push 1048576 4 2 1 100 5 "$us"
+		done
+		[ "$conns" = - ] ||
+			for k in bx tcp; do
+				for z in 1 2 4; do
+					read -r c1 c2 c4 <<< "$conns"
+					c=$c1; [ $z = 2 ] && c=$c2; [ $z = 4 ] && c=$c4
+					echo "bench-host tag=procs-$k-$z guest=1 bx_conns=$c region_bytes=$reg region_cap_mb=1024 tcp_conns=$((z + 1))"
+				done
+			done
+	} > "$d/run/g1/result.log"
+	: > "$d/run/host.txt"
+}
+
+# The target rows, by the start of their text, in the report's order.
+TARGETS=("small-message latency" "throughput >= 0.9x" "the same against the verb"
+	 "bx faster than RDS" "incast p99" "connections per host" "registered memory")
+# Report run NAME and check each target's verdict: m (met), n (not met)
+# or - (not measured), in the order of TARGETS.
+expect() {	# NAME V...
+	local name=$1 i v want
+	shift
+	"$report" "$tmp/$name" > "$tmp/$name.out" 2>&1
+	ok "$name: report exits 0" [ $? -eq 0 ]
+	for i in "${!TARGETS[@]}"; do
+		v=$1; shift
+		case $v in m) want="**met**" ;; n) want="**not met**" ;; *) want="not measured" ;; esac
+		ok "$name: ${TARGETS[$i]}: $want" is "$tmp/$name/report.md" "${TARGETS[$i]}" "$want"
+	done
+}
+
+echo "TAP version 13"
+echo "1..26"
+
+# Every target met: bx/raw 1.1, bx/RDS 0.9, every bandwidth ratio at
+# least 0.9, the incast 0.4 times the window off, one connection
+# whatever the processes, 64 MiB registered.
+mkrun "$tmp/good" 1.1 0.9 "30 30 30 30 28" 400000 "1 1 1" 67108864
+expect good m m m m m m m
+first() { [ "$(awk '/^## / { print; exit }' "$1")" = "## The targets, in this run" ]; }
+ok "good: the targets come before the first section" first "$tmp/good/report.md"
+
+# Every target missed but one: 1.3 and 1.05, a push at 0.8 of READ (but
+# 0.93 of rc_bw), the incast 0.7, a connection per process, 2 GiB over
+# the cap.
+mkrun "$tmp/bad" 1.3 1.05 "30 35 30 30 28" 700000 "1 2 4" 2147483648
+expect bad n m n n n n n
+ok "bad: incast names the best setting" grep -Eq "best mid 0[.](69|70) " "$tmp/bad/report.md"
+
+# No paired rounds and no host samples: not measured, not met.
+mkrun "$tmp/bare" - - "30 30 30 30 28" 400000 - 0
+expect bare - m m - m - -
+
+echo "# Totals: pass:$pass fail:$fail skip:0"
+[ $fail -eq 0 ]
