@@ -136,27 +136,30 @@ flow() {
 # charged against, and the TCP connections of bxperf's TCP transport
 # (port 7080, 0x1BA8, either end). Shell builtins only, but for sleep:
 # the 1-vCPU guests of the incast have no CPU to spare for it.
+# A value never read stays empty (the report: not measured).
 # host_start TAG ... host_end
 host_start() {
 	ht=$1
 	(
-		mc=0 mr=0 mt=0
+		mc='' mr='' mt=''
 		trap 'echo "bench-host tag=$ht guest=$ID bx_conns=$mc region_bytes=$mr region_cap_mb=$(cat $P/region_cap_mb 2>/dev/null) tcp_conns=$mt"; exit 0' TERM
 		while :; do
 			while read -r k v; do
 				case $k in
-				conns) [ "$v" -gt "$mc" ] && mc=$v ;;
-				region_bytes) [ "$v" -gt "$mr" ] && mr=$v ;;
+				conns) [ "$v" -gt "${mc:--1}" ] && mc=$v ;;
+				region_bytes) [ "$v" -gt "${mr:--1}" ] && mr=$v ;;
 				esac
-			done < $DBG/stats 2>/dev/null
-			t=0
-			while read -r _ la ra st _; do
-				[ "$st" = 01 ] || continue
-				case "$la $ra" in
-				*:1BA8\ *|*:1BA8) t=$((t + 1)) ;;
-				esac
-			done < /proc/net/tcp
-			[ "$t" -gt "$mt" ] && mt=$t
+			done 2>/dev/null < $DBG/stats
+			if [ -r /proc/net/tcp ]; then
+				t=0
+				while read -r _ la ra st _; do
+					[ "$st" = 01 ] || continue
+					case "$la $ra" in
+					*:1BA8\ *|*:1BA8) t=$((t + 1)) ;;
+					esac
+				done < /proc/net/tcp
+				[ "$t" -gt "${mt:--1}" ] && mt=$t
+			fi
 			sleep 1
 		done
 	) &

@@ -99,8 +99,10 @@ function num(x) {
 	return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : \
 	       x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x)
 }
-# The median of A[1..n] as "%.2f" (sorts A), "-" if empty.
+# The median of A[1..n] as "%.2f" (sorts A), "-" if empty; MEDRAW is
+# the unrounded median ("" if empty), for the verdicts.
 function median(A, n,   i, j, x) {
+	MEDRAW = ""
 	if (n < 1)
 		return "-"
 	for (i = 2; i <= n; i++) {
@@ -109,7 +111,12 @@ function median(A, n,   i, j, x) {
 			A[j + 1] = A[j]
 		A[j + 1] = x
 	}
-	return sprintf("%.2f", n % 2 ? A[(n + 1) / 2] : (A[n / 2] + A[n / 2 + 1]) / 2)
+	MEDRAW = n % 2 ? A[(n + 1) / 2] : (A[n / 2] + A[n / 2 + 1]) / 2
+	return sprintf("%.2f", MEDRAW)
+}
+# a / b unrounded, "" unless both are positive numbers.
+function rawratio(a, b) {
+	return (a == "" || b == "" || a + 0 <= 0 || b + 0 <= 0) ? "" : a / b
 }
 function ratio(a, b) {
 	return (a == "" || b == "" || a + 0 <= 0 || b + 0 <= 0) ? "-" : sprintf("%.2f", a / b)
@@ -176,7 +183,7 @@ function hmax(t, g0, f,   g, v, m) {
 		return ((t, 0, f) in HOSTV) ? HOSTV[t, 0, f] : ""
 	m = ""
 	for (g = 1; g < 8; g++) {
-		if (!((t, g, f) in HOSTV))
+		if (!((t, g, f) in HOSTV) || HOSTV[t, g, f] == "")
 			continue
 		v = HOSTV[t, g, f] + 0
 		if (m == "" || v > m)
@@ -192,7 +199,8 @@ function capcheck(   k, P, t, g, cap) {
 	NCAP = 0; OVER = 0; REGMAX = 0
 	for (k in HOSTV) {
 		split(k, P, SUBSEP)
-		if (P[3] != "region_bytes" || HOSTV[P[1], P[2], "region_cap_mb"] == "")
+		if (P[3] != "region_bytes" || HOSTV[k] == "" || \
+		    HOSTV[P[1], P[2], "region_cap_mb"] == "")
 			continue
 		t = P[1]; g = P[2]
 		cap = HOSTV[t, g, "region_cap_mb"] * 1048576
@@ -247,32 +255,38 @@ function hosts(   np, i, st, t, tb, tt, n) {
 
 # ---- the targets of the issue, from this run ----
 # The incast: the worst p99 of each bx setting with a window against the
-# window off; the best of them, the defaults'"'"', and the Little floor.
-function incast_target(nin,   i, st, r, base) {
+# window off with the same other settings ("mid-a14" against "off-a14"
+# if that ran, else "off"); the best of them, the defaults'"'"', the
+# Little floor and the probe there. A setting with no latencies (all
+# its operations failed) is no candidate.
+function incast_target(nin,   i, st, r, base, off) {
 	IBEST = ""
-	if (!(("off" in WORST) && WORST["off"] > 0))
-		return
 	for (i = 1; i <= nbx; i++) {
 		st = BXSET[i]
 		base = st; sub(/-.*$/, "", base)
-		if (base == "off")
+		off = "off" substr(st, length(base) + 1)
+		if (!(off in WORST))
+			off = "off"
+		if (base == "off" || WORST[st] <= 0 || WORST[off] <= 0)
 			continue
-		r = WORST[st] / WORST["off"]
+		r = WORST[st] / WORST[off]
 		if (IBEST == "" || r < IBESTR) {
-			IBEST = st; IBESTR = r
-			IBESTL = (irate <= 0 && RATE[st] > 0 && nin > 0) ? nin / RATE[st] * 1e6 / WORST["off"] : ""
+			IBEST = st; IBESTR = r; IBESTOFF = off
+			IBESTL = (irate <= 0 && RATE[st] > 0 && nin > 0) ? nin / RATE[st] * 1e6 / WORST[off] : ""
 		}
 	}
-	if ("on" in WORST)
+	if (WORST["on"] > 0 && WORST["off"] > 0)
 		IDEF = sprintf("%.2f", WORST["on"] / WORST["off"])
-	if (IBEST != "" && PROBE99[IBEST] > 0 && PROBE99["off"] > 0)
-		IPROBE = sprintf("%.2f", PROBE99[IBEST] / PROBE99["off"])
+	if (IBEST != "" && PROBE99[IBEST] > 0 && PROBE99[IBESTOFF] > 0)
+		IPROBE = sprintf("%.2f", PROBE99[IBEST] / PROBE99[IBESTOFF])
 }
 function verdict(ok) { return ok == "" ? "not measured" : ok ? "**met**" : "**not met**" }
 function le(a, b) { return a == "-" || a == "" ? "" : a + 0 <= b }
 function ge(a, b) { return a == "-" || a == "" ? "" : a + 0 >= b }
 function lt(a, b) { return a == "-" || a == "" ? "" : a + 0 < b }
-function both(a, b) { return a == "" || b == "" ? "" : a && b }
+# Both met; one not met is not met whatever the other; else not measured.
+function both(a, b) { return (a != "" && !a) || (b != "" && !b) ? 0 : a == "" || b == "" ? "" : 1 }
+function show(x) { return x == "" ? "-" : sprintf("%.2f", x) }
 function targets(   f, np, same, grow) {
 	f = out ".targets"
 	printf("") > f
@@ -280,31 +294,32 @@ function targets(   f, np, same, grow) {
 	printf("Each target of the benchmark issue against this run'"'"'s own numbers (sections below); Documentation/performance.rst discusses them.\n\n") > f
 	printf("| target | this run | verdict |\n| --- | --- | --- |\n") > f
 	printf("| small-message latency <= 1.2x raw verbs RTT (bx pull / qperf rc_lat, medians of the paired rounds) | 64 B %s, 4 KiB %s | %s |\n", \
-	       MQ[64] == "" ? "-" : MQ[64], MQ[4096] == "" ? "-" : MQ[4096], \
-	       verdict(both(le(MQ[64], 1.2), le(MQ[4096], 1.2)))) > f
+	       show(MQV[64]), show(MQV[4096]), verdict(both(le(MQV[64], 1.2), le(MQV[4096], 1.2)))) > f
 	printf("| throughput >= 0.9x raw verbs bandwidth at 1 MiB, against qperf rc_bw (best of d1, d8) | pull %s, push %s | %s |\n", \
-	       TB1 == "" ? "-" : TB1, TB2 == "" ? "-" : TB2, \
-	       verdict(both(ge(TB1, 0.9), ge(TB2, 0.9)))) > f
+	       show(TB1), show(TB2), verdict(both(ge(TB1, 0.9), ge(TB2, 0.9)))) > f
 	printf("| the same against the verb that moves the payload (pull: RDMA WRITE, push: RDMA READ) | pull %s, push %s | %s |\n", \
-	       TW == "" ? "-" : TW, TR == "" ? "-" : TR, \
-	       verdict(both(ge(TW, 0.9), ge(TR, 0.9)))) > f
+	       show(TW), show(TR), verdict(both(ge(TW, 0.9), ge(TR, 0.9)))) > f
 	printf("| bx faster than RDS over rxe (bx pull / RDS ping-pong, medians) | 64 B %s, 4 KiB %s | %s |\n", \
-	       MD[64] == "" ? "-" : MD[64], MD[4096] == "" ? "-" : MD[4096], \
-	       verdict(both(lt(MD[64], 1), lt(MD[4096], 1)))) > f
+	       show(MDV[64]), show(MDV[4096]), verdict(both(lt(MDV[64], 1), lt(MDV[4096], 1)))) > f
 	printf("| incast p99 with the window <= 0.5x without (worst p99 of pulls and pushes) | ") > f
 	if (IBEST == "")
 		printf("- | not measured |\n") > f
 	else
-		printf("defaults %s; best %s %.2f%s%s | %s |\n", IDEF == "" ? "-" : IDEF, IBEST, IBESTR, \
+		printf("defaults %s; best %s %.2f of %s%s%s | %s |\n", IDEF == "" ? "-" : IDEF, IBEST, IBESTR, IBESTOFF, \
 		       IBESTL == "" ? "" : sprintf(" (Little'"'"'s law floor at its rate: %.2f)", IBESTL), \
 		       IPROBE == "" ? "" : sprintf("; the 4 KiB probe'"'"'s p99 there %s", IPROBE), \
 		       verdict(IBESTR <= 0.5)) > f
-	same = ""; grow = ""
+	# bx'"'"'s connections on the client host the same, and some, with 1,
+	# 2 and 4 processes; not measured if any count is missing.
+	same = 1; grow = ""
 	for (np = 1; np <= 4; np *= 2) {
-		if (!(np in PC))
-			continue
-		same = same == "" ? (PC[np] == PC[1] && PC[np] > 0) : same && PC[np] == PC[1]
-		grow = grow (grow == "" ? "" : ", ") PC[np] "/" PT[np]
+		if (PC[np] == "") {
+			same = ""
+			break
+		}
+		if (PC[np] + 0 != PC[1] + 0 || PC[np] + 0 <= 0)
+			same = 0
+		grow = grow (grow == "" ? "" : ", ") PC[np] "/" (PT[np] == "" ? "-" : PT[np])
 	}
 	printf("| connections per host independent of the number of processes (client host, 1, 2, 4 processes: bx / TCP) | %s | %s |\n", \
 	       grow == "" ? "-" : grow, verdict(same)) > f
@@ -507,7 +522,8 @@ END {
 				if (b > 0 && d > 0)
 					RD[++nd] = b / d
 			}
-			MQ[z] = median(RQ, nr); MD[z] = median(RD, nd)
+			MQ[z] = median(RQ, nr); MQV[z] = MEDRAW
+			MD[z] = median(RD, nd); MDV[z] = MEDRAW
 			printf("| %s | **median** | | | | | | **%s** | **%s** |\n", sz(z), \
 			       MQ[z], MD[z]) > out
 		}
@@ -593,10 +609,10 @@ END {
 				BEST[o] = MB[k8]
 		}
 		if (s == 1048576) {
-			TW = ratio(BEST[1], FL["qperf|rc_rdma_write_bw|" s])
-			TR = ratio(BEST[2], FL["qperf|rc_rdma_read_bw|" s])
-			TB1 = ratio(BEST[1], FL["qperf|rc_bw|" s])
-			TB2 = ratio(BEST[2], FL["qperf|rc_bw|" s])
+			TW = rawratio(BEST[1], FL["qperf|rc_rdma_write_bw|" s])
+			TR = rawratio(BEST[2], FL["qperf|rc_rdma_read_bw|" s])
+			TB1 = rawratio(BEST[1], FL["qperf|rc_bw|" s])
+			TB2 = rawratio(BEST[2], FL["qperf|rc_bw|" s])
 		}
 		printf("| %s | %s | %s | %s | %s |\n", sz(s), \
 		       ratio(BEST[1], FL["qperf|rc_rdma_write_bw|" s]), \
