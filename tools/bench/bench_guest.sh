@@ -44,7 +44,8 @@
 # above), BENCH_SIZES (default 64,4096,64K,1M,16M). Output: bxperf's lines,
 # "bench-floor ..." lines (parsed qperf/perftest results), "bench-flow ..."
 # (bx's flow counters and rxe/TCP counter changes per incast phase),
-# "bench-phase NAME start|done" progress from guest 0, "bench-guest ID:
+# "bench-host ..." (every guest's connections and registered bytes during
+# each procs and incast cell, host_start), "bench-phase NAME start|done" progress from guest 0, "bench-guest ID:
 # FAIL: ..." on any failure. A guest exits non-zero if anything failed but
 # meets every barrier, so the others are not left waiting.
 
