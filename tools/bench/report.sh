@@ -99,28 +99,25 @@ function num(x) {
 	return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : \
 	       x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x)
 }
-# The median of A[1..n] as "%.2f" (sorts A), "-" if empty; MEDRAW is
-# the unrounded median ("" if empty), for the verdicts.
+# The median of A[1..n] (sorts A), "" if empty.
 function median(A, n,   i, j, x) {
-	MEDRAW = ""
 	if (n < 1)
-		return "-"
+		return ""
 	for (i = 2; i <= n; i++) {
 		x = A[i]
 		for (j = i - 1; j >= 1 && A[j] > x; j--)
 			A[j + 1] = A[j]
 		A[j + 1] = x
 	}
-	MEDRAW = n % 2 ? A[(n + 1) / 2] : (A[n / 2] + A[n / 2 + 1]) / 2
-	return sprintf("%.2f", MEDRAW)
+	return n % 2 ? A[(n + 1) / 2] : (A[n / 2] + A[n / 2 + 1]) / 2
 }
-# a / b unrounded, "" unless both are positive numbers.
+# a / b, "" unless both are positive numbers; ratio() as shown ("%.2f"
+# or "-"); the verdicts compare the unrounded one.
 function rawratio(a, b) {
 	return (a == "" || b == "" || a + 0 <= 0 || b + 0 <= 0) ? "" : a / b
 }
-function ratio(a, b) {
-	return (a == "" || b == "" || a + 0 <= 0 || b + 0 <= 0) ? "-" : sprintf("%.2f", a / b)
-}
+function show(x) { return x == "" ? "-" : sprintf("%.2f", x) }
+function ratio(a, b) { return show(rawratio(a, b)) }
 function sz(b) {
 	return b >= 1048576 ? (b / 1048576) " MiB" : b >= 1024 ? (b / 1024) " KiB" : b " B"
 }
@@ -212,15 +209,8 @@ function capcheck(   k, P, t, g, cap) {
 		CAPMB = HOSTV[t, g, "region_cap_mb"]
 	}
 }
-function hosts(   np, i, st, t, tb, tt, n) {
-	n = 0
-	for (np = 1; np <= 4; np *= 2)
-		if (("procs-bx-" np, 1, "bx_conns") in HOSTV)
-			n++
-	for (i = 1; i <= niseen; i++)
-		if (("incast-" ISEENL[i], 0, "bx_conns") in HOSTV)
-			n++
-	if (!n)
+function hosts(   np, i, st, t, tb, tt) {
+	if (!length(HOSTV))
 		return
 	printf("\n## Connections and registered memory per host\n\n") > out
 	printf("Sampled every second on every guest while the cell ran, maxima: bx'"'"'s connections of the host (shared by all its processes), bxperf'"'"'s TCP connections (either end on port 7080: one per process, and one more over which the client asks for the server'"'"'s CPU time) and the region bytes bx has registered on the host, charged against its cap (`region_cap_mb`). The client host is guest 1 for processes, the busiest client guest in the incast (each with %s bulk processes and the probe).\n\n", ENV["incast_procs"]) > out
@@ -286,7 +276,6 @@ function ge(a, b) { return a == "-" || a == "" ? "" : a + 0 >= b }
 function lt(a, b) { return a == "-" || a == "" ? "" : a + 0 < b }
 # Both met; one not met is not met whatever the other; else not measured.
 function both(a, b) { return (a != "" && !a) || (b != "" && !b) ? 0 : a == "" || b == "" ? "" : 1 }
-function show(x) { return x == "" ? "-" : sprintf("%.2f", x) }
 function targets(   f, np, same, grow) {
 	f = out ".targets"
 	printf("") > f
@@ -522,10 +511,9 @@ END {
 				if (b > 0 && d > 0)
 					RD[++nd] = b / d
 			}
-			MQ[z] = median(RQ, nr); MQV[z] = MEDRAW
-			MD[z] = median(RD, nd); MDV[z] = MEDRAW
+			MQV[z] = median(RQ, nr); MDV[z] = median(RD, nd)
 			printf("| %s | **median** | | | | | | **%s** | **%s** |\n", sz(z), \
-			       MQ[z], MD[z]) > out
+			       show(MQV[z]), show(MDV[z])) > out
 		}
 	}
 
