@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The benchmark matrix of `make bench`: run bench_guest.sh in guests
-# (floor, sweep, depth, procs, peers, incast, rds, profile; see there),
-# then write the report with report.sh.
+# (floor, sweep, depth, procs, peers, incast, rds, bw, pieces, profile;
+# see there), then write the report with report.sh.
 #
-# The phases with one client (floor sweep depth procs rds pieces profile) run on
-# a pair of guests with 2 vCPUs each, in DIR/run: with one vCPU, rxe's
-# work, softirqs and the benchmark process share it, and the link's
-# floor is what that CPU can move. The phases with several clients
+# The phases with one client (floor sweep depth procs rds bw pieces
+# profile) run on a pair of guests with 2 vCPUs each, in DIR/run: with
+# one vCPU, rxe's work, softirqs and the benchmark process share it, and
+# the link's floor is what that CPU can move. The phases with several clients
 # (peers incast) then boot all GUESTS guests, in DIR/run-multi. With
 # -n 2 everything runs on the pair.
 #
@@ -24,8 +24,8 @@
 #   -s SECS    seconds per measured cell (default 3)
 #   -I SECS    seconds per incast setting (default 20)
 #   -p N       processes per client guest in the incast (default 2)
-#   -P PHASES  subset of "floor sweep depth procs peers incast rds pieces
-#              profile"
+#   -P PHASES  subset of "floor sweep depth procs peers incast rds bw
+#              pieces profile"
 #   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
 #   -k FLAVOR  guest kernel: stock (default) or debug
 #   -t SECS    per-guest timeout (default 1500)
@@ -48,7 +48,7 @@ export BX_BUILD=${BX_BUILD:-$top/build}
 . "$top/tools/testing/vm/switch-lib.sh"
 
 out=$BX_BUILD/bench n=4 secs=3 isecs=20 iprocs=2 flavor=stock tmo=1500
-phases="floor sweep depth procs peers incast rds pieces profile" sizes=64,4096,64K,1M,16M
+phases="floor sweep depth procs peers incast rds bw pieces profile" sizes=64,4096,64K,1M,16M
 report_only='' fabric=lossless
 while getopts "o:n:s:I:p:P:z:k:t:f:r" opt; do
 	case $opt in

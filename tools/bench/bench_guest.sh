@@ -27,6 +27,10 @@
 #           ping-pong over rds_rdma (tools/bench/rds_pp.c), a bx pull at
 #           depth 1 and qperf rc_lat, 2 s each, back to back, so that each
 #           round's three see the same host: "bench-pair ..." lines
+#   bw      1 MiB throughput in paired rounds, guest 1 -> 0: BENCH_ROUNDS
+#           rounds of qperf rc_bw, rc_rdma_write_bw and rc_rdma_read_bw
+#           (-nr: bx's rd_max) and bx pull and push at depth 8, 2 s each,
+#           back to back: "bench-pairbw ..." lines
 #   pieces  one connection, guest 1 -> 0: 1 MiB pulls (then pushes) at
 #           depth 8 and, at the same time, a probe process pulling 4 KiB
 #           one at a time, with the server's piece_kb 0 (transfers posted
@@ -61,7 +65,7 @@ if [ -n "$IRATE" ]; then
 else
 	IDEPTH=4 ILOAD="-q 4"
 fi
-PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast rds pieces profile}
+PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast rds bw pieces profile}
 SIZES=${BENCH_SIZES:-64,4096,64K,1M,16M}
 ROUNDS=${BENCH_ROUNDS:-5}
 P=/sys/module/bx/parameters
@@ -555,6 +559,40 @@ if has rds; then
 		wait "$RDS" 2>/dev/null
 	fi
 	rmmod rds_rdma rds 2>/dev/null
+fi
+
+# ---- bw: 1 MiB throughput in paired rounds -------------------------------
+
+# The sweep measures qperf's bandwidth once per size, minutes before the
+# depth phase's bx cells: on a host whose speed drifts that far apart, a
+# ratio of the two says more about the host than about bx. Here each
+# round runs the raw verbs and bx back to back, 2 s each.
+if has bw; then
+	say "bw start"
+	if [ "$ID" -eq 0 ]; then
+		qperf > /tmp/qperf.srv 2>&1 &
+		QP=$!
+		sleep 1
+	fi
+	b bw.up
+	if [ "$ID" -eq 1 ]; then
+		r=1
+		while [ $r -le "$ROUNDS" ]; do
+			QOPTS="-nr $RDMAX" qp 1048576 1 rc_bw rc_rdma_write_bw \
+				rc_rdma_read_bw > /tmp/q.parsed
+			sed -n -e '/FAIL/p' -e "s/^bench-floor tool=qperf \(.*\) pass=1 /bench-pairbw tool=qperf round=$r \1 /p" /tmp/q.parsed
+			for op in pull push; do
+				timeout "$CTMO" bxperf client -a "$S" -T bx -o $op \
+					-z 1M -q 8 -d 2 -t pairbw > /tmp/cli.out 2>&1 ||
+					fail "bxperf $op 1M: $(tail -3 /tmp/cli.out | tr '\n' ' ')"
+				sed -n "s/^bxperf-result tag=pairbw /bench-pairbw tool=bx round=$r /p" /tmp/cli.out
+			done
+			r=$((r + 1))
+		done
+	fi
+	b bw.done
+	[ "$ID" -eq 0 ] && kill "$QP" 2>/dev/null
+	say "bw done"
 fi
 
 # ---- profile -------------------------------------------------------------

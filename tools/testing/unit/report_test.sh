@@ -53,8 +53,10 @@ cell() {	# TAG TRANSPORT OP SIZE DEPTH PROCS MIX N MB_S US
 #   CONNS    "C1 C2 C4": bx's connections on the client host with 1, 2
 #            and 4 processes ("-": no host samples)
 #   REGION   region bytes on every host sampled (cap 1024 MiB)
-mkrun() {	# DIR Q R BW INCAST CONNS REGION
-	local d=$1 q=$2 r=$3 bw=$4 incast=$5 conns=$6 reg=$7
+#   PAIRBW   optional, "RC:WRITE:READ:PULL:PUSH ...": 1 MiB MB/s of
+#            qperf and of bx in each paired round (phase bw)
+mkrun() {	# DIR Q R BW INCAST CONNS REGION [PAIRBW]
+	local d=$1 q=$2 r=$3 bw=$4 incast=$5 conns=$6 reg=$7 pairbw=${8:-}
 	local w rd rc pl ps z k c c1 c2 c4 t us v qz rz
 	local -a Q R
 	mkdir -p "$d/run/g0" "$d/run/g1"
@@ -92,6 +94,16 @@ mkrun() {	# DIR Q R BW INCAST CONNS REGION
 				done
 			done
 		fi
+		k=1
+		for v in $pairbw; do
+			IFS=: read -r rc w rd pl ps <<< "$v"
+			echo "bench-pairbw tool=qperf round=$k test=rc_bw size=1048576 mb_s=$rc"
+			echo "bench-pairbw tool=qperf round=$k test=rc_rdma_write_bw size=1048576 mb_s=$w"
+			echo "bench-pairbw tool=qperf round=$k test=rc_rdma_read_bw size=1048576 mb_s=$rd"
+			echo "bench-pairbw tool=bx round=$k transport=bx op=pull size=1048576 depth=8 procs=1 mix=0 n=20 errors=0 secs=2 mb_s=$pl"
+			echo "bench-pairbw tool=bx round=$k transport=bx op=push size=1048576 depth=8 procs=1 mix=0 n=20 errors=0 secs=2 mb_s=$ps"
+			k=$((k + 1))
+		done
 		for v in $incast; do
 			k=${v%%:*} us=${v#*:}
 			t=bx; [ "$k" = tcp ] && t=tcp
@@ -132,7 +144,7 @@ expect() {	# NAME[:EXIT] V...
 }
 
 echo "TAP version 13"
-echo "1..51"
+echo "1..68"
 
 # The incast's four settings that every run has, the window off at 1 s.
 I4="off:1000000 on:1000000 small:1000000 tcp:1000000"
@@ -167,6 +179,21 @@ mkrun "$tmp/acks" "1.1 1.1" "0.9 0.9" "30 30 30 30 30" \
 	"$I4 mid:700000 small-a14:- off-a14:800000 mid-a14:450000" "1 1 1" 0
 expect acks:1 m m m m n m m
 ok "acks: mid-a14 against off-a14" grep -Eq "best mid-a14 0[.](55|56|57) of off-a14" "$tmp/acks/report.md"
+
+# Throughput in paired rounds (phase bw) decides over the sweep's: the
+# sweep misses (pull and push 0.67 of every qperf bandwidth), the rounds
+# meet (pull 0.95, 0.85, 0.92 of each: median 0.92; push 0.9, 0.97,
+# 0.91: median 0.91) ...
+P3="10:10:10:9.5:9 20:20:20:17:19.4 30:30:30:27.6:27.3"
+mkrun "$tmp/pairs" "1.1 1.1" "0.9 0.9" "30 30 30 20 20" "$I4 mid:400000" "1 1 1" 0 "$P3"
+expect pairs m m m m m m m
+ok "pairs: the throughput target says it took the rounds' medians" \
+	grep -q "against qperf rc_bw (medians of the paired rounds, depth 8) | pull 0.92, push 0.91 |" "$tmp/pairs/report.md"
+# ... and the other way round: the sweep meets, a push in the rounds
+# 0.95, 0.88, 0.88 of READ (and of rc_bw): median 0.88.
+P3="10:10:10:9.5:9.5 20:20:20:18:17.6 30:30:30:27.6:26.4"
+mkrun "$tmp/pairs2" "1.1 1.1" "0.9 0.9" "30 30 30 30 30" "$I4 mid:400000" "1 1 1" 0 "$P3"
+expect pairs2 m n n m m m m
 
 # No paired rounds and no host samples: not measured.
 mkrun "$tmp/bare" - - "30 30 30 30 28" "$I4 mid:400000" - 0
