@@ -341,15 +341,27 @@ bytes() {
 	esac
 }
 
-# floor: RDMA READ/WRITE bandwidth (qperf) and perftest, guest 1 -> 0.
-if has floor; then
-	say "floor start"
+# A phase with a qperf server on guest 0: phase_up NAME says it starts,
+# starts the server and meets the others at NAME.up; phase_down NAME
+# meets them at NAME.done, stops the server and says it is done.
+phase_up() {
+	say "$1 start"
 	if [ "$ID" -eq 0 ]; then
 		qperf > /tmp/qperf.srv 2>&1 &
 		QP=$!
 		sleep 1
 	fi
-	b floor.up
+	b "$1.up"
+}
+phase_down() {
+	b "$1.done"
+	[ "$ID" -eq 0 ] && kill "$QP" 2>/dev/null
+	say "$1 done"
+}
+
+# floor: RDMA READ/WRITE bandwidth (qperf) and perftest, guest 1 -> 0.
+if has floor; then
+	phase_up floor
 	if [ "$ID" -eq 1 ]; then
 		# -cm1: connect with rdma_cm (rxe needs GRH addressing); -nr:
 		# as many RDMA READs in flight per QP as bx's rd_max.
@@ -386,13 +398,7 @@ fi
 # qperf rc_lat/tcp_lat/rc_bw/tcp_bw (up to 1 MiB), then bx and tcp pull
 # and push at depth 1, guest 1 -> 0.
 if has sweep; then
-	say "sweep start"
-	if [ "$ID" -eq 0 ]; then
-		qperf > /tmp/qperf.srv 2>&1 &
-		QP=$!
-		sleep 1
-	fi
-	b sweep.up
+	phase_up sweep
 	if [ "$ID" -eq 1 ]; then
 		for z in $(echo "$SIZES" | tr , ' '); do
 			m=$(bytes "$z")
@@ -416,9 +422,7 @@ if has sweep; then
 			qp "$m" 2 rc_lat tcp_lat
 		done
 	fi
-	b sweep.done
-	[ "$ID" -eq 0 ] && kill "$QP" 2>/dev/null
-	say "sweep done"
+	phase_down sweep
 fi
 
 # depth and procs, guest 1 -> 0.
@@ -521,18 +525,14 @@ fi
 # ---- RDS ---------------------------------------------------------------
 
 if has rds; then
-	say "rds start"
-	if [ "$ID" -eq 0 ]; then
-		modprobe rds_rdma || fail "modprobe rds_rdma"
-		rds_pp serve -b "$BXRIG_ADDR" > /tmp/rds.srv 2>&1 &
-		RDS=$!
-		qperf > /tmp/qperf.srv 2>&1 &
-		QP=$!
-		sleep 1
-	elif [ "$ID" -eq 1 ]; then
+	if [ "$ID" -le 1 ]; then
 		modprobe rds_rdma || fail "modprobe rds_rdma"
 	fi
-	b rds.up
+	if [ "$ID" -eq 0 ]; then
+		rds_pp serve -b "$BXRIG_ADDR" > /tmp/rds.srv 2>&1 &
+		RDS=$!
+	fi
+	phase_up rds
 	if [ "$ID" -eq 1 ]; then
 		# The host's load drifts within seconds; a ratio is only
 		# as good as the time between its two numbers.
@@ -553,9 +553,9 @@ if has rds; then
 			done
 		done
 	fi
-	b rds.done
+	phase_down rds
 	if [ "$ID" -eq 0 ]; then
-		kill "$RDS" "$QP" 2>/dev/null
+		kill "$RDS" 2>/dev/null
 		wait "$RDS" 2>/dev/null
 	fi
 	rmmod rds_rdma rds 2>/dev/null
@@ -568,13 +568,7 @@ fi
 # ratio of the two says more about the host than about bx. Here each
 # round runs the raw verbs and bx back to back, 2 s each.
 if has bw; then
-	say "bw start"
-	if [ "$ID" -eq 0 ]; then
-		qperf > /tmp/qperf.srv 2>&1 &
-		QP=$!
-		sleep 1
-	fi
-	b bw.up
+	phase_up bw
 	if [ "$ID" -eq 1 ]; then
 		r=1
 		while [ $r -le "$ROUNDS" ]; do
@@ -590,9 +584,7 @@ if has bw; then
 			r=$((r + 1))
 		done
 	fi
-	b bw.done
-	[ "$ID" -eq 0 ] && kill "$QP" 2>/dev/null
-	say "bw done"
+	phase_down bw
 fi
 
 # ---- profile -------------------------------------------------------------
