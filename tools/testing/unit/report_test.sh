@@ -144,7 +144,7 @@ expect() {	# NAME[:EXIT] V...
 }
 
 echo "TAP version 13"
-echo "1..68"
+echo "1..86"
 
 # The incast's four settings that every run has, the window off at 1 s.
 I4="off:1000000 on:1000000 small:1000000 tcp:1000000"
@@ -157,6 +157,8 @@ expect good m m m m m m m
 first() { [ "$(awk '/^## / { print; exit }' "$1")" = "## The targets, in this run" ]; }
 ok "good: the targets come before the first section" first "$tmp/good/report.md"
 ok "good: the incast names its best setting" grep -Eq "best mid 0[.](46|47|48) of off" "$tmp/good/report.md"
+ok "good: without phase bw the throughput targets take the sweep's" \
+	[ "$(grep -c "best of d1, d8)" "$tmp/good/report.md")" -eq 2 ]
 
 # Every target missed, just: 1.21 and 1.01, a push at 0.89 of READ and
 # of rc_bw, the incast 0.53, a connection per process, 1 MiB over
@@ -180,20 +182,36 @@ mkrun "$tmp/acks" "1.1 1.1" "0.9 0.9" "30 30 30 30 30" \
 expect acks:1 m m m m n m m
 ok "acks: mid-a14 against off-a14" grep -Eq "best mid-a14 0[.](55|56|57) of off-a14" "$tmp/acks/report.md"
 
-# Throughput in paired rounds (phase bw) decides over the sweep's: the
-# sweep misses (pull and push 0.67 of every qperf bandwidth), the rounds
-# meet (pull 0.95, 0.85, 0.92 of each: median 0.92; push 0.9, 0.97,
-# 0.91: median 0.91) ...
-P3="10:10:10:9.5:9 20:20:20:17:19.4 30:30:30:27.6:27.3"
+# Throughput in paired rounds (phase bw) decides over the sweep's. Each
+# round's rc_bw, WRITE and READ differ (READ 1.5 times WRITE), so that a
+# ratio taken against the wrong one changes a verdict, and the median
+# round is not the last.
+# The sweep misses (0.67 of every qperf bandwidth); the rounds meet:
+# pull / rc_bw 0.92, 0.95, 0.85 (median 0.92), pull / WRITE 1.15 and
+# up (against READ it would be 0.71 to 0.79), push / READ 0.92, 0.95,
+# 0.85, push / rc_bw 1.02 and up.
+P3="30:24:36:27.6:33.12 10:8:12:9.5:11.4 20:16:24:17:20.4"
 mkrun "$tmp/pairs" "1.1 1.1" "0.9 0.9" "30 30 30 20 20" "$I4 mid:400000" "1 1 1" 0 "$P3"
 expect pairs m m m m m m m
 ok "pairs: the throughput target says it took the rounds' medians" \
-	grep -q "against qperf rc_bw (medians of the paired rounds, depth 8) | pull 0.92, push 0.91 |" "$tmp/pairs/report.md"
-# ... and the other way round: the sweep meets, a push in the rounds
-# 0.95, 0.88, 0.88 of READ (and of rc_bw): median 0.88.
-P3="10:10:10:9.5:9.5 20:20:20:18:17.6 30:30:30:27.6:26.4"
+	grep -q "against qperf rc_bw (medians of the paired rounds, depth 8) | pull 0.92, push 1.10 |" "$tmp/pairs/report.md"
+# The sweep meets; a push in the rounds 0.88, 0.95, 0.85 of READ
+# (median 0.88) but 1.02 and more of rc_bw.
+P3="10:10:12:9.5:10.56 20:20:24:19:22.8 30:30:36:28.5:30.6"
 mkrun "$tmp/pairs2" "1.1 1.1" "0.9 0.9" "30 30 30 30 30" "$I4 mid:400000" "1 1 1" 0 "$P3"
-expect pairs2 m n n m m m m
+expect pairs2 m m n m m m m
+# Four rounds: the median is the mean of the middle two, 0.86 and 0.95
+# (0.905), met; either alone would decide otherwise for one of them.
+P3="10:10:10:8:8 10:10:10:9.8:9.8 10:10:10:8.6:8.6 10:10:10:9.5:9.5"
+mkrun "$tmp/pairs4" "1.1 1.1" "0.9 0.9" "30 30 30 20 20" "$I4 mid:400000" "1 1 1" 0 "$P3"
+expect pairs4 m m m m m m m
+# Rounds where qperf measured nothing leave the sweep's figures (met).
+P3="0:0:0:9:9 0:0:0:9:9 0:0:0:9:9"
+mkrun "$tmp/pairsq" "1.1 1.1" "0.9 0.9" "30 30 30 30 30" "$I4 mid:400000" "1 1 1" 0 "$P3"
+expect pairsq m m m m m m m
+ok "pairsq: the throughput targets say they took the sweep's" \
+	grep -q "rc_bw (best of d1, d8) | pull 1.00, push 1.00 |.*RDMA READ; best of d1, d8) | pull 1.00, push 1.00 |" \
+	<(tr -d '\n' < "$tmp/pairsq/report.md")
 
 # No paired rounds and no host samples: not measured.
 mkrun "$tmp/bare" - - "30 30 30 30 28" "$I4 mid:400000" - 0
