@@ -48,9 +48,10 @@ client_ok() {
 
 # Repeats of the 16 MiB transfers (and of zero_copy's smaller sizes,
 # which run as often): fewer where KASAN makes each cost tens of seconds.
-# ITERS is what the debug kernel runs of the other repeats: KASAN,
-# lockdep and kmemleak see the same paths in fewer rounds, and each
-# costs five to ten times what it does on the stock kernel.
+# The debug kernel divides the other repeats by ITERS (shared_conn's by
+# ITERS twice, 20 rounds to 5): KASAN, lockdep and kmemleak see the same
+# paths in fewer rounds, and each costs five to ten times what it does
+# on the stock kernel.
 BIG_ITERS=2 ITERS=1
 [ "$BX_SLOW" -eq 1 ] || BIG_ITERS=1 ITERS=2
 
