@@ -492,7 +492,14 @@ if has incast; then
 		b "incast.$set.done"
 		host_end
 		counters "incast-$set"
+		# The server reads its connections' counters before the
+		# clients reload bx for the next setting, which closes them
+		# (it read none in one run's "small").
+		b "incast.$set.read"
 	done
+	# The phases after this one measure bx at its defaults: with -n 2
+	# they run in this boot, on the last setting's tunables otherwise.
+	reload_bx on
 fi
 
 # ---- pieces: a small pull behind bulk transfers on one connection -------
