@@ -636,17 +636,18 @@ END {
 			if ((x = rawratio(pl, wr)) != "") R3[++n3] = x
 			if ((x = rawratio(ps, rd)) != "") R4[++n4] = x
 		}
+		m1 = median(R1, n1); m2 = median(R2, n2)
+		m3 = median(R3, n3); m4 = median(R4, n4)
 		printf("| **median** | | | | | | **%s** | **%s** | **%s** | **%s** |\n", \
-		       show(median(R1, n1)), show(median(R2, n2)), show(median(R3, n3)), \
-		       show(median(R4, n4))) > out
+		       show(m1), show(m2), show(m3), show(m4)) > out
 		# Rounds with no ratio (qperf failed in each) leave the
 		# sweep'"'"'s figures standing.
 		if (n1 && n2) {
-			TB1 = median(R1, n1); TB2 = median(R2, n2)
+			TB1 = m1; TB2 = m2
 			TBHOW = "medians of the paired rounds, depth 8"
 		}
 		if (n3 && n4) {
-			TW = median(R3, n3); TR = median(R4, n4)
+			TW = m3; TR = m4
 			TWHOW = "medians of the paired rounds"
 		}
 	}
