@@ -116,7 +116,8 @@ if [ -z "$report_only" ]; then
 			gargs+=(-g "$i:$here/bench_guest.sh")
 		done
 		# Settings bench_guest.sh reads that have no option here.
-		for v in BENCH_ROUNDS BENCH_INCAST_SETS BENCH_INCAST_RATE BENCH_PIECE_KB; do
+		for v in BENCH_ROUNDS BENCH_INCAST_SETS BENCH_INCAST_RATE BENCH_PIECE_KB \
+			 BENCH_BW_SETS; do
 			[ -z "${!v:-}" ] || gargs+=(-e "$v=${!v}")
 		done
 		echo "bench: $ng guests ($((ng - 1)) clients), ${secs}s per cell," \

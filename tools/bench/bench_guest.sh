@@ -30,7 +30,9 @@
 #   bw      1 MiB throughput in paired rounds, guest 1 -> 0: BENCH_ROUNDS
 #           rounds of qperf rc_bw, rc_rdma_write_bw and rc_rdma_read_bw
 #           (-nr: bx's rd_max) and bx pull and push at depth 8, 2 s each,
-#           back to back: "bench-pairbw ..." lines
+#           back to back: "bench-pairbw ..." lines (BENCH_BW_SETS: bx
+#           with each of these settings too, after the defaults in
+#           every round: "bench-pairbw-set ..." lines)
 #   pieces  one connection, guest 1 -> 0: 1 MiB pulls (then pushes) at
 #           depth 8 and, at the same time, a probe process pulling 4 KiB
 #           one at a time, with the server's piece_kb 0 (transfers posted
@@ -217,7 +219,8 @@ setting() {
 	esac || fail "setting $1"
 	# SET-aN: the same with ack_timeout N; SET-pN: with piece_kb N;
 	# SET-xN: with rx_wnd_kb N; SET-rN: with rd_max N and rd_depth 1
-	# (READs posted early, one on the wire at a time).
+	# (READs posted early, one on the wire at a time); SET-mN: with
+	# rd_max N alone (N on the wire: rxe's READ bug, see bx.rst).
 	for sfx in $(echo "${1#*-}" | tr - ' '); do
 		[ "$sfx" = "$1" ] && break
 		case $sfx in
@@ -225,6 +228,7 @@ setting() {
 		p*)	echo "${sfx#p}" > $P/piece_kb ;;
 		x*)	echo "${sfx#x}" > $P/rx_wnd_kb ;;
 		r*)	echo "${sfx#r}" > $P/rd_max && echo 1 > $P/rd_depth ;;
+		m*)	echo "${sfx#m}" > $P/rd_max ;;
 		*)	false ;;
 		esac || fail "setting $1"
 	done
@@ -575,23 +579,38 @@ fi
 # ratio of the two says more about the host than about bx. Here each
 # round runs the raw verbs and bx back to back, 2 s each.
 if has bw; then
+	# BENCH_BW_SETS: more bx settings (setting()) whose pull and push
+	# follow the defaults' in every round, for A/B comparisons:
+	# "bench-pairbw-set set=SET ..." lines.
 	phase_up bw
-	if [ "$ID" -eq 1 ]; then
-		r=1
-		while [ $r -le "$ROUNDS" ]; do
-			QOPTS="-nr $RDMAX" qp 1048576 1 rc_bw rc_rdma_write_bw \
-				rc_rdma_read_bw > /tmp/q.parsed
-			sed -n -e '/FAIL/p' -e "s/^bench-floor tool=qperf \(.*\) pass=1 /bench-pairbw tool=qperf round=$r \1 /p" /tmp/q.parsed
-			for op in pull push; do
-				timeout "$CTMO" bxperf client -a "$S" -T bx -o $op \
-					-z 1M -q 8 -d 2 -t pairbw > /tmp/cli.out 2>&1 ||
-					fail "bxperf $op 1M: $(tail -3 /tmp/cli.out | tr '\n' ' ')"
-				sed -n "s/^bxperf-result tag=pairbw /bench-pairbw tool=bx round=$r /p" /tmp/cli.out
-			done
-			r=$((r + 1))
+	r=1
+	while [ $r -le "$ROUNDS" ]; do
+		for set in on ${BENCH_BW_SETS:-}; do
+			if [ -n "${BENCH_BW_SETS:-}" ] &&
+			   { [ "$set" != on ] || [ $r -gt 1 ]; }; then
+				reload_bx "$set"
+				b "bw.$r.$set"
+			fi
+			if [ "$ID" -eq 1 ]; then
+				[ "$set" = on ] && QOPTS="-nr $RDMAX" qp 1048576 1 \
+					rc_bw rc_rdma_write_bw rc_rdma_read_bw > /tmp/q.parsed &&
+					sed -n -e '/FAIL/p' -e "s/^bench-floor tool=qperf \(.*\) pass=1 /bench-pairbw tool=qperf round=$r \1 /p" /tmp/q.parsed
+				tag=bench-pairbw
+				[ "$set" = on ] ||
+					tag="bench-pairbw-set set=$set rd_max=$(cat $P/rd_max) rd_depth=$(cat $P/rd_depth) piece_kb=$(cat $P/piece_kb)"
+				for op in pull push; do
+					timeout "$CTMO" bxperf client -a "$S" -T bx -o $op \
+						-z 1M -q 8 -d 2 -t pairbw > /tmp/cli.out 2>&1 ||
+						fail "bxperf $op 1M ($set): $(tail -3 /tmp/cli.out | tr '\n' ' ')"
+					sed -n "s/^bxperf-result tag=pairbw /$tag tool=bx round=$r /p" /tmp/cli.out
+				done
+			fi
+			[ -n "${BENCH_BW_SETS:-}" ] && b "bw.$r.$set.done"
 		done
-	fi
+		r=$((r + 1))
+	done
 	phase_down bw
+	[ -n "${BENCH_BW_SETS:-}" ] && reload_bx on
 fi
 
 # ---- profile -------------------------------------------------------------

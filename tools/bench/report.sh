@@ -426,6 +426,16 @@ $2 == "bench-pairbw" {
 		PBN = r
 	next
 }
+# BENCH_BW_SETS: bx with other settings, in the same rounds.
+$2 == "bench-pairbw-set" {
+	kv()
+	if (!(F["set"] in PSETP)) {
+		PSET[++PSETN] = F["set"]
+		PSETP[F["set"]] = F["rd_max"] " | " F["rd_depth"] " | " F["piece_kb"]
+	}
+	PBS[F["set"], F["round"] + 0, F["op"]] = F["mb_s"]
+	next
+}
 $2 == "bench-profile" {
 	if ($4 == "total") {
 		PTOT[$3] = sprintf("bx %.1f ms, rxe %.1f ms of self time in %s s", $5 / 1000, $6 / 1000, $7)
@@ -640,6 +650,25 @@ END {
 		m3 = median(R3, n3); m4 = median(R4, n4)
 		printf("| **median** | | | | | | **%s** | **%s** | **%s** | **%s** |\n", \
 		       show(m1), show(m2), show(m3), show(m4)) > out
+		if (PSETN) {
+			printf("\nOther settings of bx in the same rounds (`BENCH_BW_SETS`; bx reloaded with each): each ran right after the defaults'"'"' bx cells of its round, and is set against that round'"'"'s qperf and defaults. Medians of the rounds'"'"' ratios:\n\n") > out
+			printf("| setting | rd_max | rd_depth | piece_kb | rounds | pull / WRITE | push / READ | pull / defaults'"'"' pull | push / defaults'"'"' push |\n") > out
+			printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+			for (i = 1; i <= PSETN; i++) {
+				st = PSET[i]
+				q1 = q2 = q3 = q4 = 0
+				for (r = 1; r <= PBN; r++) {
+					pl = PBS[st, r, "pull"]; ps = PBS[st, r, "push"]
+					if ((x = rawratio(pl, PB[r, "rc_rdma_write_bw"])) != "") S1[++q1] = x
+					if ((x = rawratio(ps, PB[r, "rc_rdma_read_bw"])) != "") S2[++q2] = x
+					if ((x = rawratio(pl, PB[r, "pull"])) != "") S3[++q3] = x
+					if ((x = rawratio(ps, PB[r, "push"])) != "") S4[++q4] = x
+				}
+				printf("| %s | %s | %d | %s | %s | %s | %s |\n", st, PSETP[st], \
+				       q2 > q1 ? q2 : q1, show(median(S1, q1)), show(median(S2, q2)), \
+				       show(median(S3, q3)), show(median(S4, q4))) > out
+			}
+		}
 		# Rounds with no ratio (qperf failed in each) leave the
 		# sweep'"'"'s figures standing.
 		if (n1 && n2) {

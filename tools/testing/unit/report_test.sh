@@ -144,7 +144,7 @@ expect() {	# NAME[:EXIT] V...
 }
 
 echo "TAP version 13"
-echo "1..86"
+echo "1..87"
 
 # The incast's four settings that every run has, the window off at 1 s.
 I4="off:1000000 on:1000000 small:1000000 tcp:1000000"
@@ -192,7 +192,18 @@ ok "acks: mid-a14 against off-a14" grep -Eq "best mid-a14 0[.](55|56|57) of off-
 # 0.85, push / rc_bw 1.02 and up.
 P3="30:24:36:27.6:33.12 10:8:12:9.5:11.4 20:16:24:17:20.4"
 mkrun "$tmp/pairs" "1.1 1.1" "0.9 0.9" "30 30 30 20 20" "$I4 mid:400000" "1 1 1" 0 "$P3"
+# A setting of BENCH_BW_SETS in the same rounds gets a row of its own
+# and leaves the verdicts to the defaults: its pulls are half theirs and
+# its pushes 1.0, 0.5 and 0.85 of READ, which would miss both targets.
+for v in 1:13.8:36 2:4.75:6 3:8.5:20.4; do
+	IFS=: read -r k pl ps <<< "$v"
+	for z in pull:$pl push:$ps; do
+		echo "bench-pairbw-set set=on-m2 rd_max=2 rd_depth=16 piece_kb=256 tool=bx round=$k transport=bx op=${z%%:*} size=1048576 depth=8 procs=1 mix=0 n=20 errors=0 secs=2 mb_s=${z#*:}"
+	done
+done >> "$tmp/pairs/run/g1/result.log"
 expect pairs m m m m m m m
+ok "pairs: a setting of BENCH_BW_SETS has its medians against the same rounds" \
+	grep -Eq '^[|] on-m2 [|] 2 [|] 16 [|] 256 [|] 3 [|] [0-9.]+ [|] 0[.]85 [|] 0[.]50 [|] 1[.]00 [|]$' "$tmp/pairs/report.md"
 ok "pairs: the throughput target says it took the rounds' medians" \
 	grep -q "against qperf rc_bw (medians of the paired rounds, depth 8) | pull 0.92, push 1.10 |" "$tmp/pairs/report.md"
 # The sweep meets; a push in the rounds 0.88, 0.95, 0.85 of READ
