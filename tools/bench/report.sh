@@ -651,7 +651,7 @@ END {
 		printf("| **median** | | | | | | **%s** | **%s** | **%s** | **%s** |\n", \
 		       show(m1), show(m2), show(m3), show(m4)) > out
 		if (PSETN) {
-			printf("\nOther settings of bx in the same rounds (`BENCH_BW_SETS`; bx reloaded with each): each ran right after the defaults'"'"' bx cells of its round, and is set against that round'"'"'s qperf and defaults. Medians of the rounds'"'"' ratios:\n\n") > out
+			printf("\nOther settings of bx in the same rounds (`BENCH_BW_SETS`; bx reloaded for each cell, defaults included, in an order that turns by one each round): each setting is set against its round'"'"'s qperf and defaults. Medians of the rounds'"'"' ratios:\n\n") > out
 			printf("| setting | rd_max | rd_depth | piece_kb | rounds | pull / WRITE | push / READ | pull / defaults'"'"' pull | push / defaults'"'"' push |\n") > out
 			printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
 			for (i = 1; i <= PSETN; i++) {
