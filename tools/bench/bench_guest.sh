@@ -31,8 +31,9 @@
 #           rounds of qperf rc_bw, rc_rdma_write_bw and rc_rdma_read_bw
 #           (-nr: bx's rd_max) and bx pull and push at depth 8, 2 s each,
 #           back to back: "bench-pairbw ..." lines (BENCH_BW_SETS: bx
-#           with each of these settings too in every round, in an order
-#           that turns each round: "bench-pairbw-set ..." lines)
+#           with each of these settings too in every round, in orders
+#           that balance which cell follows which: "bench-pairbw-set
+#           ..." lines)
 #   pieces  one connection, guest 1 -> 0: 1 MiB pulls (then pushes) at
 #           depth 8 and, at the same time, a probe process pulling 4 KiB
 #           one at a time, with the server's piece_kb 0 (transfers posted
@@ -582,26 +583,47 @@ if has bw; then
 	# BENCH_BW_SETS: more bx settings (setting()) whose pull and push
 	# run in every round too, for A/B comparisons: "bench-pairbw-set
 	# set=SET ..." lines. Each bx cell then has bx freshly loaded, and
-	# the order turns by one each round: an A/A comparison showed the
-	# cell after the defaults' 0.88 times as fast when it always came
-	# second.
-	sets=$(echo on ${BENCH_BW_SETS:-})
+	# the rounds follow a Williams design: over n rounds (2n if n is
+	# odd) every setting runs in every place and right after every other
+	# equally often. In a fixed order an A/A control (the defaults under
+	# another name) ran 0.88 times as fast as the defaults it followed.
+	sets=on
+	for x in ${BENCH_BW_SETS:-}; do
+		[ "$x" = on ] || sets="$sets $x"
+	done
 	nsets=$(($(echo "$sets" | wc -w)))
+	[ "$ID" -eq 0 ] && [ "$nsets" -gt 1 ] &&
+		echo "bench-env bw_sets=$(echo "$sets" | tr ' ' ,) bw_order=williams"
 	phase_up bw
 	r=1
 	while [ $r -le "$ROUNDS" ]; do
 		i=0
 		while [ $i -lt "$nsets" ]; do
-			set=$(echo "$sets" | cut -d' ' -f$(((i + r - 1) % nsets + 1)))
+			# Row r-1 of the design: places 0, 1, n-1, 2, n-2, ...
+			# turned by r-1; every other block of n rows mirrored
+			# when n is odd.
+			j=$i
+			[ $((nsets % 2)) -eq 1 ] && [ $(((r - 1) / nsets % 2)) -eq 1 ] &&
+				j=$((nsets - 1 - i))
+			if [ $j -eq 0 ]; then
+				k=0
+			elif [ $((j % 2)) -eq 1 ]; then
+				k=$(((j + 1) / 2))
+			else
+				k=$((nsets - j / 2))
+			fi
+			set=$(echo "$sets" | cut -d' ' -f$(((k + r - 1) % nsets + 1)))
 			i=$((i + 1))
-			if [ -n "${BENCH_BW_SETS:-}" ]; then
+			if [ "$nsets" -gt 1 ]; then
 				reload_bx "$set"
 				b "bw.$r.$set"
 			fi
 			if [ "$ID" -eq 1 ]; then
-				[ "$set" = on ] && QOPTS="-nr $RDMAX" qp 1048576 1 \
-					rc_bw rc_rdma_write_bw rc_rdma_read_bw > /tmp/q.parsed &&
+				if [ "$set" = on ]; then
+					QOPTS="-nr $RDMAX" qp 1048576 1 rc_bw \
+						rc_rdma_write_bw rc_rdma_read_bw > /tmp/q.parsed
 					sed -n -e '/FAIL/p' -e "s/^bench-floor tool=qperf \(.*\) pass=1 /bench-pairbw tool=qperf round=$r \1 /p" /tmp/q.parsed
+				fi
 				tag=bench-pairbw
 				[ "$set" = on ] ||
 					tag="bench-pairbw-set set=$set rd_max=$(cat $P/rd_max) rd_depth=$(cat $P/rd_depth) piece_kb=$(cat $P/piece_kb)"
@@ -612,12 +634,12 @@ if has bw; then
 					sed -n "s/^bxperf-result tag=pairbw /$tag tool=bx round=$r /p" /tmp/cli.out
 				done
 			fi
-			[ -n "${BENCH_BW_SETS:-}" ] && b "bw.$r.$set.done"
+			[ "$nsets" -gt 1 ] && b "bw.$r.$set.done"
 		done
 		r=$((r + 1))
 	done
 	phase_down bw
-	[ -n "${BENCH_BW_SETS:-}" ] && reload_bx on
+	[ "$nsets" -gt 1 ] && reload_bx on
 fi
 
 # ---- profile -------------------------------------------------------------

@@ -651,9 +651,10 @@ END {
 		printf("| **median** | | | | | | **%s** | **%s** | **%s** | **%s** |\n", \
 		       show(m1), show(m2), show(m3), show(m4)) > out
 		if (PSETN) {
-			printf("\nOther settings of bx in the same rounds (`BENCH_BW_SETS`; bx reloaded for each cell, defaults included, in an order that turns by one each round): each setting is set against its round'"'"'s qperf and defaults. Medians of the rounds'"'"' ratios:\n\n") > out
-			printf("| setting | rd_max | rd_depth | piece_kb | rounds | pull / WRITE | push / READ | pull / defaults'"'"' pull | push / defaults'"'"' push |\n") > out
-			printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+			printf("\nOther settings of bx in the same rounds (`BENCH_BW_SETS`), bx reloaded for each cell, the defaults'"'"' too; %s. Each setting is compared with its rounds'"'"' qperf and defaults: medians of the rounds'"'"' ratios, and the range of a push against the defaults'"'"' over the rounds (an A/A control, the defaults under another name, shows the method'"'"'s own error):\n\n", \
+			       ENV["bw_order"] == "williams" ? "each round in its own order, so that over the rounds every setting ran in every place and right after every other equally often" : "the order of the cells was not recorded (runs before the balanced orders had the same order in every round, or one turned by one each round)") > out
+			printf("| setting | rd_max | rd_depth | piece_kb | rounds | pull / WRITE | push / READ | pull / defaults'"'"' pull | push / defaults'"'"' push | its range |\n") > out
+			printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
 			for (i = 1; i <= PSETN; i++) {
 				st = PSET[i]
 				q1 = q2 = q3 = q4 = 0
@@ -664,9 +665,16 @@ END {
 					if ((x = rawratio(pl, PB[r, "pull"])) != "") S3[++q3] = x
 					if ((x = rawratio(ps, PB[r, "push"])) != "") S4[++q4] = x
 				}
-				printf("| %s | %s | %d | %s | %s | %s | %s |\n", st, PSETP[st], \
-				       q2 > q1 ? q2 : q1, show(median(S1, q1)), show(median(S2, q2)), \
-				       show(median(S3, q3)), show(median(S4, q4))) > out
+				nr = q1
+				if (q2 > nr) nr = q2
+				if (q3 > nr) nr = q3
+				if (q4 > nr) nr = q4
+				m = median(S4, q4)
+				# median() sorted S4: its ends are the range.
+				printf("| %s | %s | %d | %s | %s | %s | %s | %s |\n", st, PSETP[st], \
+				       nr, show(median(S1, q1)), show(median(S2, q2)), \
+				       show(median(S3, q3)), show(m), \
+				       q4 ? show(S4[1]) "-" show(S4[q4]) : "-") > out
 			}
 		}
 		# Rounds with no ratio (qperf failed in each) leave the

@@ -203,7 +203,7 @@ for v in 1:13.8:36 2:4.75:6 3:8.5:20.4; do
 done >> "$tmp/pairs/run/g1/result.log"
 expect pairs m m m m m m m
 ok "pairs: a setting of BENCH_BW_SETS has its medians against the same rounds" \
-	grep -Eq '^[|] on-m2 [|] 2 [|] 16 [|] 256 [|] 3 [|] [0-9.]+ [|] 0[.]85 [|] 0[.]50 [|] 1[.]00 [|]$' "$tmp/pairs/report.md"
+	grep -Eq '^[|] on-m2 [|] 2 [|] 16 [|] 256 [|] 3 [|] [0-9.]+ [|] 0[.]85 [|] 0[.]50 [|] 1[.]00 [|] 0[.]53-1[.]09 [|]$' "$tmp/pairs/report.md"
 ok "pairs: the throughput target says it took the rounds' medians" \
 	grep -q "against qperf rc_bw (medians of the paired rounds, depth 8) | pull 0.92, push 1.10 |" "$tmp/pairs/report.md"
 # The sweep meets; a push in the rounds 0.88, 0.95, 0.85 of READ
