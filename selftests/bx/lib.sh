@@ -141,8 +141,15 @@ serve_stop() {
 	echo "# $(tail -1 /tmp/srv.out)"
 	want="bad 0 errors 0 dups 0\$"
 	[ "${1:-}" = errors-ok ] && want="bad 0 errors [0-9]* dups 0\$"
-	[ $rc -eq 0 ] && grep -q "$want" /tmp/srv.out ||
-		{ echo "# FAIL: server: $(cat /tmp/srv.out)"; return 1; }
+	[ $rc -eq 0 ] && grep -q "$want" /tmp/srv.out && return 0
+	# Above 128: the signal that ended it, 128 + N; the kernel logs a
+	# crash or an OOM kill. 3: it could not write its summary.
+	echo "# FAIL: server (exit status $rc): $(cat /tmp/srv.out)"
+	dmesg | grep -E "bx_pp|segfault|traps:|[Oo]ut of memory" | tail -5 |
+		sed 's/^/# dmesg: /'
+	grep -E "MemAvailable|Shmem:" /proc/meminfo | sed 's/^/# /'
+	df /tmp | sed 's/^/# /'
+	return 1
 }
 
 # A number of the stopped server's summary line: srv_count pushes.
