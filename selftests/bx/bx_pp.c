@@ -205,6 +205,10 @@ static void die(const char *what, int err)
 
 /* ---- server ----------------------------------------------------------- */
 
+/* user_data of a reply: its buffer's offset, or none (an empty reply). */
+#define REPLY_TAG	(1ULL << 62)
+#define REPLY_NOBUF	(1ULL << 61)
+
 static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 		 int secs)
 {
@@ -246,10 +250,11 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 			struct bx_cqe *c = &cqes[i];
 			uint8_t *region = bx_region(bx);
 
-			if (c->user_data & (1ULL << 62)) {
-				/* A reply finished: free its buffer. */
-				bx_buf_free(bx, region + (c->user_data &
-						~(1ULL << 62)));
+			if (c->user_data & REPLY_TAG) {
+				/* A reply finished: free its buffer, if any. */
+				if (!(c->user_data & REPLY_NOBUF))
+					bx_buf_free(bx, region + (c->user_data &
+							~REPLY_TAG));
 				if (c->res < 0)
 					errs++;
 				continue;
@@ -267,6 +272,7 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 				}
 			} else if (c->res >= 0 &&
 				   (c->flags & BX_CQE_F_REQUEST)) {
+				uint64_t tag = REPLY_TAG;
 				struct pp_req rq;
 				void *out = NULL;
 				uint32_t size = 0;
@@ -280,18 +286,24 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 				else
 					bad++;
 				if (bx_buf_alloc(bx, size ? size : 1, &out)) {
+					/*
+					 * An empty reply, from no buffer of
+					 * ours: offset 0 is a RECV's.
+					 */
 					errs++;
 					size = 0;
 					out = region;
+					tag |= REPLY_NOBUF;
 				} else {
 					fill(out, size, rq.seed);
+					tag |= (uint8_t *)out - region;
 				}
 				ret = bx_reply_async(bx, c->token, out, size,
-					(1ULL << 62) |
-					((uint8_t *)out - region));
+						     tag);
 				if (ret) {
 					errs++;
-					bx_buf_free(bx, out);
+					if (!(tag & REPLY_NOBUF))
+						bx_buf_free(bx, out);
 				}
 			} else if (c->res < 0) {
 				errs++;
