@@ -26,15 +26,16 @@
  *
  * Teardown (bx_conn_fail() -> conn_teardown(), in order): the state
  * becomes DOWN, so nothing new is queued; the peer forgets the connection
- * and its waiting operations fail; the QP is drained (which moves it to
- * the error state), so every posted work request has run its completion
- * handler; operations still awaiting a response and those still queued
- * fail or are parked (their MRs are invalidated on the device's
- * registration QP, see reg.c); the QP, CQ and buffers are freed; then,
- * once its port is up (conn_cm_may_send()), the cm_id is disconnected
- * and destroyed. A connection is torn
- * down when its peer disconnects or errors, when its device goes away
- * (bx_conn_remove_dev(), before ib_core frees the device) and at unload.
+ * and its waiting operations fail; a kick still posting finishes
+ * (conn_kick_wait()); the QP is drained (which moves it to the error
+ * state), so every posted work request has run its completion handler;
+ * operations still awaiting a response and those still queued fail or
+ * are parked (their MRs are invalidated on the device's registration QP,
+ * see reg.c); the QP, CQ and buffers are freed; then, once its port is up
+ * (conn_cm_may_send()), the cm_id is disconnected and destroyed. A
+ * connection is torn down when its peer disconnects or errors, when its
+ * device goes away (bx_conn_remove_dev(), before ib_core frees the
+ * device) and at unload.
  */
 
 #include <linux/error-injection.h>
@@ -43,6 +44,7 @@
 #include <linux/random.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/mr_pool.h>
@@ -1090,8 +1092,13 @@ void bx_conn_kick(struct bx_conn *conn)
 		conn->kick_again = false;
 		act = kick_next(conn, &op, &slot, &credit);
 		if (act == KICK_NONE) {
+			bool down = conn->state != BX_CONN_STATE_UP;
+
 			conn->kicking = false;
 			spin_unlock(&conn->lock);
+			/* The teardown may wait for us (conn_kick_wait()). */
+			if (down)
+				wake_up_var(&conn->kicking);
 			bx_conn_put(conn);
 			return;
 		}
@@ -1117,6 +1124,29 @@ void bx_conn_kick(struct bx_conn *conn)
 		}
 		spin_lock(&conn->lock);
 	}
+}
+
+/*
+ * Wait until no bx_conn_kick() runs on @conn, whose state is DOWN. A kick
+ * that saw it UP may still be between kick_next() and its post, building
+ * work requests on the QP (rdma_rw_ctx_init() in rw_setup()) or tracking
+ * an operation in @ops; its post then fails, and seeing DOWN it decides
+ * nothing more. The check under conn->lock pairs with the kick's clearing
+ * of @kicking under it, so the wake-up cannot be missed.
+ */
+static bool conn_kick_idle(struct bx_conn *conn)
+{
+	bool idle;
+
+	spin_lock(&conn->lock);
+	idle = !conn->kicking;
+	spin_unlock(&conn->lock);
+	return idle;
+}
+
+static void conn_kick_wait(struct bx_conn *conn)
+{
+	wait_var_event(&conn->kicking, conn_kick_idle(conn));
 }
 
 static void bufs_free(struct bx_conn *conn, struct bx_buf *bufs, int n)
@@ -2046,10 +2076,12 @@ static void conn_teardown(struct work_struct *work)
 		wait_for_completion(&conn->set_up);
 
 	/*
-	 * 2. Flush the QP: every posted WR runs its completion handler.
-	 * (Draining moves the QP to the error state; the peer learns of the
-	 * end from its own QP, or from our disconnect request in step 4.)
+	 * 2. No kick works on the QP or @ops any more; then flush the QP:
+	 * every posted WR runs its completion handler. (Draining moves the
+	 * QP to the error state; the peer learns of the end from its own QP,
+	 * or from our disconnect request in step 4.)
 	 */
+	conn_kick_wait(conn);
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
 

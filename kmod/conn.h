@@ -175,7 +175,8 @@ struct bx_flowq {
  * @wnd:	what we sent and await: requests and replies (bytes, ops)
  * @small_passes: small operations admitted past a window's bytes or line
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
- * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave
+ * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave;
+ *		the teardown waits for it to clear (conn_kick_wait())
  * @host_wait:	on bx_host.waiters[w] (holds a reference); under
  *		bx_host.lock, like @host_node and @host_turn
  * @host_turn:	a release gave it its turn: at its next try it may take
