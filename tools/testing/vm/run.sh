@@ -213,12 +213,45 @@ for ((i = 0; i < n; i++)); do
 	[ "$n" -eq 2 ] && [ "$i" -eq 0 ] && wait_for_socket "$sock/link"
 done
 
-rcs=()
-for ((i = 0; i < n; i++)); do
-	rc=0
-	wait "${pids[$i]}" || rc=$?
-	rcs+=("$rc")
+# A guest that ends without its report (a panic: the guests reboot on
+# one, and qemu exits) leaves its peers waiting for it at their next
+# barrier until their timeout, up to 40 minutes in the debug lane. Give
+# them BXRIG_PEER_GRACE seconds (default 60) to finish and report what
+# they saw, then stop them.
+grace=${BXRIG_PEER_GRACE:-60}
+reported() { grep -a -q '^bxrig: exit [0-9]' "$outdir/g$1/result.log" 2>/dev/null; }
+rcs=() stopped=() killer=
+for ((i = 0; i < n; i++)); do rcs+=(""); stopped+=(""); done
+for ((left = n; left > 0; left--)); do
+	live=()
+	for ((i = 0; i < n; i++)); do
+		[ -n "${rcs[$i]}" ] || live+=("${pids[$i]}")
+	done
+	rc=0 pid=
+	wait -n -p pid "${live[@]}" || rc=$?
+	for ((i = 0; i < n; i++)); do
+		[ "${pids[$i]}" = "$pid" ] && break
+	done
+	rcs[$i]=$rc
+	if [ -z "$killer" ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] &&
+	   ! reported "$i" && [ "$left" -gt 1 ]; then
+		live=()
+		for ((j = 0; j < n; j++)); do
+			[ -n "${rcs[$j]}" ] && continue
+			live+=("${pids[$j]}")
+			stopped[$j]=$i
+		done
+		echo "run.sh: guest $i ended without a report; its peers get ${grace}s"
+		# (Its own output elsewhere: a sleep left behind by the kill
+		# below must not hold our caller's pipe open.)
+		{ sleep "$grace"; kill "${live[@]}"; } > /dev/null 2>&1 &
+		killer=$!
+	fi
 done
+if [ -n "$killer" ]; then
+	kill "$killer" 2>/dev/null || true
+	wait "$killer" 2>/dev/null || true
+fi
 pids=()
 
 fail=0 rxecrash=0 bxsplat=0 rignet=0
@@ -230,6 +263,8 @@ for ((i = 0; i < n; i++)); do
 	why=
 	if [ "${rcs[$i]}" -eq 124 ] || [ "${rcs[$i]}" -eq 137 ]; then
 		why="timed out after ${tmo}s"
+	elif [ -n "${stopped[$i]}" ] && [ -z "$grc" ]; then
+		why="stopped ${grace}s after guest ${stopped[$i]} ended without a report"
 	elif [ -z "$grc" ]; then
 		why="did not report (panic or crash?)"
 	elif [ "$grc" -ne 0 ]; then
