@@ -1190,6 +1190,7 @@ static int bufs_alloc(struct bx_conn *conn, struct bx_buf *bufs, int n,
 /* Free what conn_setup_qp() created; tolerates partial setup. */
 static void conn_free_qp(struct bx_conn *conn)
 {
+	WRITE_ONCE(conn->qpn, 0);
 	if (conn->qp) {
 		if (conn->cm_id && conn->cm_id->qp)
 			rdma_destroy_qp(conn->cm_id);
@@ -1238,6 +1239,7 @@ static int conn_setup_qp(struct bx_conn *conn)
 	if (ret)
 		return ret;
 	conn->qp = conn->cm_id->qp;
+	WRITE_ONCE(conn->qpn, conn->qp->qp_num);
 
 	ret = bufs_alloc(conn, conn->rx, BX_RX_BUFS, rx_done);
 	if (ret)
@@ -1420,6 +1422,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 
 err_fail:
 	/* rdma_cm destroys @id when we return an error. */
+	WRITE_ONCE(conn->qpn, 0);
 	if (conn->qp && id->qp)
 		rdma_destroy_qp(id);
 	conn->qp = NULL;
@@ -2192,7 +2195,7 @@ int bx_conn_show(struct seq_file *m, void *unused)
 			   &c->peer->addr, c->peer->id, state_name(c->state),
 			   c->active ? "active" : "passive",
 			   c->bdev ? dev_name(&c->bdev->ibdev->dev) : "-",
-			   c->qp ? c->qp->qp_num : 0, nops, c->tx_msgs,
+			   READ_ONCE(c->qpn), nops, c->tx_msgs,
 			   c->rx_msgs, c->ntx_free);
 		seq_printf(m, " credits %u credits_max %u grant %u granted %llu used %llu stalls %llu updates %llu",
 			   c->cr.credits, c->cr.max, c->cr.grant, c->cr.granted,
@@ -2280,7 +2283,7 @@ int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
 	spin_lock(&c->lock);
 	ret = nla_put_u32(skb, BX_A_CONN_STATE, c->state) ||
 	      (c->active && nla_put_flag(skb, BX_A_CONN_ACTIVE)) ||
-	      nla_put_u32(skb, BX_A_CONN_QPN, c->qp ? c->qp->qp_num : 0) ||
+	      nla_put_u32(skb, BX_A_CONN_QPN, READ_ONCE(c->qpn)) ||
 	      nla_put_s32(skb, BX_A_CONN_ERR, c->err) ||
 	      nl_put_u64(skb, BX_A_CONN_TX_MSGS, c->tx_msgs) ||
 	      nl_put_u64(skb, BX_A_CONN_RX_MSGS, c->rx_msgs) ||
@@ -2329,21 +2332,25 @@ int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return bx_nl_dump_done(skb, ret);
 }
 
-/* The connection to peer @peer_id (a reference), or NULL. */
-struct bx_conn *bx_conn_by_peer(u32 peer_id)
+/*
+ * Call @fn on the connection to peer @peer_id, or return -ENOENT. It runs
+ * under the peer's lock: a connection its peer still holds has not begun
+ * its teardown, so its device, whose name @fn may read, is not removed
+ * meanwhile (bx_conn_remove_dev() waits for the teardown).
+ */
+int bx_conn_with_peer(u32 peer_id, int (*fn)(struct bx_conn *, void *),
+		      void *arg)
 {
 	struct bx_peer *peer = bx_peer_find(peer_id);
-	struct bx_conn *conn = NULL;
+	int ret = -ENOENT;
 
 	if (!peer)
-		return NULL;
+		return -ENOENT;
 	mutex_lock(&peer->lock);
-	if (peer->conn) {
-		conn = peer->conn;
-		bx_conn_get(conn);
-	}
+	if (peer->conn)
+		ret = fn(peer->conn, arg);
 	mutex_unlock(&peer->lock);
-	return conn;
+	return ret;
 }
 
 void bx_flow_nl_stats(struct bx_flow_stats *st)

@@ -140,6 +140,8 @@ struct bx_flowq {
  * @bdev:	local device (ref) from address resolution on
  * @cm_id:	rdma_cm id; owned by us (destroyed by teardown)
  * @qp, @cq:	created on route resolution / connect request
+ * @qpn:	@qp's number while it exists, else 0 (READ_ONCE): for the
+ *		debugfs and netlink dumps, which may race with its free
  * @lock:	protects the fields below it; process context only (ioctls,
  *		CQ workqueue, rdma_cm handlers)
  * @state:	enum bx_conn_state (uapi, bx_netlink.h); DOWN is final
@@ -203,6 +205,7 @@ struct bx_conn {
 	struct bx_dev		*bdev;
 	struct rdma_cm_id	*cm_id;
 	struct ib_qp		*qp;
+	u32			qpn;
 	struct ib_cq		*cq;
 	u32			peer_msg_size;
 	u64			peer_epoch;

@@ -165,9 +165,13 @@ static int nl_reply(struct genl_info *info,
 	return genlmsg_reply(msg, info);
 }
 
+static int conn_reply(struct bx_conn *conn, void *info)
+{
+	return nl_reply(info, nl_fill_conn, conn);
+}
+
 int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct bx_conn *conn;
 	int ret;
 
 	ret = nl_check_do(info);
@@ -175,15 +179,13 @@ int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return ret;
 	if (GENL_REQ_ATTR_CHECK(info, BX_A_CONN_PEER_ID))
 		return -EINVAL;
-	conn = bx_conn_by_peer(nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]));
-	if (!conn) {
+	/* Filled under the peer's lock, which keeps the device's name. */
+	ret = bx_conn_with_peer(nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]),
+				conn_reply, info);
+	if (ret == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[BX_A_CONN_PEER_ID],
 				    "no connection to this peer");
-		return -ENOENT;
-	}
-	ret = nl_reply(info, nl_fill_conn, conn);
-	bx_conn_put(conn);
 	return ret;
 }
 
