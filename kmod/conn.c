@@ -341,6 +341,7 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct bx_buf *b = container_of(wc->wr_cqe, struct bx_buf, cqe);
 	struct bx_conn *conn = b->conn;
 	struct bx_op *op = b->op;
+	u32 req_id = b->req_id;
 	int err = 0;
 
 	b->op = NULL;
@@ -361,7 +362,7 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		bx_conn_fail(conn, err);
 	}
 	if (op)
-		bx_op_sent(op, err);
+		bx_op_sent(op, req_id, err);
 	if (!err)
 		bx_conn_kick(conn);
 }
@@ -1035,17 +1036,21 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 	u16 grant = op->msg.credits;
 	int ret;
 
+	u32 req_id;
+
 	/* The queue's reference on @op passes to the send. */
 	slot->op = op;
+	slot->req_id = 0;
 	ret = bx_op_transmit(op, slot);
 	if (!ret)
 		return;
+	req_id = slot->req_id;
 	slot->op = NULL;
 	spin_lock(&conn->lock);
 	conn->tx_free[conn->ntx_free++] = slot;
 	bx_credits_untake(&conn->cr, grant);
 	spin_unlock(&conn->lock);
-	bx_op_sent(op, ret);
+	bx_op_sent(op, req_id, ret);
 	if (bx_send_err_fatal(ret))
 		bx_conn_fail(conn, ret);
 }

@@ -102,6 +102,8 @@ struct bx_peer {
  * @conn:	owner
  * @data:	BX_MSG_SIZE bytes, DMA-mapped at @dma
  * @op:		send: the operation whose message this is (ref), or NULL
+ * @req_id:	send: @op's id in conn->ops when the request was posted
+ *		(0: none), which a response may have ended since
  */
 struct bx_buf {
 	struct ib_cqe		cqe;
@@ -109,6 +111,7 @@ struct bx_buf {
 	void			*data;
 	u64			dma;
 	struct bx_op		*op;
+	u32			req_id;
 	struct ib_sge		sge;
 	struct ib_send_wr	wr;
 };

@@ -516,11 +516,14 @@ static int op_track(struct bx_op *op)
 	return 0;
 }
 
-static void op_untrack(struct bx_op *op)
+/* Take @op out of conn->ops if entry @id still holds it. */
+static bool op_untrack(struct bx_op *op, u32 id)
 {
-	if (op->req_id && xa_cmpxchg(&op->conn->ops, op->req_id, op, NULL,
-				     GFP_KERNEL) == op)
-		bx_op_put(op);
+	if (!id || xa_cmpxchg(&op->conn->ops, id, op, NULL,
+			      GFP_KERNEL) != op)
+		return false;
+	bx_op_put(op);
+	return true;
 }
 
 static int transmit_request(struct bx_op *op, struct bx_buf *slot)
@@ -552,12 +555,12 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	ret = op_track(op);
 	if (ret)
 		return ret;
+	/* Before the post: its completion may run before we return. */
+	slot->req_id = op->req_id;
 	if (op->msg.payload)
 		atomic64_add(op->len, &bx_copied_bytes);
-	ret = build_send(op, slot, NULL, NULL);
-	if (ret)
-		op_untrack(op);
-	return ret;
+	/* On failure bx_op_sent() takes @op out of conn->ops again. */
+	return build_send(op, slot, NULL, NULL);
 }
 
 static void rw_release(struct bx_op *op, enum dma_data_direction dir)
@@ -796,14 +799,20 @@ int bx_op_transmit(struct bx_op *op, struct bx_buf *slot)
 	}
 }
 
-/* The SEND of @op completed (or was never posted): drop its reference. */
-void bx_op_sent(struct bx_op *op, int err)
+/*
+ * The SEND of @op completed (or was never posted): drop its reference. A
+ * request tracked as @req_id when posted (0: never tracked) whose SEND
+ * failed ends here, unless its response came first: RC may complete the
+ * SEND after the response (its ACK lost or late), and then the response
+ * already took the entry and decided (ended the op, or queued it again
+ * under a new id).
+ */
+void bx_op_sent(struct bx_op *op, u32 req_id, int err)
 {
 	switch (op->kind) {
 	case BX_K_PUSH:
 	case BX_K_PULL:
-		if (err) {
-			op_untrack(op);
+		if (err && (!req_id || op_untrack(op, req_id))) {
 			/* Flushed, failed on the wire, or never posted. */
 			if (err == -ECONNRESET || err == -EIO)
 				bx_op_lost(op, err);
