@@ -29,6 +29,10 @@
  * @dead:	the file was released; completions are dropped
  * @services:	struct bx_service bound by this file
  * @reqs:	pull requests awaiting BX_OP_REPLY, by token (own lock)
+ * @next_token:	where the search for the next token starts (under @lock):
+ *		tokens go round all 2^31 values before one is reused, so a
+ *		late or repeated REPLY finds its token gone (-ENOENT)
+ *		instead of answering a newer request
  * @bytes_tx:	payload bytes sent by this file's operations
  * @bytes_rx:	payload bytes received by this file's services
  */
@@ -44,6 +48,7 @@ struct bx_file {
 	bool			dead;
 	struct list_head	services;
 	struct xarray		reqs;
+	u32			next_token;
 	atomic64_t		bytes_tx;
 	atomic64_t		bytes_rx;
 };

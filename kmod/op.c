@@ -1164,9 +1164,11 @@ static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
 	/* A released file must not gain requests nobody will answer. */
 	spin_lock(&f->lock);
 	ret = f->dead ? -ESHUTDOWN :
-	      xa_alloc(&f->reqs, &token, req, xa_limit_31b, GFP_ATOMIC);
+	      xa_alloc_cyclic(&f->reqs, &token, req, xa_limit_31b,
+			      &f->next_token, GFP_ATOMIC);
 	spin_unlock(&f->lock);
-	if (ret) {
+	/* 1: the tokens wrapped round, which is fine. */
+	if (ret < 0) {
 		bx_conn_put(conn);
 		kfree(req);
 		cqe.user_data = rv->user_data;
@@ -1305,14 +1307,10 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 {
 	struct bx_req *req;
 	struct bx_op *op;
+	int ret = 0;
 
 	if (sqe->token > U32_MAX)
 		return -ENOENT;
-	req = xa_load(&f->reqs, sqe->token);
-	if (!req)
-		return -ENOENT;
-	if (sqe->len > req->capacity)
-		return -EMSGSIZE;
 	op = op_alloc(BX_K_REPLY);
 	if (!op)
 		return -ENOMEM;
@@ -1321,10 +1319,23 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 		bx_op_put(op);
 		return -ENOMEM;
 	}
-	/* Only now is the token consumed; a racing REPLY loses here. */
-	if (xa_erase(&f->reqs, sqe->token) != req) {
+	/*
+	 * Look up, check and consume the token at once: a racing REPLY with
+	 * the same token finds it gone (and never sees the request freed),
+	 * and a new request given the token meanwhile stays.
+	 */
+	xa_lock(&f->reqs);
+	req = xa_load(&f->reqs, sqe->token);
+	if (!req)
+		ret = -ENOENT;
+	else if (sqe->len > req->capacity)
+		ret = -EMSGSIZE;
+	else
+		__xa_erase(&f->reqs, sqe->token);
+	xa_unlock(&f->reqs);
+	if (ret) {
 		bx_op_put(op);
-		return -ENOENT;
+		return ret;
 	}
 	bx_file_get(f);
 	op->file = f;

@@ -3,7 +3,7 @@
  * bx_pp: push/pull workload with verified data, for bx's selftests.
  *
  *   bx_pp serve  -s SERVICE [-r REGION_MB] [-n SMALL_RECVS] [-b BIG_RECVS]
- *                [-t SECS]
+ *                [-t SECS] [-D]
  *   bx_pp client -a ADDR -s SERVICE [-z SIZE,...] [-i ITERS] [-q INFLIGHT]
  *                [-P PROCS] [-r REGION_MB] [-m push|pull|both] [-t SECS]
  *                [-v] [-S]
@@ -11,7 +11,9 @@
  * Payloads are a pseudo-random stream: a payload of 8 bytes or more starts
  * with its 64-bit seed, shorter ones use their length as seed. The server
  * verifies every push; a pull request names a size and a seed, the server
- * answers with that payload and the client verifies it. The server runs
+ * answers with that payload and the client verifies it (a response of 8
+ * bytes or more must carry its request's seed: an answer to another
+ * request is bad). The server runs
  * until SIGTERM or -t and prints "bx_pp serve: pushes N pulls N bad N
  * errors N dups N"; the client prints "bx_pp client: ok N failed N bad N"
  * (errors by errno on stderr), with -v also "bx_pp proc P: ok N bytes B"
@@ -29,9 +31,16 @@
  * sees again as "dups". So across one server run, with the clients'
  * push_ok, push_unknown and push_failed summed: push_ok <= pushes <=
  * push_ok + push_unknown + push_failed, and dups is 0.
+ *
+ * serve -D races every reply: a second thread submits the same REPLY
+ * (same token) at the same moment (a barrier). Exactly one of the two must
+ * be accepted and the other refused with ENOENT; a pair that is not counts
+ * as bad. Before its summary the server prints "bx_pp serve: races N
+ * refused N" (the pairs, and the refusals with ENOENT).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -209,9 +218,58 @@ static void die(const char *what, int err)
 #define REPLY_TAG	(1ULL << 62)
 #define REPLY_NOBUF	(1ULL << 61)
 
-static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
-		 int secs)
+/* serve -D: the second thread of each raced reply (reply_raced()). */
+static struct {
+	pthread_barrier_t	start, done;
+	struct bx		*bx;
+	struct bx_sqe		sqe;
+	int			res;
+	bool			quit;
+} race;
+
+static void *racer(void *arg)
 {
+	for (;;) {
+		pthread_barrier_wait(&race.start);
+		if (race.quit)
+			return NULL;
+		race.res = bx_submit(race.bx, &race.sqe, 1);
+		pthread_barrier_wait(&race.done);
+	}
+}
+
+/*
+ * Submit REPLY @sqe from this thread and the racer at once. Returns 0 if
+ * one was accepted, else the errno this thread got; counts the pair, the
+ * ENOENT refusals and, in @bad, a pair other than one accepted and one
+ * refused with ENOENT.
+ */
+static int reply_raced(struct bx *bx, const struct bx_sqe *sqe,
+		       long *races, long *refused, long *bad)
+{
+	int res[2];
+
+	race.sqe = *sqe;
+	pthread_barrier_wait(&race.start);
+	res[0] = bx_submit(bx, sqe, 1);
+	pthread_barrier_wait(&race.done);
+	res[1] = race.res;
+	(*races)++;
+	*refused += (res[0] == -ENOENT) + (res[1] == -ENOENT);
+	if (!((res[0] == 1 && res[1] == -ENOENT) ||
+	      (res[0] == -ENOENT && res[1] == 1))) {
+		fprintf(stderr, "bx_pp serve: raced reply: %d and %d\n",
+			res[0], res[1]);
+		(*bad)++;
+	}
+	return res[0] == 1 || res[1] == 1 ? 0 : res[0];
+}
+
+static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
+		 int secs, bool racing)
+{
+	long races = 0, refused = 0;
+	pthread_t racer_thread;
 	long pushes = 0, pulls = 0, bad = 0, errs = 0, dups = 0;
 	struct seen seen = { 0 };
 	struct bx_cqe cqes[64];
@@ -228,6 +286,14 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 	ret = bx_bind(bx, service);
 	if (ret)
 		die("bind", ret);
+	if (racing) {
+		race.bx = bx;
+		pthread_barrier_init(&race.start, NULL, 2);
+		pthread_barrier_init(&race.done, NULL, 2);
+		ret = -pthread_create(&racer_thread, NULL, racer, NULL);
+		if (ret)
+			die("racer thread", ret);
+	}
 	for (int i = 0; i < nsmall + nbig; i++) {
 		uint32_t cap = i < nsmall ? SMALL : BIG;
 		void *buf;
@@ -298,8 +364,17 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 					fill(out, size, rq.seed);
 					tag |= (uint8_t *)out - region;
 				}
-				ret = bx_reply_async(bx, c->token, out, size,
-						     tag);
+				if (racing) {
+					struct bx_sqe sqe;
+
+					ret = bx_prep_reply(bx, &sqe, c->token,
+							    out, size, tag) ?:
+					      reply_raced(bx, &sqe, &races,
+							  &refused, &bad);
+				} else {
+					ret = bx_reply_async(bx, c->token, out,
+							     size, tag);
+				}
 				if (ret) {
 					errs++;
 					if (!(tag & REPLY_NOBUF))
@@ -315,6 +390,12 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 				errs++;
 		}
 	}
+	if (racing) {
+		race.quit = true;
+		pthread_barrier_wait(&race.start);
+		pthread_join(racer_thread, NULL);
+		printf("bx_pp serve: races %ld refused %ld\n", races, refused);
+	}
 	printf("bx_pp serve: pushes %ld pulls %ld bad %ld errors %ld dups %ld\n",
 	       pushes, pulls, bad, errs, dups);
 	free(seen.slot);
@@ -329,6 +410,15 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 }
 
 /* ---- client ----------------------------------------------------------- */
+
+/* A pull's response: @len intact bytes, made for request @req (its seed). */
+static bool pull_ok(const uint8_t *p, uint32_t len, const void *req)
+{
+	struct pp_req rq;
+
+	memcpy(&rq, req, sizeof(rq));
+	return check(p, len) && (len < 8 || !memcmp(p, &rq.seed, 8));
+}
 
 struct slot {
 	bool		busy;
@@ -433,7 +523,8 @@ static void client_sync(struct bx *bx, uint32_t peer, uint32_t service,
 			if (ret < 0) {
 				count_err(st, ret);
 				st->pull_failed++;
-			} else if ((uint32_t)ret != size || !check(buf, size)) {
+			} else if ((uint32_t)ret != size ||
+				   !pull_ok(buf, size, req)) {
 				st->bad++;
 			} else {
 				st->ok++;
@@ -560,7 +651,7 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 					count_err(st, cqes[i].res);
 				} else if (s->pull ?
 					   ((uint32_t)cqes[i].res != s->size ||
-					    !check(s->buf, s->size)) :
+					    !pull_ok(s->buf, s->size, s->req)) :
 					   (uint32_t)cqes[i].res != s->size) {
 					st->bad++;
 				} else {
@@ -648,8 +739,8 @@ int main(int argc, char **argv)
 	uint32_t sizes[32] = { 4096 }, service = 7;
 	int nsizes = 1, iters = 10, q = 8, procs = 1, region_mb = 0;
 	int nsmall = 256, nbig = 0, secs = 0, mode = 3, opt;
+	bool verbose = false, racing = false;
 	const char *addr = NULL;
-	bool verbose = false;
 
 	if (argc < 2)
 		goto usage;
@@ -661,7 +752,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	optind = 2;
-	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:vS")) != -1) {
+	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:vSD")) != -1) {
 		switch (opt) {
 		case 'a': addr = optarg; break;
 		case 's': service = strtoul(optarg, NULL, 0); break;
@@ -684,12 +775,13 @@ int main(int argc, char **argv)
 		case 't': secs = atoi(optarg); break;
 		case 'v': verbose = true; break;
 		case 'S': sync_mode = true; break;
+		case 'D': racing = true; break;
 		default: goto usage;
 		}
 	}
 	if (!strcmp(argv[1], "serve"))
 		return serve(service, region_mb ? region_mb : 32 + nbig * 32,
-			     nsmall, nbig, secs);
+			     nsmall, nbig, secs, racing);
 	if (!strcmp(argv[1], "client") && addr && q > 0 && q <= 512 &&
 	    procs > 0 && procs <= 64) {
 		uint32_t max = 1;

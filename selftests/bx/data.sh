@@ -14,6 +14,10 @@
 #                injection, once): the pull fails with EREMOTEIO, cut in
 #                pieces or whole, and the connection carries on
 #   inflight     one process with 256 operations in flight
+#   reply_race   every reply submitted twice at once by two threads of
+#                the server (bx_pp serve -D): exactly one of each pair is
+#                accepted, the other refused with ENOENT; every pull gets
+#                its payload
 #   shared_conn  8 processes on each client: exactly one connection per
 #                peer pair on every host
 #   zero_copy    rendezvous pushes copy no payload byte on either side
@@ -170,6 +174,24 @@ case_inflight() {
 	result
 }
 
+case_reply_race() {
+	if [ "$ID" -eq 0 ]; then
+		serve_start -D -n 64 -b 0 -r 16
+		b race.up; b race.done
+		try serve_stop
+		grep "races" /tmp/srv.out | sed 's/^/# /'
+		races=$(srv_count races)
+		try check [ "${races:-0}" -ge $((1200 / ITERS)) ]
+		try check [ "$(srv_count refused)" = "$races" ]
+	else
+		b race.up
+		[ "$ID" -ne 1 ] ||
+			try client_ok -m pull -z 64,4096,65536 -i $((400 / ITERS)) -q 16 -r 8
+		b race.done
+	fi
+	result
+}
+
 case_shared_conn() {
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 600 -b 0 -r 96
@@ -263,11 +285,12 @@ case_idle() {
 	wait_until 5 bx_has_dev rxe0
 }
 
-ktap_plan 9
+ktap_plan 10
 run_test sizes case_sizes
 run_test pieces case_pieces
 run_test reply_fails case_reply_fails
 run_test inflight case_inflight
+run_test reply_race case_reply_race
 run_test shared_conn case_shared_conn
 run_test zero_copy case_zero_copy
 run_test kill case_kill

@@ -260,7 +260,9 @@ struct bx_submit {
  *		bytes at @off), or a negative errno
  * @flags:	BX_CQE_F_*
  * @off:	RECV: region offset of the message (the RECV's buffer)
- * @token:	RECV of a pull request: pass to BX_OP_REPLY
+ * @token:	RECV of a pull request: pass to BX_OP_REPLY; a file's
+ *		tokens are not reused until 2^31 requests later, so a
+ *		second REPLY with the same token fails with -ENOENT
  * @service:	RECV: the service the message was sent to
  * @peer:	RECV: id of the sending peer
  * @resp_max:	RECV of a pull request: bytes the requester can take
