@@ -1347,6 +1347,29 @@ static void conn_established(struct bx_conn *conn)
 		mod_delayed_work(bx_wq, &peer->recover_work, 0);
 }
 
+/*
+ * Give @conn its device @bdev (a reference, which it consumes; NULL: none),
+ * unless the device is going: its removal marks it, then scans bx_conns
+ * for its connections under bx_conns_lock (bx_conn_remove_dev()), so
+ * either the scan sees @conn on it or we see the mark.
+ */
+static int conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev)
+{
+	int ret = 0;
+
+	if (!bdev)
+		return -ENODEV;
+	mutex_lock(&bx_conns_lock);
+	if (READ_ONCE(bdev->removing))
+		ret = -ENODEV;
+	else
+		conn->bdev = bdev;
+	mutex_unlock(&bx_conns_lock);
+	if (ret)
+		bx_dev_put(bdev);
+	return ret;
+}
+
 /* A connect request on the listener; non-zero return destroys @id. */
 static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 {
@@ -1377,11 +1400,13 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 		bx_dev_put(bdev);
 		return -ENOMEM;
 	}
-	conn->bdev = bdev;
 	conn->cm_id = id;
 	WRITE_ONCE(conn->cm_begun, true);
 	id->context = conn;
 	conn_set_peer(conn, &p);
+	ret = conn_bind_dev(conn, bdev);
+	if (ret)
+		goto err_fail;
 
 	mutex_lock(&peer->lock);
 	old = peer->conn;
@@ -1494,8 +1519,9 @@ static int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (READ_ONCE(conn->state) == BX_CONN_STATE_DOWN)
 			break;	/* torn down meanwhile */
-		conn->bdev = conn_dev(id->device);
-		ret = conn->bdev ? rdma_resolve_route(id, 2000) : -ENODEV;
+		ret = conn_bind_dev(conn, conn_dev(id->device));
+		if (!ret)
+			ret = rdma_resolve_route(id, 2000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		ret = conn_route_resolved(conn);
