@@ -1235,8 +1235,9 @@ static int conn_setup_qp(struct bx_conn *conn)
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	attr.port_num = conn->cm_id->port_num;
-	attr.cap.max_send_wr = 2048;
-	attr.cap.max_recv_wr = BX_RX_BUFS;
+	/* One more of each for ib_drain_qp()'s marker (conn_teardown()). */
+	attr.cap.max_send_wr = 2048 + 1;
+	attr.cap.max_recv_wr = BX_RX_BUFS + 1;
 	attr.cap.max_send_sge = nsge;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_rdma_ctxs = 128;
