@@ -2480,6 +2480,19 @@ void bx_conn_uninit(void)
 		spin_unlock(&peer->sess_lock);
 		fail_list(&list, -ESHUTDOWN, false);
 	}
+}
+
+/*
+ * After bx_dev_uninit(), whose drain of every registration QP runs the
+ * last completions of the operations bx_conn_uninit() ended (LOCAL_INV
+ * of a push's MRs): they may still use their peer (bx_push_resolved())
+ * and queue work.
+ */
+void bx_conn_uninit_peers(void)
+{
+	struct bx_peer *peer;
+	unsigned long id;
+
 	destroy_workqueue(bx_wq);
 	xa_for_each(&bx_peers, id, peer) {
 		WARN_ON(!list_empty(&peer->pending));

@@ -268,6 +268,7 @@ struct bx_conn {
 
 int bx_conn_init(void);
 void bx_conn_uninit(void);
+void bx_conn_uninit_peers(void);
 
 struct bx_peer *bx_peer_get(const struct sockaddr *addr);
 struct bx_peer *bx_peer_find(u32 id);

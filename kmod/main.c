@@ -7,6 +7,8 @@
  * may arrive only once everything they can reach exists). Teardown runs
  * in reverse: no file is open at unload, so the connections torn down by
  * bx_conn_uninit() carry no one's operations but orphans of closed files.
+ * The peers, and bx's workqueue, go only after the devices: removing one
+ * drains its registration QP, whose last completions end such orphans.
  */
 
 #include <linux/module.h>
@@ -45,6 +47,9 @@ static int __init bx_init(void)
 
 err_conn:
 	bx_conn_uninit();
+	bx_dev_uninit();
+	bx_conn_uninit_peers();
+	goto err_nl;
 err_dev:
 	bx_dev_uninit();
 err_nl:
@@ -59,6 +64,7 @@ static void __exit bx_exit(void)
 	bx_chrdev_uninit();
 	bx_conn_uninit();
 	bx_dev_uninit();
+	bx_conn_uninit_peers();
 	bx_nl_uninit();
 	bx_debugfs_uninit();
 	pr_info("unloaded\n");
