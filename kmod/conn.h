@@ -36,7 +36,7 @@
 /* Operations of at most this many bytes in all pass the byte windows. */
 #define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 
-/* The host's windows a connection can wait for (conn.c, bx_host). */
+/* The host's windows a connection can wait for (send.c, bx_host). */
 enum bx_hw {
 	BX_HW_TX,	/* requests and replies we send */
 	BX_HW_RX,	/* rendezvous data we READ */
@@ -133,7 +133,7 @@ struct bx_flowq {
 
 /**
  * struct bx_conn - one RC connection to a peer, shared by every process
- * @ref:	held by the peer while it points here (conn_alloc()'s reference
+ * @ref:	held by the peer while it points here (bx_conn_alloc()'s reference
  *		becomes that one), by every operation assigned to it, by
  *		each host window's line it is in and by the teardown work;
  *		bx_conns holds none: teardown takes the connection off it
@@ -181,7 +181,7 @@ struct bx_flowq {
  * @small_passes: small operations admitted past a window's bytes or line
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
  * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave;
- *		the teardown waits for it to clear (conn_kick_wait())
+ *		the teardown waits for it to clear (bx_conn_kick_wait())
  * @host_wait:	on bx_host.waiters[w] (holds a reference); under
  *		bx_host.lock, like @host_node and @host_turn
  * @host_turn:	a release gave it its turn: at its next try it may take
@@ -301,6 +301,30 @@ bool bx_recover_allowed(void);
 unsigned int bx_conn_count(void);
 unsigned int bx_peers_recovering(void);
 
+/*
+ * Within the connection layer: conn.c (lifetime, buffers, teardown), cm.c
+ * (rdma_cm), send.c (windows, queues, the kick), recover.c.
+ */
+struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active);
+int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
+int bx_conn_setup_qp(struct bx_conn *conn);
+bool bx_conn_port_up(struct bx_conn *conn);
+int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+struct bx_conn *bx_peer_conn(struct bx_peer *peer);
+void bx_conn_connect_timeout(struct work_struct *work);
+void bx_conn_keepalive(struct work_struct *work);
+void bx_conn_retry_work(struct work_struct *work);
+void bx_conn_kick_wait(struct bx_conn *conn);
+void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list);
+void bx_peer_recover_work(struct work_struct *work);
+
+static inline struct ib_device *bx_conn_ibdev(struct bx_conn *conn)
+{
+	return conn->bdev->ibdev;
+}
+
+extern struct workqueue_struct *bx_wq;
+extern bool bx_conn_closing;
 extern u64 bx_epoch;
 extern atomic64_t bx_rnr_events;
 extern atomic64_t bx_dup_pushes;

@@ -2,7 +2,7 @@
 /*
  * bx: flow control logic -- receive credits, send windows and deficit
  * round robin. Pure: no locking, no allocation, no kernel services; the
- * callers (conn.c, op.c) hold the locks. flow.c also compiles in user
+ * callers (send.c, op.c) hold the locks. flow.c also compiles in user
  * space for the host unit tests (tools/testing/unit/flow_test.c).
  *
  * Credits. The receiver posts a fixed number of receive buffers and the

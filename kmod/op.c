@@ -6,7 +6,7 @@
  *
  *   bx_op_submit() -> bx_conn_submit() -> [connection up] bx_conn_queue():
  *     the op waits in its process's queue until the send windows admit it
- *     (conn.c) -> bx_conn_kick()
+ *     (send.c) -> bx_conn_kick()
  *     -> bx_op_transmit(): id in conn->ops, payload up to rdv_threshold
  *        copied into the send buffer; a larger push source or pull sink
  *        is registered per operation (FRWR, one MR per BX_SEG_MAX bytes),
@@ -19,7 +19,7 @@
  * Server side (messages for a service bound with BX_IOC_BIND):
  *
  *   PUSH      -> copied into a posted RECV buffer, completion, PUSH_DONE
- *   PUSH_RDV  -> once receiver admission lets it (conn.c), RDMA READ
+ *   PUSH_RDV  -> once receiver admission lets it (send.c), RDMA READ
  *                (rdma_rw) from the sender's segments straight into a
  *                posted RECV buffer, completion, PUSH_DONE
  *   PULL_REQ  -> request copied into a RECV buffer; completion with a token
@@ -146,7 +146,7 @@ struct bx_op *bx_op_ctl(u8 type)
 
 /*
  * @op's connection failed: instead of completing, wait for a new
- * connection to the peer and go again (conn.c, "recovery"). Only a push or
+ * connection to the peer and go again (recover.c). Only a push or
  * pull of a live process, while recover_ms allows. Everything of the old
  * connection is gone (segments released, window uncharged); the op keeps
  * its number, so that the receiver recognises a push it delivered.

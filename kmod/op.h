@@ -163,7 +163,7 @@ static inline bool bx_send_err_fatal(int err)
 	return err != -EINVAL && err != -ENOMEM;
 }
 
-/* Called by the connection layer (conn.c). */
+/* Called by the connection layer (conn.c, send.c). */
 int bx_op_transmit(struct bx_op *op, struct bx_buf *slot);
 void bx_op_read(struct bx_op *op);
 bool bx_op_cut(struct bx_op *op);

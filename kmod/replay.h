@@ -2,7 +2,7 @@
 /*
  * bx: the receiver's record of which pushes of one sender incarnation it
  * delivered, so that a push sent again after a reconnect is delivered at
- * most once. Pure: no locking, no allocation; conn.c holds the lock and
+ * most once. Pure: no locking, no allocation; recover.c holds the lock and
  * op.c asks. replay.c also compiles in user space for the host unit tests
  * (tools/testing/unit/replay_test.c).
  *

@@ -11,7 +11,7 @@
  * reads its inclusive instruction count and its number of calls from
  * callgrind's output, so a step's cost per call includes its own call
  * and return (a handful of instructions). The steps mirror what
- * kmod/conn.c and kmod/op.c call per message and per operation:
+ * kmod/send.c, kmod/conn.c and kmod/op.c call per message and per operation:
  *
  *   wire      bx_wire_build()/bx_wire_parse() of each message shape
  *   credits   sender: take a credit and the grant a message carries;

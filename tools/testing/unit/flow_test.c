@@ -414,7 +414,7 @@ UNIT_TEST(credits_update_due_rules)
  * (bx_credits_add()) and reposts the buffer (bx_credits_posted()). Bare
  * credit updates are consumed on arrival, data messages maybe later.
  *
- * Sending is kick_next() in conn.c with a free send slot: a data message
+ * Sending is kick_next() in send.c with a free send slot: a data message
  * if one is queued and bx_credits_take() allows it; otherwise, if
  * bx_credits_update_due(c, data_queued) (data_queued: data messages wait
  * to be sent), a bare update with bx_credits_take_update(), or, when
@@ -526,7 +526,7 @@ static bool cm_check(const struct cm *m)
 	return cm_check_dir(m, 0) && cm_check_dir(m, 1);
 }
 
-/* Ask update_due() as conn.c does; check it against the header rule. */
+/* Ask update_due() as send.c does; check it against the header rule. */
 static bool cm_update_due(struct cm *m, int s, bool data_queued)
 {
 	struct cm_peer *S = &m->p[s];
@@ -589,7 +589,7 @@ static bool cm_send(struct cm *m, int s, bool *sent)
 	ok = bx_credits_take_update(&S->c);
 	MCHK(ok == (S->r_credits >= 1));
 	if (!ok) {
-		/* As conn.c: ask again at the next kick. */
+		/* As send.c: ask again at the next kick. */
 		MCHK(S->c.update_queued);
 		S->c.update_queued = false;
 		S->r_queued = false;
@@ -992,7 +992,7 @@ UNIT_TEST(credits_batch_one_goes_idle)
  * an idle peer never owes max(batch, 2): the other peer, blocked at its
  * last credit with data queued and owing nothing itself, waits forever.
  * Violates flow.h's "the two peers never deadlock" (asymmetric buffer
- * counts are not excluded there; conn.c takes max from the peer's
+ * counts are not excluded there; cm.c takes max from the peer's
  * handshake). Fails with the flow.c under test: a fix belongs in flow.c
  * (an idle threshold below our own buffers) or in flow.h's contract.
  */
@@ -1089,7 +1089,7 @@ UNIT_TEST(credits_model_random)
 					ok = cm_consume(&m, s,
 						rng_between(0, m.p[s].nheld - 1));
 			} else {
-				/* conn.c sets the batch at every kick. */
+				/* send.c sets the batch at every kick. */
 				u32 b = rng_between(0, m.p[!s].nbufs);
 
 				if (ref_batch(m.p[!s].nbufs, b) >= m.p[s].nbufs)

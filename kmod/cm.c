@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: connecting peers with rdma_cm.
+ *
+ * The first operation towards a peer connects (resolve address, resolve
+ * route, connect, with bx's parameters in the private data, wire.h); a
+ * peer's connect request is accepted on the listener. Simultaneous
+ * connects: when a connect request arrives while our own attempt to the
+ * same peer is in progress, the side with the lower address keeps its own
+ * attempt and rejects the request; the other side accepts it and abandons
+ * its attempt. Both apply the same rule, so one survives. An established
+ * connection sends a keepalive when idle, so that a peer that lost it is
+ * noticed.
+ */
+
+#include <linux/in.h>
+#include <linux/in6.h>
+
+#include "conn.h"
+#include "nl.h"
+#include "op.h"
+#include "params.h"
+#include "wire.h"
+
+/* Compare the addresses of two sockaddrs of one family (memcmp order). */
+static int addr_cmp(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family == AF_INET)
+		return memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+			      &((const struct sockaddr_in *)b)->sin_addr, 4);
+	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+static void conn_params(struct bx_conn *conn, struct bx_wire_conn *w,
+			struct rdma_conn_param *param)
+{
+	struct bx_conn_params p = {
+		.credits	= BX_RX_BUFS,
+		.msg_size	= BX_MSG_SIZE,
+		.epoch		= bx_epoch,
+	};
+	struct ib_device_attr *a = &bx_conn_ibdev(conn)->attrs;
+
+	bx_wire_conn_build(w, &p);
+	memset(param, 0, sizeof(*param));
+	param->private_data = w;
+	param->private_data_len = sizeof(*w);
+	param->responder_resources = min(a->max_qp_rd_atom, 16);
+	param->initiator_depth = min_t(int, a->max_qp_init_rd_atom,
+				       READ_ONCE(bx_rd_depth));
+	param->retry_count = 6;
+	param->rnr_retry_count = 0;
+}
+
+static void conn_set_peer(struct bx_conn *conn, const struct bx_conn_params *p)
+{
+	spin_lock(&conn->lock);
+	bx_credits_init(&conn->cr, p->credits, READ_ONCE(bx_credit_batch));
+	bx_credits_set_own(&conn->cr, BX_RX_BUFS);
+	spin_unlock(&conn->lock);
+	conn->peer_msg_size = p->msg_size;
+	conn->peer_epoch = p->epoch;
+}
+
+/* Find the bx_dev of @ibdev and take a reference, unless it is going. */
+static struct bx_dev *conn_dev(struct ib_device *ibdev)
+{
+	return ibdev ? bx_dev_get(ibdev) : NULL;
+}
+
+static void conn_established(struct bx_conn *conn)
+{
+	struct bx_peer *peer = conn->peer;
+	struct bx_op *op, *tmp;
+	bool restarted;
+	LIST_HEAD(list);
+
+	mutex_lock(&peer->lock);
+	spin_lock(&conn->lock);
+	if (conn->state != BX_CONN_STATE_CONNECTING) {
+		spin_unlock(&conn->lock);
+		mutex_unlock(&peer->lock);
+		return;
+	}
+	conn->state = BX_CONN_STATE_UP;
+	conn->established = true;
+	pr_info("connection %s %pISc up\n", conn->active ? "to" : "from",
+		&conn->peer->addr);
+	if (peer->conn == conn)
+		list_splice_init(&peer->pending, &list);
+	/* A new incarnation: nothing of the old one's state is valid. */
+	restarted = peer->epoch && peer->epoch != conn->peer_epoch;
+	if (restarted)
+		WRITE_ONCE(peer->restarts, peer->restarts + 1);
+	peer->epoch = conn->peer_epoch;
+	spin_unlock(&conn->lock);
+	mutex_unlock(&peer->lock);
+	bx_nl_conn_event(conn, BX_CMD_CONN_UP_NTF);
+	queue_delayed_work(bx_wq, &conn->keepalive,
+			   msecs_to_jiffies(BX_KEEPALIVE_MS));
+	if (restarted) {
+		pr_info("peer %pISc restarted (epoch %llx)\n", &peer->addr,
+			conn->peer_epoch);
+		bx_nl_conn_event(conn, BX_CMD_PEER_RESTART_NTF);
+	}
+	list_for_each_entry_safe(op, tmp, &list, node) {
+		list_del_init(&op->node);
+		bx_conn_get(conn);
+		op->conn = conn;
+		bx_conn_queue(conn, op);
+	}
+	bx_conn_kick(conn);
+	if (READ_ONCE(peer->recovering))
+		mod_delayed_work(bx_wq, &peer->recover_work, 0);
+}
+
+/* A connect request on the listener; non-zero return destroys @id. */
+static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
+{
+	struct sockaddr *remote = (struct sockaddr *)&id->route.addr.dst_addr;
+	struct sockaddr *local = (struct sockaddr *)&id->route.addr.src_addr;
+	struct rdma_conn_param param;
+	struct bx_conn_params p;
+	struct bx_wire_conn w;
+	struct bx_conn *conn, *old;
+	struct bx_peer *peer;
+	struct bx_dev *bdev;
+	int ret;
+
+	ret = bx_wire_conn_parse(ev->param.conn.private_data,
+				 ev->param.conn.private_data_len, &p);
+	if (ret)
+		return ret;
+	bdev = conn_dev(id->device);
+	if (!bdev)
+		return -ENODEV;
+	peer = bx_peer_get(remote);
+	if (IS_ERR(peer)) {
+		bx_dev_put(bdev);
+		return PTR_ERR(peer);
+	}
+	conn = bx_conn_alloc(peer, false);
+	if (!conn) {
+		bx_dev_put(bdev);
+		return -ENOMEM;
+	}
+	conn->cm_id = id;
+	WRITE_ONCE(conn->cm_begun, true);
+	id->context = conn;
+	conn_set_peer(conn, &p);
+	ret = bx_conn_bind_dev(conn, bdev);
+	if (ret)
+		goto err_fail;
+
+	mutex_lock(&peer->lock);
+	old = peer->conn;
+	if (old && old->state == BX_CONN_STATE_CONNECTING && old->active &&
+	    addr_cmp(local, remote) < 0) {
+		/* Our own attempt wins; the peer accepts it instead. */
+		mutex_unlock(&peer->lock);
+		ret = -EALREADY;
+		goto err_fail;
+	}
+	if (old) {
+		/* Superseded attempt, or the peer restarted. */
+		peer->conn = NULL;
+		bx_conn_fail(old, -ECONNRESET);
+		bx_conn_put(old);
+	}
+	bx_conn_get(conn);
+	peer->conn = conn;
+	mutex_unlock(&peer->lock);
+
+	WRITE_ONCE(conn->ack_timeout, READ_ONCE(bx_ack_timeout));
+	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
+	ret = bx_conn_setup_qp(conn);
+	if (ret)
+		goto err_fail;
+	conn_params(conn, &w, &param);
+	param.responder_resources = min_t(u8, param.responder_resources,
+					  ev->param.conn.initiator_depth);
+	param.initiator_depth = min_t(u8, param.initiator_depth,
+				      ev->param.conn.responder_resources);
+	ret = rdma_accept(id, &param);
+	if (ret)
+		goto err_fail;
+	/*
+	 * The QP is ready to send once accepted, and the peer may start
+	 * before our ESTABLISHED event arrives: we are up now.
+	 */
+	conn_established(conn);
+	complete_all(&conn->set_up);
+	/* The peer's reference keeps it; ours (from bx_conn_alloc()) goes. */
+	bx_conn_put(conn);
+	return 0;
+
+err_fail:
+	/* rdma_cm destroys @id when we return an error. */
+	WRITE_ONCE(conn->qpn, 0);
+	if (conn->qp && id->qp)
+		rdma_destroy_qp(id);
+	conn->qp = NULL;
+	conn->cm_id = NULL;
+	complete_all(&conn->set_up);
+	bx_conn_fail(conn, ret);
+	bx_conn_put(conn);
+	return ret;
+}
+
+static int conn_route_resolved(struct bx_conn *conn)
+{
+	struct rdma_conn_param param;
+	struct bx_wire_conn w;
+	int ret;
+
+	/* Torn down meanwhile (see conn_teardown()): nothing to set up. */
+	if (READ_ONCE(conn->state) == BX_CONN_STATE_DOWN)
+		return -ECONNRESET;
+	/* A request sent on a port that is down kills rxe's QP1. */
+	if (!bx_conn_port_up(conn))
+		return -ENETDOWN;
+	ret = bx_conn_setup_qp(conn);
+	if (ret)
+		return ret;
+	conn_params(conn, &w, &param);
+	WRITE_ONCE(conn->cm_begun, true);
+	return rdma_connect_locked(conn->cm_id, &param);
+}
+
+/*
+ * The peer refused @conn or closed it while it was still ours: it may be
+ * going away (its device removed, bx unloading, the host rebooting). The
+ * next round of recovery waits before it tries again; a peer that is back
+ * sooner connects to us itself. rxe gives a reason of its own: a connect
+ * request arriving while the peer's device goes away may meet ib_core's
+ * MAD layer destroying its QP under a receive it just completed.
+ */
+static void peer_hold(struct bx_conn *conn)
+{
+	struct bx_peer *peer = conn->peer;
+
+	if (READ_ONCE(conn->state) == BX_CONN_STATE_DOWN)
+		return;		/* we closed it first */
+	spin_lock(&peer->sess_lock);
+	peer->held = true;
+	spin_unlock(&peer->sess_lock);
+}
+
+int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct bx_conn *conn = id->context;
+	struct bx_conn_params p;
+	int ret = 0;
+
+	if (!conn) {
+		/* The listener: only connect requests concern us. */
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			return conn_request(id, ev);
+		return 0;
+	}
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (READ_ONCE(conn->state) == BX_CONN_STATE_DOWN)
+			break;	/* torn down meanwhile */
+		ret = bx_conn_bind_dev(conn, conn_dev(id->device));
+		if (!ret)
+			ret = rdma_resolve_route(id, 2000);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = conn_route_resolved(conn);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (conn->active) {
+			ret = bx_wire_conn_parse(ev->param.conn.private_data,
+						 ev->param.conn.private_data_len,
+						 &p);
+			if (ret)
+				break;
+			conn_set_peer(conn, &p);
+		}
+		conn_established(conn);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		ret = -EHOSTUNREACH;
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		ret = ev->status ? ev->status : -ECONNREFUSED;
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		peer_hold(conn);
+		ret = -ECONNREFUSED;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		peer_hold(conn);
+		fallthrough;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		ret = -ECONNRESET;
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* Handled through the ib_client (bx_conn_remove_dev()). */
+	default:
+		break;
+	}
+	if (ret) {
+		pr_info("cm event %s (status %d) on connection %s %pISc\n",
+			rdma_event_msg(ev->event), ev->status,
+			conn->active ? "to" : "from", &conn->peer->addr);
+		bx_conn_fail(conn, ret < 0 ? ret : -EIO);
+	}
+	/* We own every id but the ones conn_request() refuses. */
+	return 0;
+}
+
+/*
+ * An attempt still connecting after connect_timeout_ms fails with
+ * -ETIMEDOUT: its waiting operations were never sent, and the next
+ * submission starts afresh. (Teardown cancels this before the last put.)
+ */
+void bx_conn_connect_timeout(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(to_delayed_work(work),
+					    struct bx_conn, connect_work);
+
+	if (READ_ONCE(conn->state) == BX_CONN_STATE_CONNECTING)
+		bx_conn_fail(conn, -ETIMEDOUT);
+}
+
+/* See struct bx_conn, @keepalive. Teardown cancels it. */
+void bx_conn_keepalive(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(to_delayed_work(work),
+					    struct bx_conn, keepalive);
+	bool kick = false;
+
+	spin_lock(&conn->lock);
+	if (conn->state != BX_CONN_STATE_UP) {
+		spin_unlock(&conn->lock);
+		return;
+	}
+	if (!xa_empty(&conn->ops) && conn->tx_msgs == conn->ka_tx) {
+		conn->ka_due = true;
+		kick = true;
+	}
+	conn->ka_tx = conn->tx_msgs;
+	spin_unlock(&conn->lock);
+	if (kick)
+		bx_conn_kick(conn);
+	queue_delayed_work(bx_wq, &conn->keepalive,
+			   msecs_to_jiffies(BX_KEEPALIVE_MS));
+}
+
+/* Connect to @peer; called with peer->lock held. */
+static struct bx_conn *conn_connect(struct bx_peer *peer)
+{
+	struct rdma_cm_id *id;
+	struct bx_conn *conn;
+	int ret;
+
+	lockdep_assert_held(&peer->lock);
+	conn = bx_conn_alloc(peer, true);
+	if (!conn)
+		return ERR_PTR(-ENOMEM);
+	id = rdma_create_id(&init_net, bx_cm_handler, conn, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto err_fail;
+	}
+	conn->cm_id = id;
+	WRITE_ONCE(conn->ack_timeout, READ_ONCE(bx_ack_timeout));
+	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
+				2000);
+	if (ret)
+		goto err_fail;
+	queue_delayed_work(bx_wq, &conn->connect_work,
+			   msecs_to_jiffies(READ_ONCE(bx_connect_timeout_ms)));
+	return conn;
+
+err_fail:
+	bx_conn_fail(conn, ret);
+	bx_conn_put(conn);
+	return ERR_PTR(ret);
+}
+
+/*
+ * @peer's connection or connection attempt, starting one if there is none
+ * (or only a dead one not yet torn down); peer->lock held. An ERR_PTR if
+ * an attempt could not even start.
+ */
+struct bx_conn *bx_peer_conn(struct bx_peer *peer)
+{
+	struct bx_conn *conn = peer->conn;
+
+	lockdep_assert_held(&peer->lock);
+	if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) {
+		/* Dead and not yet torn down: start afresh. */
+		peer->conn = NULL;
+		bx_conn_put(conn);
+		conn = NULL;
+	}
+	if (!conn) {
+		conn = conn_connect(peer);
+		if (!IS_ERR(conn))
+			peer->conn = conn;
+	}
+	return conn;
+}
+
+/*
+ * Send @op (whose reference passes here) to @peer: on the connection if it
+ * is up, else once a connection comes up, creating one if there is none.
+ */
+void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
+{
+	struct bx_conn *conn;
+
+	mutex_lock(&peer->lock);
+	conn = peer->conn;
+	if ((!conn || READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) &&
+	    (op->kind == BX_K_PUSH || op->kind == BX_K_PULL) &&
+	    READ_ONCE(peer->recovering)) {
+		/*
+		 * The recovery's back-off decides when to try again: a
+		 * submission does not start an attempt of its own.
+		 */
+		mutex_unlock(&peer->lock);
+		op->fresh = true;
+		bx_peer_park(peer, op);
+		return;
+	}
+	conn = bx_peer_conn(peer);
+	if (IS_ERR(conn)) {
+		mutex_unlock(&peer->lock);
+		bx_op_fail(op, PTR_ERR(conn));
+		bx_op_put(op);
+		return;
+	}
+	if (READ_ONCE(conn->state) == BX_CONN_STATE_UP) {
+		bx_conn_get(conn);
+		op->conn = conn;
+		mutex_unlock(&peer->lock);
+		bx_conn_queue(conn, op);
+		return;
+	}
+	list_add_tail(&op->node, &peer->pending);
+	mutex_unlock(&peer->lock);
+}
