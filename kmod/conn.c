@@ -341,7 +341,7 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		bx_conn_fail(conn, err);
 	}
 	if (op)
-		bx_op_sent(op, req_id, err);
+		bx_op_sent(op, conn, req_id, err);
 	if (!err)
 		bx_conn_kick(conn);
 }

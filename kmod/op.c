@@ -516,11 +516,15 @@ static int op_track(struct bx_op *op)
 	return 0;
 }
 
-/* Take @op out of conn->ops if entry @id still holds it. */
-static bool op_untrack(struct bx_op *op, u32 id)
+/*
+ * Take @op out of @conn's ops if entry @id still holds it. @conn is the
+ * connection the request was sent on, not op->conn: by the time a late
+ * SEND completion comes, the op may have been parked (op->conn NULL) or
+ * sent again on another connection, where @id means something else.
+ */
+static bool op_untrack(struct bx_op *op, struct bx_conn *conn, u32 id)
 {
-	if (!id || xa_cmpxchg(&op->conn->ops, id, op, NULL,
-			      GFP_KERNEL) != op)
+	if (!id || xa_cmpxchg(&conn->ops, id, op, NULL, GFP_KERNEL) != op)
 		return false;
 	bx_op_put(op);
 	return true;
@@ -800,19 +804,19 @@ int bx_op_transmit(struct bx_op *op, struct bx_buf *slot)
 }
 
 /*
- * The SEND of @op completed (or was never posted): drop its reference. A
- * request tracked as @req_id when posted (0: never tracked) whose SEND
+ * The SEND of @op on @conn completed (or was never posted): drop its
+ * reference. A request tracked as @req_id when posted (0: never tracked) whose SEND
  * failed ends here, unless its response came first: RC may complete the
  * SEND after the response (its ACK lost or late), and then the response
  * already took the entry and decided (ended the op, or queued it again
  * under a new id).
  */
-void bx_op_sent(struct bx_op *op, u32 req_id, int err)
+void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err)
 {
 	switch (op->kind) {
 	case BX_K_PUSH:
 	case BX_K_PULL:
-		if (err && (!req_id || op_untrack(op, req_id))) {
+		if (err && (!req_id || op_untrack(op, conn, req_id))) {
 			/* Flushed, failed on the wire, or never posted. */
 			if (err == -ECONNRESET || err == -EIO)
 				bx_op_lost(op, err);

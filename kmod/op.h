@@ -169,7 +169,7 @@ void bx_op_read(struct bx_op *op);
 bool bx_op_cut(struct bx_op *op);
 void bx_op_piece(struct bx_op *op);
 void bx_op_read_abort(struct bx_op *op, int err);
-void bx_op_sent(struct bx_op *op, u32 req_id, int err);
+void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err);
 void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
 void bx_op_fail(struct bx_op *op, int err);
 void bx_op_lost(struct bx_op *op, int err);

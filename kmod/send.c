@@ -650,9 +650,8 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 		      struct bx_buf *slot)
 {
 	u16 grant = op->msg.credits;
-	int ret;
-
 	u32 req_id;
+	int ret;
 
 	/* The queue's reference on @op passes to the send. */
 	slot->op = op;
@@ -666,7 +665,7 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 	conn->tx_free[conn->ntx_free++] = slot;
 	bx_credits_untake(&conn->cr, grant);
 	spin_unlock(&conn->lock);
-	bx_op_sent(op, req_id, ret);
+	bx_op_sent(op, conn, req_id, ret);
 	if (bx_send_err_fatal(ret))
 		bx_conn_fail(conn, ret);
 }
