@@ -517,14 +517,14 @@ static int op_track(struct bx_op *op)
 }
 
 /*
- * Take @op out of @conn's ops if entry @id still holds it. @conn is the
- * connection the request was sent on, not op->conn: by the time a late
- * SEND completion comes, the op may have been parked (op->conn NULL) or
- * sent again on another connection, where @id means something else.
+ * Take @op out of @conn's ops if entry @id (not 0) still holds it. @conn
+ * is the connection the request was sent on, not op->conn: by the time a
+ * late SEND completion comes, the op may have been parked (op->conn NULL)
+ * or sent again on another connection, where @id means something else.
  */
 static bool op_untrack(struct bx_op *op, struct bx_conn *conn, u32 id)
 {
-	if (!id || xa_cmpxchg(&conn->ops, id, op, NULL, GFP_KERNEL) != op)
+	if (xa_cmpxchg(&conn->ops, id, op, NULL, GFP_KERNEL) != op)
 		return false;
 	bx_op_put(op);
 	return true;
@@ -805,11 +805,11 @@ int bx_op_transmit(struct bx_op *op, struct bx_buf *slot)
 
 /*
  * The SEND of @op on @conn completed (or was never posted): drop its
- * reference. A request tracked as @req_id when posted (0: never tracked) whose SEND
- * failed ends here, unless its response came first: RC may complete the
- * SEND after the response (its ACK lost or late), and then the response
- * already took the entry and decided (ended the op, or queued it again
- * under a new id).
+ * reference. A request tracked as @req_id when posted (0: never tracked)
+ * whose SEND failed ends here, unless its response came first: RC may
+ * complete the SEND after the response (its ACK lost or late), and then
+ * the response already took the entry and decided (ended the op, or
+ * queued it again under a new id).
  */
 void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err)
 {
