@@ -30,12 +30,19 @@ void bx_replay_reset(struct bx_replay *r, u64 epoch)
 	r->epoch = epoch;
 }
 
-/* Forget the seqs below @floor, in whole words of the maps. */
+/*
+ * Forget the seqs below @floor, in whole words of the maps. The window
+ * only moves up: a floor below the base (a sender that does not know its
+ * floor says 0) forgets nothing.
+ */
 static void slide(struct bx_replay *r, u64 floor)
 {
-	u64 words = (floor - r->base) / BITS_PER_LONG_;
+	u64 words;
 	size_t keep;
 
+	if (floor <= r->base)
+		return;
+	words = (floor - r->base) / BITS_PER_LONG_;
 	if (!words)
 		return;
 	if (words >= BX_REPLAY_LONGS) {

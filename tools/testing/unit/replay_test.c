@@ -45,6 +45,26 @@ UNIT_TEST(new_epoch_forgets)
 	CHECK_EQ(bx_replay_begin(&r, 2, 5, 5), BX_RP_DUP);
 }
 
+/*
+ * A floor below the record's base (an unknown lag is floor 0) must not
+ * move the window backwards: once it did, slide() computed floor - base
+ * in u64, cleared both maps and put the base back to 0, and a push sent
+ * again after a reconnect was delivered twice.
+ */
+UNIT_TEST(floor_below_base_keeps_record)
+{
+	static struct bx_replay r;
+
+	bx_replay_reset(&r, 9);
+	CHECK_EQ(bx_replay_begin(&r, 9, 70000, 69990), BX_RP_NEW);
+	bx_replay_end(&r, 9, 70000, true);
+	CHECK_EQ(bx_replay_begin(&r, 9, 70100, 0), BX_RP_NEW);
+	CHECK_EQ(bx_replay_begin(&r, 9, 70000, 69990), BX_RP_DUP);
+	/* The base never went down. */
+	CHECK(r.base >= 69990 - BX_REPLAY_WINDOW);
+	CHECK(r.base <= 69990);
+}
+
 UNIT_TEST(window_and_floor)
 {
 	static struct bx_replay r;
