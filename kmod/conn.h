@@ -21,12 +21,13 @@
 #include "dev.h"
 #include "flow.h"
 #include "replay.h"
+#include "wire.h"
 
 #define BX_PORT		7471	/* rdma_cm port bx listens on */
 #define BX_RX_BUFS	128	/* receive buffers = initial peer credits */
 #define BX_TX_SLOTS	64	/* send buffers per connection */
 #define BX_MSG_SIZE	8192	/* bytes of each send/receive buffer */
-#define BX_EAGER_MAX	4096	/* largest payload sent inline (copied) */
+#define BX_EAGER_MAX	BX_WIRE_INLINE_MAX /* largest payload sent inline */
 #define BX_SEG_MAX	SZ_1M	/* bytes per registered segment */
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
 #define BX_PEERS_MAX	1024

@@ -24,7 +24,7 @@ static bool has_rdv(u8 type)
 static bool has_inline(u8 type)
 {
 	return type == BX_MSG_PUSH || type == BX_MSG_PULL_REQ ||
-	       type == BX_MSG_PULL_RESP;
+	       type == BX_MSG_PULL_RESP || type == BX_MSG_AUTH;
 }
 
 static bool is_push(u8 type)
@@ -51,14 +51,18 @@ size_t bx_wire_size(const struct bx_msg *msg)
 }
 
 /* Check the descriptor list of a PUSH_RDV or PULL_REQ. */
-static int check_rdv(struct bx_msg *msg)
+static int check_rdv(struct bx_msg *msg, u32 max_inline)
 {
 	u64 total = 0;
 	u8 i;
 
-	/* A sink without a key: the only descriptor, capacity only. */
+	/*
+	 * A sink without a key: the only descriptor, capacity only, for a
+	 * response that travels inline.
+	 */
 	if (msg->type == BX_MSG_PULL_REQ && !msg->rdv[0].rkey)
-		return (msg->nrdv == 1 && !msg->rdv[0].addr) ? 0 : -EBADMSG;
+		return (msg->nrdv == 1 && !msg->rdv[0].addr &&
+			msg->rdv[0].len <= max_inline) ? 0 : -EBADMSG;
 
 	for (i = 0; i < msg->nrdv; i++) {
 		/* Every granted segment has a key and at least one byte. */
@@ -70,8 +74,8 @@ static int check_rdv(struct bx_msg *msg)
 	/* A push moves exactly the bytes its segments grant. */
 	if (msg->type == BX_MSG_PUSH_RDV && total != msg->len)
 		return -EBADMSG;
-	/* A sink cannot exceed what a response length can express. */
-	if (total > U32_MAX)
+	/* No transfer is larger than an operation may be. */
+	if (total > BX_WIRE_XFER_MAX)
 		return -EBADMSG;
 	return 0;
 }
@@ -133,6 +137,14 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 	/* Inline payload within the receiver's limit. */
 	if (has_inline(msg->type) && msg->len > max_inline)
 		return -EBADMSG;
+	/* A proof is one MAC, in a message that carries nothing else. */
+	if (msg->type == BX_MSG_AUTH &&
+	    (msg->len != BX_WIRE_MAC_LEN || msg->service || msg->req_id ||
+	     msg->seq))
+		return -EBADMSG;
+	/* An RDMA-written response is no larger than any transfer. */
+	if (has_rdma_len(msg->type) && msg->len > BX_WIRE_XFER_MAX)
+		return -EBADMSG;
 	/* Exact size: header + descriptors + inline payload, nothing more. */
 	if (received != bx_wire_size(msg))
 		return -EBADMSG;
@@ -143,7 +155,7 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		msg->rdv[i].rkey = be32_to_cpu(rdv[i].rkey);
 		msg->rdv[i].len = be32_to_cpu(rdv[i].len);
 	}
-	if (msg->nrdv && check_rdv(msg))
+	if (msg->nrdv && check_rdv(msg, max_inline))
 		return -EBADMSG;
 
 	if (has_inline(msg->type) && msg->len)
@@ -205,11 +217,18 @@ int bx_wire_conn_parse(const void *buf, size_t len, struct bx_conn_params *p)
 	if (!buf || len < BX_WIRE_CONN_LEN)
 		return -EPROTO;
 	if (be32_to_cpu(w->magic) != BX_WIRE_MAGIC ||
-	    w->version != BX_WIRE_VERSION || w->resv0 || w->resv1)
+	    w->version != BX_WIRE_VERSION ||
+	    (w->flags & ~BX_WIRE_CONN_F_KNOWN) || w->resv1)
 		return -EPROTO;
+	/* Without a proof the nonce is reserved. */
+	if (!(w->flags & BX_WIRE_CONN_F_AUTH) &&
+	    memchr_inv(w->nonce, 0, sizeof(w->nonce)))
+		return -EPROTO;
+	p->flags = w->flags;
 	p->credits = be16_to_cpu(w->credits);
 	p->msg_size = be32_to_cpu(w->msg_size);
 	p->epoch = be64_to_cpu(w->epoch);
+	memcpy(p->nonce, w->nonce, sizeof(p->nonce));
 	/* A peer must be able to take a credit update and a full header. */
 	if (p->credits < BX_WIRE_MIN_CREDITS || p->msg_size < BX_WIRE_MIN_MSG)
 		return -EPROTO;
@@ -221,9 +240,30 @@ void bx_wire_conn_build(struct bx_wire_conn *w, const struct bx_conn_params *p)
 	memset(w, 0, sizeof(*w));
 	w->magic = cpu_to_be32(BX_WIRE_MAGIC);
 	w->version = BX_WIRE_VERSION;
+	w->flags = p->flags;
 	w->credits = cpu_to_be16(p->credits);
 	w->msg_size = cpu_to_be32(p->msg_size);
 	w->epoch = cpu_to_be64(p->epoch);
+	if (p->flags & BX_WIRE_CONN_F_AUTH)
+		memcpy(w->nonce, p->nonce, sizeof(w->nonce));
+}
+
+static const char auth_label[2][8] = {
+	[BX_WIRE_AUTH_ACCEPT]	= "bx-acc",
+	[BX_WIRE_AUTH_INIT]	= "bx-init",
+};
+
+/* The bytes a handshake proof covers (wire.h). */
+void bx_wire_auth_input(u8 out[BX_WIRE_AUTH_INPUT_LEN],
+			enum bx_wire_auth_role role, const u8 init_addr[16],
+			const u8 acc_addr[16], const struct bx_wire_conn *req,
+			const struct bx_wire_conn *acc)
+{
+	memcpy(out, auth_label[role], 8);
+	memcpy(out + 8, init_addr, 16);
+	memcpy(out + 24, acc_addr, 16);
+	memcpy(out + 40, req, BX_WIRE_CONN_LEN);
+	memcpy(out + 40 + BX_WIRE_CONN_LEN, acc, BX_WIRE_CONN_LEN);
 }
 
 /*

@@ -16,10 +16,18 @@
  *   PULL_RESP     payload                 response bytes (inline)
  *   PULL_WRITTEN  nothing                 response bytes RDMA-written
  *   NACK          nothing                 0; status != OK
+ *   AUTH          proof (32 bytes)        32 (BX_WIRE_MAC_LEN)
  *
  * A PULL_REQ sink whose first descriptor has rkey 0 grants no remote
  * access: it is the only descriptor, its addr is 0 and its len is the
- * requester's capacity for an inline response.
+ * requester's capacity for an inline response (at most
+ * BX_WIRE_INLINE_MAX). A rendezvous transfer (PUSH_RDV, a keyed sink,
+ * PULL_WRITTEN) moves at most BX_WIRE_XFER_MAX bytes.
+ *
+ * A descriptor's addr is not an address of the granting host: it is the
+ * start of a registration whose iova was chosen at random (a page offset
+ * kept), valid only on the connection it was sent on and only until its
+ * operation ends (Documentation/bx.rst, "Trust model").
  *
  * This file and wire.c are pure: they also compile in user space for the
  * host unit tests and the fuzzer (tools/testing/unit).
@@ -39,6 +47,7 @@ enum bx_wire_type {
 	BX_MSG_PULL_RESP	= 6,
 	BX_MSG_PULL_WRITTEN	= 7,
 	BX_MSG_NACK		= 8,
+	BX_MSG_AUTH		= 9,	/* the initiator's proof (handshake) */
 	__BX_MSG_MAX,
 };
 
@@ -60,6 +69,13 @@ enum bx_wire_status {
 #define BX_WIRE_F_KNOWN		BX_WIRE_F_MORE_CREDIT
 
 #define BX_WIRE_MAX_RDV		16
+/* The largest inline payload (PUSH, PULL_REQ, PULL_RESP). */
+#define BX_WIRE_INLINE_MAX	4096
+/* The largest rendezvous transfer: BX_MSG_MAX of the uapi. */
+#define BX_WIRE_XFER_MAX	(16U << 20)
+/* An HMAC-SHA256 proof of the handshake. */
+#define BX_WIRE_MAC_LEN		32
+#define BX_WIRE_NONCE_LEN	16
 
 /**
  * struct bx_wire_hdr - header of every bx message
@@ -145,49 +161,101 @@ struct bx_msg {
 
 /*
  * Connection handshake: the rdma_cm private data of the connect request
- * and of the accept (both directions send one).
+ * (struct bx_wire_conn) and of the accept (struct bx_wire_accept).
+ *
+ * Without a cluster secret, flags is 0 and nonce zero. With one, both
+ * sides set BX_WIRE_CONN_F_AUTH and a random nonce, and prove that they
+ * know the secret K (HMAC-SHA256) over the transcript of the exchange
+ * (bx_wire_auth_input()): the acceptor in its accept (mac), the
+ * initiator in a BX_MSG_AUTH message, the first it sends on the
+ * connection. The acceptor takes no other message before that one.
+ * Transports pad private data (RoCE: a connect request to 56 bytes, an
+ * accept to 196), so the fields a peer leaves out read as zero.
  */
 #define BX_WIRE_MAGIC		0x62780000	/* "bx\0\0" */
 #define BX_WIRE_VERSION		1
 #define BX_WIRE_MIN_CREDITS	3
+/* A peer's buffers must hold the largest message bx sends. */
 #define BX_WIRE_MIN_MSG		(BX_WIRE_HDR_LEN + \
-				 BX_WIRE_MAX_RDV * BX_WIRE_RDV_LEN + 64)
+				 BX_WIRE_MAX_RDV * BX_WIRE_RDV_LEN + \
+				 BX_WIRE_INLINE_MAX)
+
+#define BX_WIRE_CONN_F_AUTH	0x01	/* proves a cluster secret */
+#define BX_WIRE_CONN_F_KNOWN	BX_WIRE_CONN_F_AUTH
 
 /**
  * struct bx_wire_conn - handshake
  * @magic:	BX_WIRE_MAGIC
  * @version:	BX_WIRE_VERSION
- * @resv0:	zero
+ * @flags:	BX_WIRE_CONN_F_*; unknown bits are a protocol error
  * @credits:	receive buffers the sender has posted: initial send
  *		credits of the other side
  * @msg_size:	bytes of each of those buffers: the largest message the
  *		other side may send
  * @resv1:	zero
  * @epoch:	the sender's incarnation (changes when its module reloads)
+ * @nonce:	BX_WIRE_CONN_F_AUTH: the sender's random challenge; else zero
  */
 struct bx_wire_conn {
 	__be32	magic;
 	__u8	version;
-	__u8	resv0;
+	__u8	flags;
 	__be16	credits;
 	__be32	msg_size;
 	__be32	resv1;
 	__be64	epoch;
+	__u8	nonce[BX_WIRE_NONCE_LEN];
 };
 
-#define BX_WIRE_CONN_LEN	24
+#define BX_WIRE_CONN_LEN	40
 static_assert(sizeof(struct bx_wire_conn) == BX_WIRE_CONN_LEN);
 
+/**
+ * struct bx_wire_accept - the acceptor's private data
+ * @conn:	its parameters and nonce
+ * @mac:	BX_WIRE_CONN_F_AUTH: HMAC(K, bx_wire_auth_input(ACCEPT)); else
+ *		zero
+ */
+struct bx_wire_accept {
+	struct bx_wire_conn	conn;
+	__u8			mac[BX_WIRE_MAC_LEN];
+};
+
+#define BX_WIRE_ACCEPT_LEN	72
+static_assert(sizeof(struct bx_wire_accept) == BX_WIRE_ACCEPT_LEN);
+
 struct bx_conn_params {
+	u8	flags;
 	u16	credits;
 	u32	msg_size;
 	u64	epoch;
+	u8	nonce[BX_WIRE_NONCE_LEN];
 };
 
 int bx_wire_conn_parse(const void *buf, size_t len,
 		       struct bx_conn_params *p);
 void bx_wire_conn_build(struct bx_wire_conn *w,
 			const struct bx_conn_params *p);
+
+/*
+ * What each proof covers: a label naming the prover's role, both
+ * addresses as the initiator saw them (IPv4 as v4-mapped IPv6), then
+ * the connect request and the accept's parameters exactly as they went
+ * on the wire. Both nonces, epochs and parameters are in it, so a proof
+ * cannot be replayed, reflected to its sender or moved to another pair
+ * of hosts.
+ */
+enum bx_wire_auth_role {
+	BX_WIRE_AUTH_ACCEPT,	/* the acceptor's, in struct bx_wire_accept */
+	BX_WIRE_AUTH_INIT,	/* the initiator's, in BX_MSG_AUTH */
+};
+
+#define BX_WIRE_AUTH_INPUT_LEN	(8 + 16 + 16 + 2 * BX_WIRE_CONN_LEN)
+
+void bx_wire_auth_input(u8 out[BX_WIRE_AUTH_INPUT_LEN],
+			enum bx_wire_auth_role role, const u8 init_addr[16],
+			const u8 acc_addr[16], const struct bx_wire_conn *req,
+			const struct bx_wire_conn *acc);
 
 int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		  struct bx_msg *msg);

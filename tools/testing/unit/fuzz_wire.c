@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for bx_wire_parse(): no crash, no sanitizer report,
- * and anything accepted is canonical (rebuilds to the same bytes).
+ * libFuzzer target for bx_wire_parse() and bx_wire_conn_parse() (the
+ * handshake) on the same input: no crash, no sanitizer report, and
+ * anything accepted is canonical (rebuilds to the same bytes).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t again[1 << 16];
 	struct bx_msg msg;
+	struct bx_conn_params cp;
+	struct bx_wire_conn w;
 	uint8_t *copy;
 
 	if (size > sizeof(again))
@@ -27,6 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!bx_wire_parse(copy, size, 8192, &msg)) {
 		if (bx_wire_build(again, sizeof(again), &msg) != size ||
 		    memcmp(again, copy, size))
+			abort();
+	}
+	if (!bx_wire_conn_parse(copy, size, &cp)) {
+		bx_wire_conn_build(&w, &cp);
+		if (memcmp(&w, copy, sizeof(w)))
 			abort();
 	}
 	free(copy);

@@ -42,9 +42,14 @@ static struct bx_msg valid(u8 type, u32 len, u8 nrdv)
 	case BX_MSG_NACK:
 		m.status = BX_ST_NOSVC;
 		break;
+	case BX_MSG_AUTH:
+		m.service = 0;
+		m.req_id = 0;
+		m.seq = 0;
+		break;
 	}
 	if (len && (type == BX_MSG_PUSH || type == BX_MSG_PULL_REQ ||
-		    type == BX_MSG_PULL_RESP))
+		    type == BX_MSG_PULL_RESP || type == BX_MSG_AUTH))
 		m.payload = payload;
 	return m;
 }
@@ -63,6 +68,7 @@ static const struct { u8 type; u32 len; u8 nrdv; size_t size; } shapes[] = {
 	{ BX_MSG_PULL_RESP, 63, 0, 95 },
 	{ BX_MSG_PULL_WRITTEN, 1 << 20, 0, 32 },
 	{ BX_MSG_NACK, 0, 0, 32 },
+	{ BX_MSG_AUTH, 32, 0, 64 },
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
 
@@ -294,13 +300,72 @@ UNIT_TEST(rendezvous_descriptors)
 	m.rdv[0].addr = 0;
 	n = bx_wire_build(buf, sizeof(buf), &m);
 	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
-	/* An eager-only sink: no key, no address, a capacity. */
+	/* An eager-only sink: no key, no address, a capacity... */
 	m = valid(BX_MSG_PULL_REQ, 0, 1);
 	m.rdv[0].rkey = 0;
 	m.rdv[0].addr = 0;
+	m.rdv[0].len = MAXI;
 	n = bx_wire_build(buf, sizeof(buf), &m);
 	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
-	CHECK_EQ(p.rdv[0].len, 1 << 21);
+	CHECK_EQ(p.rdv[0].len, MAXI);
+	/* ...for an inline response: no larger than one. */
+	m.rdv[0].len = MAXI + 1;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+}
+
+/* Nothing a peer sends may ask for more than one operation can move. */
+UNIT_TEST(transfer_caps)
+{
+	struct bx_msg m, p;
+	size_t n;
+
+	/* A sink of exactly BX_WIRE_XFER_MAX, and one byte more. */
+	m = valid(BX_MSG_PULL_REQ, 0, 8);
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
+	CHECK_EQ(p.rdv_total, BX_WIRE_XFER_MAX);
+	m.rdv[7].len++;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	/* A push source likewise. */
+	m = valid(BX_MSG_PUSH_RDV, BX_WIRE_XFER_MAX, 16);
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
+	m = valid(BX_MSG_PUSH_RDV, BX_WIRE_XFER_MAX + 16, 16);
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	/* And a response said to be RDMA-written. */
+	m = valid(BX_MSG_PULL_WRITTEN, BX_WIRE_XFER_MAX, 0);
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
+	m.len++;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+}
+
+/* The initiator's proof: exactly one MAC, nothing else in the message. */
+UNIT_TEST(auth_message)
+{
+	struct bx_msg m, p;
+	size_t n;
+
+	m = valid(BX_MSG_AUTH, BX_WIRE_MAC_LEN, 0);
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(n, BX_WIRE_HDR_LEN + BX_WIRE_MAC_LEN);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
+	CHECK(p.payload == buf + BX_WIRE_HDR_LEN);
+	m.len = BX_WIRE_MAC_LEN - 1;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	m.len = BX_WIRE_MAC_LEN;
+	m.req_id = 1;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
+	m.req_id = 0;
+	m.service = 3;
+	n = bx_wire_build(buf, sizeof(buf), &m);
+	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
 }
 
 UNIT_TEST(build_refuses_small_buffers)
@@ -363,21 +428,76 @@ UNIT_TEST(handshake)
 	CHECK_EQ(bx_wire_conn_parse(pd, BX_WIRE_CONN_LEN, &out), 0);
 	CHECK_EQ(bx_wire_conn_parse(pd, BX_WIRE_CONN_LEN - 1, &out), -EPROTO);
 	CHECK_EQ(bx_wire_conn_parse(NULL, 56, &out), -EPROTO);
-	/* Magic, version and reserved bytes are all checked. */
+	/* Magic, version, unknown flags and reserved bytes are checked. */
 	static const int must[] = { 0, 1, 2, 3, 4, 5, 12, 13, 14, 15 };
 	for (size_t k = 0; k < sizeof(must) / sizeof(must[0]); k++) {
-		pd[must[k]] ^= 0x01;
+		pd[must[k]] ^= 0x02;
 		CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
-		pd[must[k]] ^= 0x01;
+		pd[must[k]] ^= 0x02;
 	}
+	/* No AUTH flag: the nonce goes out as zeros and must be zero. */
+	CHECK_EQ(out.flags, 0);
+	for (int k = 24; k < 40; k++)
+		CHECK_EQ(pd[k], 0);
+	pd[39] = 1;
+	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
+	pd[39] = 0;
+	memset(in.nonce, 0xa5, sizeof(in.nonce));
+	in.flags = BX_WIRE_CONN_F_AUTH;
+	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
+	CHECK_EQ(pd[5], BX_WIRE_CONN_F_AUTH);
+	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
+	CHECK_EQ(out.flags, BX_WIRE_CONN_F_AUTH);
+	CHECK(!memcmp(out.nonce, in.nonce, sizeof(in.nonce)));
+	in.flags = 0;
+	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
 	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
 	in.credits = 1;
 	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
 	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
-	in.credits = 2;
+	in.credits = 3;
 	in.msg_size = BX_WIRE_MIN_MSG - 1;
 	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
 	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
+	/* A peer must take bx's largest message: header, 16 descriptors,
+	 * the largest inline payload.
+	 */
+	CHECK_EQ(BX_WIRE_MIN_MSG, 32 + 16 * 16 + 4096);
+	in.msg_size = BX_WIRE_MIN_MSG;
+	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
+	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
+}
+
+/* What a proof covers, byte by byte. */
+UNIT_TEST(auth_input_layout)
+{
+	struct bx_conn_params a = { .flags = BX_WIRE_CONN_F_AUTH,
+				    .credits = 128, .msg_size = 8192,
+				    .epoch = 1 }, b = a;
+	struct bx_wire_conn req, acc;
+	u8 ia[16], aa[16], x[BX_WIRE_AUTH_INPUT_LEN], y[BX_WIRE_AUTH_INPUT_LEN];
+
+	CHECK_EQ(BX_WIRE_AUTH_INPUT_LEN, 120);
+	memset(a.nonce, 1, sizeof(a.nonce));
+	memset(b.nonce, 2, sizeof(b.nonce));
+	b.epoch = 2;
+	bx_wire_conn_build(&req, &a);
+	bx_wire_conn_build(&acc, &b);
+	memset(ia, 0xaa, sizeof(ia));
+	memset(aa, 0xbb, sizeof(aa));
+	bx_wire_auth_input(x, BX_WIRE_AUTH_ACCEPT, ia, aa, &req, &acc);
+	CHECK(!memcmp(x, "bx-acc\0\0", 8));
+	CHECK(!memcmp(x + 8, ia, 16));
+	CHECK(!memcmp(x + 24, aa, 16));
+	CHECK(!memcmp(x + 40, &req, 40));
+	CHECK(!memcmp(x + 80, &acc, 40));
+	/* The roles differ in the label alone. */
+	bx_wire_auth_input(y, BX_WIRE_AUTH_INIT, ia, aa, &req, &acc);
+	CHECK(!memcmp(y, "bx-init\0", 8));
+	CHECK(!memcmp(x + 8, y + 8, sizeof(x) - 8));
+	/* Swapped addresses (a reflected proof) give other bytes. */
+	bx_wire_auth_input(y, BX_WIRE_AUTH_ACCEPT, aa, ia, &req, &acc);
+	CHECK(memcmp(x, y, sizeof(x)));
 }
 
 UNIT_TEST(rdv_piece)

@@ -2,6 +2,18 @@
 #ifndef _SHIM_LINUX_STRING_H
 #define _SHIM_LINUX_STRING_H
 
+#include <stddef.h>
 #include <string.h>
+
+/* lib/string.c: the first byte of @start that is not @c, or NULL. */
+static inline void *memchr_inv(const void *start, int c, size_t bytes)
+{
+	const unsigned char *p = start;
+
+	for (size_t i = 0; i < bytes; i++)
+		if (p[i] != (unsigned char)c)
+			return (void *)(p + i);
+	return NULL;
+}
 
 #endif
