@@ -4,7 +4,13 @@
  *
  * The first operation towards a peer connects (resolve address, resolve
  * route, connect, with bx's parameters in the private data, wire.h); a
- * peer's connect request is accepted on the listener. Simultaneous
+ * peer's connect request is accepted on the listener, if admit.c admits
+ * it: an address in the allow-list, not refused after a violation, and
+ * with a cluster secret set, a proof of it. Then the acceptor proves the
+ * secret in its accept and the initiator in its first message
+ * (BX_MSG_AUTH); only once that checked out does the acceptor take the
+ * connection as its peer's (replacing any other) and learn the peer's
+ * incarnation from it. Simultaneous
  * connects: when a connect request arrives while our own attempt to the
  * same peer is in progress, the side with the lower address keeps its own
  * attempt and rejects the request; the other side accepts it and abandons
@@ -16,6 +22,9 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 
+#include <linux/random.h>
+
+#include "admit.h"
 #include "conn.h"
 #include "nl.h"
 #include "op.h"
@@ -32,16 +41,23 @@ static int addr_cmp(const struct sockaddr *a, const struct sockaddr *b)
 		      &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 }
 
+/*
+ * Our side of the handshake in @w (with a fresh nonce when @conn proves
+ * the secret), and the connection parameters around it.
+ */
 static void conn_params(struct bx_conn *conn, struct bx_wire_conn *w,
 			struct rdma_conn_param *param)
 {
 	struct bx_conn_params p = {
+		.flags		= conn->auth ? BX_WIRE_CONN_F_AUTH : 0,
 		.credits	= BX_RX_BUFS,
 		.msg_size	= BX_MSG_SIZE,
 		.epoch		= bx_epoch,
 	};
 	struct ib_device_attr *a = &bx_conn_ibdev(conn)->attrs;
 
+	if (conn->auth)
+		get_random_bytes(p.nonce, sizeof(p.nonce));
 	bx_wire_conn_build(w, &p);
 	memset(param, 0, sizeof(*param));
 	param->private_data = w;
@@ -69,7 +85,12 @@ static struct bx_dev *conn_dev(struct ib_device *ibdev)
 	return ibdev ? bx_dev_get(ibdev) : NULL;
 }
 
-static void conn_established(struct bx_conn *conn)
+/*
+ * @conn is up: it takes its peer's waiting operations. @first (the
+ * initiator's proof, or NULL) goes on the wire before anything else: it
+ * is queued in the same step that lets others queue.
+ */
+static void conn_established(struct bx_conn *conn, struct bx_op *first)
 {
 	struct bx_peer *peer = conn->peer;
 	struct bx_op *op, *tmp;
@@ -81,12 +102,20 @@ static void conn_established(struct bx_conn *conn)
 	if (conn->state != BX_CONN_STATE_CONNECTING) {
 		spin_unlock(&conn->lock);
 		mutex_unlock(&peer->lock);
+		if (first)
+			bx_op_put(first);
 		return;
 	}
 	conn->state = BX_CONN_STATE_UP;
 	conn->established = true;
-	pr_info("connection %s %pISc up\n", conn->active ? "to" : "from",
-		&conn->peer->addr);
+	if (first) {
+		first->conn = conn;
+		bx_conn_get(conn);
+		list_add(&first->node, &conn->ctlq);
+	}
+	pr_info_ratelimited("connection %s %pISc up%s\n",
+			    conn->active ? "to" : "from", &conn->peer->addr,
+			    conn->auth ? " (authenticated)" : "");
 	if (peer->conn == conn)
 		list_splice_init(&peer->pending, &list);
 	/* A new incarnation: nothing of the old one's state is valid. */
@@ -115,23 +144,79 @@ static void conn_established(struct bx_conn *conn)
 		mod_delayed_work(bx_wq, &peer->recover_work, 0);
 }
 
+/*
+ * Passive @conn becomes its peer's connection, superseding an attempt of
+ * ours or a connection the peer lost (it restarted, or reconnects after
+ * a failure we have not noticed yet). -EALREADY if our own attempt wins
+ * the simultaneous connect instead (the peer accepts that one).
+ */
+static int conn_install(struct bx_conn *conn, const struct sockaddr *local)
+{
+	struct bx_peer *peer = conn->peer;
+	struct bx_conn *old;
+
+	mutex_lock(&peer->lock);
+	old = peer->conn;
+	if (old && old->state == BX_CONN_STATE_CONNECTING && old->active &&
+	    addr_cmp(local, (struct sockaddr *)&peer->addr) < 0) {
+		mutex_unlock(&peer->lock);
+		return -EALREADY;
+	}
+	if (old) {
+		peer->conn = NULL;
+		bx_conn_fail(old, -ECONNRESET);
+		bx_conn_put(old);
+	}
+	bx_conn_get(conn);
+	peer->conn = conn;
+	mutex_unlock(&peer->lock);
+	return 0;
+}
+
+/* A connect request from @remote is refused, @why; counted (admit.c). */
+static int conn_refuse(const struct sockaddr *remote, const char *why,
+		       int err)
+{
+	struct bx_peer *peer = bx_peer_lookup(remote);
+
+	bx_refused(remote, why);
+	if (peer) {
+		spin_lock(&peer->sess_lock);
+		peer->refused++;
+		spin_unlock(&peer->sess_lock);
+	}
+	return err;
+}
+
 /* A connect request on the listener; non-zero return destroys @id. */
 static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 {
 	struct sockaddr *remote = (struct sockaddr *)&id->route.addr.dst_addr;
 	struct sockaddr *local = (struct sockaddr *)&id->route.addr.src_addr;
+	const struct bx_wire_conn *req = ev->param.conn.private_data;
 	struct rdma_conn_param param;
+	struct bx_wire_accept acc = {};
 	struct bx_conn_params p;
-	struct bx_wire_conn w;
-	struct bx_conn *conn, *old;
+	struct bx_conn *conn;
 	struct bx_peer *peer;
 	struct bx_dev *bdev;
+	bool auth;
 	int ret;
 
-	ret = bx_wire_conn_parse(ev->param.conn.private_data,
-				 ev->param.conn.private_data_len, &p);
+	ret = bx_wire_conn_parse(req, ev->param.conn.private_data_len, &p);
 	if (ret)
-		return ret;
+		return conn_refuse(remote, "not bx's handshake", ret);
+	if (!bx_allowed(remote))
+		return conn_refuse(remote, "not in the allow-list", -EACCES);
+	/* Our own request reflected back at us. */
+	if (p.epoch == bx_epoch)
+		return conn_refuse(remote, "our own incarnation", -EACCES);
+	auth = bx_secret_on();
+	if (auth != !!(p.flags & BX_WIRE_CONN_F_AUTH))
+		return conn_refuse(remote, auth ?
+				   "no proof of the cluster secret offered" :
+				   "a proof offered, but no secret is set",
+				   -EACCES);
 	bdev = conn_dev(id->device);
 	if (!bdev)
 		return -ENODEV;
@@ -139,6 +224,11 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	if (IS_ERR(peer)) {
 		bx_dev_put(bdev);
 		return PTR_ERR(peer);
+	}
+	if (bx_peer_refusing(peer)) {
+		bx_dev_put(bdev);
+		return conn_refuse(remote, "refused after a violation",
+				   -EACCES);
 	}
 	conn = bx_conn_alloc(peer, false);
 	if (!conn) {
@@ -148,36 +238,44 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	conn->cm_id = id;
 	WRITE_ONCE(conn->cm_begun, true);
 	id->context = conn;
+	conn->auth = auth;
+	conn->hs_req = *req;
 	conn_set_peer(conn, &p);
 	ret = bx_conn_bind_dev(conn, bdev);
 	if (ret)
 		goto err_fail;
 
-	mutex_lock(&peer->lock);
-	old = peer->conn;
-	if (old && old->state == BX_CONN_STATE_CONNECTING && old->active &&
-	    addr_cmp(local, remote) < 0) {
-		/* Our own attempt wins; the peer accepts it instead. */
+	if (auth) {
+		/* Checked now, applied once its proof comes (auth_recv). */
+		mutex_lock(&peer->lock);
+		if (peer->conn && peer->conn->state == BX_CONN_STATE_CONNECTING &&
+		    peer->conn->active && addr_cmp(local, remote) < 0)
+			ret = -EALREADY;
 		mutex_unlock(&peer->lock);
-		ret = -EALREADY;
+		WRITE_ONCE(conn->auth_wait, true);
+	} else {
+		ret = conn_install(conn, local);
+	}
+	if (ret)
 		goto err_fail;
-	}
-	if (old) {
-		/* Superseded attempt, or the peer restarted. */
-		peer->conn = NULL;
-		bx_conn_fail(old, -ECONNRESET);
-		bx_conn_put(old);
-	}
-	bx_conn_get(conn);
-	peer->conn = conn;
-	mutex_unlock(&peer->lock);
 
 	WRITE_ONCE(conn->ack_timeout, READ_ONCE(bx_ack_timeout));
 	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
 	ret = bx_conn_setup_qp(conn);
 	if (ret)
 		goto err_fail;
-	conn_params(conn, &w, &param);
+	conn_params(conn, &acc.conn, &param);
+	conn->hs_acc = acc.conn;
+	if (auth) {
+		ret = bx_auth_mac(acc.mac, BX_WIRE_AUTH_ACCEPT, remote, local,
+				  &conn->hs_req, &conn->hs_acc);
+		if (ret)
+			goto err_fail;
+		param.private_data = &acc;
+		param.private_data_len = sizeof(acc);
+		/* Our reference keeps it until its proof (or its end). */
+		conn->auth_ref = true;
+	}
 	param.responder_resources = min_t(u8, param.responder_resources,
 					  ev->param.conn.initiator_depth);
 	param.initiator_depth = min_t(u8, param.initiator_depth,
@@ -185,18 +283,26 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	ret = rdma_accept(id, &param);
 	if (ret)
 		goto err_fail;
-	/*
-	 * The QP is ready to send once accepted, and the peer may start
-	 * before our ESTABLISHED event arrives: we are up now.
-	 */
-	conn_established(conn);
+	if (auth) {
+		/* Nothing but the proof until it comes, and not for ever. */
+		queue_delayed_work(bx_wq, &conn->connect_work,
+				   msecs_to_jiffies(READ_ONCE(bx_connect_timeout_ms)));
+	} else {
+		/*
+		 * The QP is ready to send once accepted, and the peer may
+		 * start before our ESTABLISHED event arrives: we are up now.
+		 */
+		conn_established(conn, NULL);
+	}
 	complete_all(&conn->set_up);
 	/* The peer's reference keeps it; ours (from bx_conn_alloc()) goes. */
-	bx_conn_put(conn);
+	if (!auth)
+		bx_conn_put(conn);
 	return 0;
 
 err_fail:
 	/* rdma_cm destroys @id when we return an error. */
+	conn->auth_ref = false;
 	WRITE_ONCE(conn->qpn, 0);
 	if (conn->qp && id->qp)
 		rdma_destroy_qp(id);
@@ -206,6 +312,82 @@ err_fail:
 	bx_conn_fail(conn, ret);
 	bx_conn_put(conn);
 	return ret;
+}
+
+/*
+ * A message on passive @conn before the initiator proved the secret: it
+ * must be that proof (BX_MSG_AUTH). Then the connection counts: it
+ * becomes its peer's and comes up.
+ */
+void bx_cm_auth_recv(struct bx_conn *conn, const struct bx_msg *msg)
+{
+	struct sockaddr *remote, *local;
+	int ret;
+
+	if (msg->type != BX_MSG_AUTH) {
+		bx_conn_violation(conn, "a message before its proof");
+		return;
+	}
+	remote = (struct sockaddr *)&conn->cm_id->route.addr.dst_addr;
+	local = (struct sockaddr *)&conn->cm_id->route.addr.src_addr;
+	if (!bx_auth_check(msg->payload, BX_WIRE_AUTH_INIT, remote, local,
+			   &conn->hs_req, &conn->hs_acc)) {
+		bx_conn_violation(conn, "a wrong proof of the cluster secret");
+		return;
+	}
+	WRITE_ONCE(conn->auth_wait, false);
+	ret = conn_install(conn, local);
+	if (ret) {
+		bx_conn_fail(conn, ret);
+		return;
+	}
+	conn_established(conn, NULL);
+	/* Its peer holds it now. */
+	conn->auth_ref = false;
+	bx_conn_put(conn);
+}
+
+/*
+ * The initiator's side of an established handshake: check the acceptor's
+ * parameters in @ev and, if we offered a proof, its proof; then go up,
+ * our own proof first.
+ */
+static int conn_accepted(struct bx_conn *conn, const struct rdma_cm_event *ev)
+{
+	const struct bx_wire_accept *acc = ev->param.conn.private_data;
+	struct sockaddr *local = (struct sockaddr *)&conn->cm_id->route.addr.src_addr;
+	struct sockaddr *remote = (struct sockaddr *)&conn->cm_id->route.addr.dst_addr;
+	struct bx_op *proof = NULL;
+	struct bx_conn_params p;
+	int ret;
+
+	ret = bx_wire_conn_parse(acc, ev->param.conn.private_data_len, &p);
+	if (ret)
+		return ret;
+	if (!!(p.flags & BX_WIRE_CONN_F_AUTH) != conn->auth)
+		return -EPROTO;
+	if (conn->auth) {
+		if (ev->param.conn.private_data_len < BX_WIRE_ACCEPT_LEN ||
+		    !bx_auth_check(acc->mac, BX_WIRE_AUTH_ACCEPT, local, remote,
+				   &conn->hs_req, &acc->conn)) {
+			bx_conn_violation(conn, "a wrong proof of the cluster secret");
+			return -EACCES;
+		}
+		proof = bx_op_ctl(BX_MSG_AUTH);
+		if (!proof)
+			return -ENOMEM;
+		ret = bx_auth_mac(conn->auth_mac, BX_WIRE_AUTH_INIT, local,
+				  remote, &conn->hs_req, &acc->conn);
+		if (ret) {
+			bx_op_put(proof);
+			return ret;
+		}
+		proof->msg.len = BX_WIRE_MAC_LEN;
+		proof->msg.payload = conn->auth_mac;
+	}
+	conn_set_peer(conn, &p);
+	conn_established(conn, proof);
+	return 0;
 }
 
 static int conn_route_resolved(struct bx_conn *conn)
@@ -223,7 +405,9 @@ static int conn_route_resolved(struct bx_conn *conn)
 	ret = bx_conn_setup_qp(conn);
 	if (ret)
 		return ret;
+	conn->auth = bx_secret_on();
 	conn_params(conn, &w, &param);
+	conn->hs_req = w;
 	WRITE_ONCE(conn->cm_begun, true);
 	return rdma_connect_locked(conn->cm_id, &param);
 }
@@ -250,7 +434,6 @@ static void peer_hold(struct bx_conn *conn)
 int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct bx_conn *conn = id->context;
-	struct bx_conn_params p;
 	int ret = 0;
 
 	if (!conn) {
@@ -272,15 +455,11 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		ret = conn_route_resolved(conn);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (conn->active) {
-			ret = bx_wire_conn_parse(ev->param.conn.private_data,
-						 ev->param.conn.private_data_len,
-						 &p);
-			if (ret)
-				break;
-			conn_set_peer(conn, &p);
-		}
-		conn_established(conn);
+		if (conn->active)
+			ret = conn_accepted(conn, ev);
+		else if (!READ_ONCE(conn->auth_wait))
+			conn_established(conn, NULL);
+		/* else: its proof brings it up (bx_cm_auth_recv()) */
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -306,9 +485,10 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	}
 	if (ret) {
-		pr_info("cm event %s (status %d) on connection %s %pISc\n",
-			rdma_event_msg(ev->event), ev->status,
-			conn->active ? "to" : "from", &conn->peer->addr);
+		pr_info_ratelimited("cm event %s (status %d) on connection %s %pISc\n",
+				    rdma_event_msg(ev->event), ev->status,
+				    conn->active ? "to" : "from",
+				    &conn->peer->addr);
 		bx_conn_fail(conn, ret < 0 ? ret : -EIO);
 	}
 	/* We own every id but the ones conn_request() refuses. */
@@ -361,6 +541,9 @@ static struct bx_conn *conn_connect(struct bx_peer *peer)
 	int ret;
 
 	lockdep_assert_held(&peer->lock);
+	/* An address we would not accept a connection from. */
+	if (!bx_allowed((struct sockaddr *)&peer->addr))
+		return ERR_PTR(-EACCES);
 	conn = bx_conn_alloc(peer, true);
 	if (!conn)
 		return ERR_PTR(-ENOMEM);

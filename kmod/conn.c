@@ -30,10 +30,12 @@
  * becomes DOWN, so nothing new is queued; the peer forgets the connection
  * and its waiting operations fail; a kick still posting finishes
  * (bx_conn_kick_wait()); the QP is drained (which moves it to the error
- * state), so every posted work request has run its completion handler;
- * operations still awaiting a response and those still queued fail or
- * are parked (their MRs are invalidated on the device's registration QP,
- * see reg.c); the QP, CQ and buffers are freed; then, once its port is up
+ * state), so every posted work request has run its completion handler,
+ * and the connection is fenced: its peer reaches none of its MRs any
+ * more (reg.c); operations still awaiting a response and those still
+ * queued fail or are parked, without invalidating; the registration QP
+ * is drained; the QPs, MRs, PD, CQ and buffers are freed; then, once its
+ * port is up
  * (conn_cm_may_send()), the cm_id is disconnected and destroyed. A
  * connection is torn down when its peer disconnects or errors, when its
  * device goes away (bx_conn_remove_dev(), before ib_core frees the
@@ -49,12 +51,14 @@
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 
+#include "admit.h"
 #include "conn.h"
 #include "file.h"
 #include "nl.h"
 #include "nl-gen.h"
 #include "op.h"
 #include "params.h"
+#include "reg.h"
 #include "wire.h"
 
 u64 bx_epoch;
@@ -76,6 +80,7 @@ struct workqueue_struct *bx_wq;
 static struct rdma_cm_id *bx_listener;
 
 #define BX_CONN_F_QP_ERR	0
+#define BX_CONN_F_QP_ACCESS	1
 
 static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
 {
@@ -136,6 +141,23 @@ out:
 	return peer;
 }
 
+/* The peer of @addr if there is one; no reference (peers stay). */
+struct bx_peer *bx_peer_lookup(const struct sockaddr *addr)
+{
+	struct bx_peer *peer, *found = NULL;
+	unsigned long id;
+
+	mutex_lock(&bx_peers_lock);
+	xa_for_each(&bx_peers, id, peer) {
+		if (addr_equal((struct sockaddr *)&peer->addr, addr)) {
+			found = peer;
+			break;
+		}
+	}
+	mutex_unlock(&bx_peers_lock);
+	return found;
+}
+
 struct bx_peer *bx_peer_find(u32 id)
 {
 	return xa_load(&bx_peers, id);
@@ -163,6 +185,35 @@ void bx_conn_put(struct bx_conn *conn)
 
 static void conn_teardown(struct work_struct *work);
 static void conn_cm_work(struct work_struct *work);
+static void wr_error(struct ib_cq *cq, struct ib_wc *wc);
+/*
+ * @conn's peer broke the protocol (@what): it is counted, refused for a
+ * while (admit.c), and this connection ends.
+ */
+void bx_conn_violation(struct bx_conn *conn, const char *what)
+{
+	bx_peer_violation(conn->peer, what);
+	bx_conn_fail(conn, -EPROTO);
+}
+
+/*
+ * @op (with a reference) has MRs its peer may still reach: fail @conn,
+ * whose teardown completes the op once the QP is drained (fenced). True
+ * if that happened already: the caller completes it now.
+ */
+bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op)
+{
+	spin_lock(&conn->lock);
+	if (conn->fenced) {
+		spin_unlock(&conn->lock);
+		return true;
+	}
+	list_add_tail(&op->node, &conn->fenceq);
+	spin_unlock(&conn->lock);
+	bx_conn_fail(conn, -EIO);
+	return false;
+}
+
 static void conn_qp_err_work(struct work_struct *work);
 
 struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
@@ -181,6 +232,12 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->readyq);
 	INIT_LIST_HEAD(&conn->retryq);
 	INIT_LIST_HEAD(&conn->pieceq);
+	INIT_LIST_HEAD(&conn->mrwaitq);
+	INIT_LIST_HEAD(&conn->regq);
+	INIT_LIST_HEAD(&conn->fenceq);
+	conn->err_cqe.done = wr_error;
+	spin_lock_init(&conn->mr_lock);
+	INIT_LIST_HEAD(&conn->mr_free);
 	INIT_LIST_HEAD(&conn->host_node[BX_HW_TX]);
 	INIT_LIST_HEAD(&conn->host_node[BX_HW_RX]);
 	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
@@ -217,9 +274,10 @@ void bx_conn_fail(struct bx_conn *conn, int err)
 	 */
 	bx_conn_get(conn);
 	spin_unlock(&conn->lock);
-	pr_info("connection %s %pISc down: %d (%pS)\n",
-		conn->active ? "to" : "from", &conn->peer->addr, err,
-		__builtin_return_address(0));
+	/* A peer can make this happen: at a limited rate. */
+	pr_info_ratelimited("connection %s %pISc down: %d (%pS)\n",
+			    conn->active ? "to" : "from", &conn->peer->addr,
+			    err, __builtin_return_address(0));
 	bx_nl_conn_event(conn, BX_CMD_CONN_DOWN_NTF);
 	queue_work(bx_wq, &conn->teardown);
 }
@@ -228,7 +286,10 @@ static void conn_qp_err_work(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(work, struct bx_conn, qp_err);
 
-	bx_conn_fail(conn, -EIO);
+	if (test_bit(BX_CONN_F_QP_ACCESS, &conn->flags))
+		bx_conn_violation(conn, "an RDMA access it was not granted");
+	else
+		bx_conn_fail(conn, -EIO);
 	bx_conn_put(conn);
 }
 
@@ -242,6 +303,11 @@ static void conn_qp_event(struct ib_event *ev, void *ctx)
 	case IB_EVENT_SQ_DRAINED:
 	case IB_EVENT_QP_LAST_WQE_REACHED:
 		return;
+	case IB_EVENT_QP_ACCESS_ERR:
+	case IB_EVENT_QP_REQ_ERR:
+		/* The peer's request broke the rules (hardware says so). */
+		set_bit(BX_CONN_F_QP_ACCESS, &conn->flags);
+		break;
 	default:
 		break;
 	}
@@ -261,10 +327,42 @@ static int post_rx(struct bx_conn *conn, struct bx_buf *b)
 
 	b->sge.addr = b->dma;
 	b->sge.length = BX_MSG_SIZE;
-	b->sge.lkey = conn->bdev->pd->local_dma_lkey;
+	b->sge.lkey = conn->pd->local_dma_lkey;
 	ib_dma_sync_single_for_device(bx_conn_ibdev(conn), b->dma, BX_MSG_SIZE,
 				      DMA_BIDIRECTIONAL);
 	return ib_post_recv(conn->qp, &wr, NULL);
+}
+
+/*
+ * A receive of @conn failed. Flushed receives are how the QP's error
+ * state shows: after our teardown began (DOWN) that is its drain; while
+ * connecting, rdma_cm moved the QP there (a reject) and its event ends
+ * the connection with the reason, or the connect timeout does. On a
+ * connection that is up, the QP failed by itself on a request of the
+ * peer (on rxe, an RDMA access outside what it was granted, or a message
+ * larger than our buffers, moves the responder's QP to the error
+ * state): our own requests' failures complete ahead of the flush and
+ * take the connection down first, and rdma_cm leaves the QP of an
+ * established connection alone until we disconnect it.
+ */
+static void rx_error(struct bx_conn *conn, struct ib_wc *wc)
+{
+	enum bx_conn_state state;
+
+	spin_lock(&conn->lock);
+	state = conn->state;
+	spin_unlock(&conn->lock);
+	if (state == BX_CONN_STATE_DOWN)
+		return;
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("receive error %s on qp %u\n",
+				    ib_wc_status_msg(wc->status),
+				    conn->qp->qp_num);
+	if (state == BX_CONN_STATE_UP)
+		bx_conn_violation(conn, "a request that failed our QP");
+	else if (wc->status != IB_WC_WR_FLUSH_ERR)
+		bx_conn_fail(conn, -EIO);
+	/* else: the CM event that flushed it says why (REJECTED, ...). */
 }
 
 static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -275,19 +373,13 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	int ret;
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			pr_warn_ratelimited("receive error %s on qp %u\n",
-					    ib_wc_status_msg(wc->status),
-					    conn->qp->qp_num);
-		bx_conn_fail(conn, -EIO);
+		rx_error(conn, wc);
 		return;
 	}
 	ib_dma_sync_single_for_cpu(bx_conn_ibdev(conn), b->dma, BX_MSG_SIZE,
 				   DMA_BIDIRECTIONAL);
 	if (bx_wire_parse(b->data, wc->byte_len, BX_EAGER_MAX, &msg)) {
-		pr_warn_ratelimited("malformed message (%u bytes) on qp %u\n",
-				    wc->byte_len, conn->qp->qp_num);
-		bx_conn_fail(conn, -EPROTO);
+		bx_conn_violation(conn, "a malformed message");
 		return;
 	}
 
@@ -297,12 +389,15 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	ret = bx_credits_add(&conn->cr, msg.credits);
 	spin_unlock(&conn->lock);
 	if (ret) {
-		pr_warn_ratelimited("peer granted too many credits\n");
-		bx_conn_fail(conn, -EPROTO);
+		bx_conn_violation(conn, "more credits than it has buffers");
 		return;
 	}
 
-	if (msg.type != BX_MSG_CREDIT)
+	if (unlikely(READ_ONCE(conn->auth_wait)))
+		bx_cm_auth_recv(conn, &msg);	/* nothing but its proof */
+	else if (unlikely(msg.type == BX_MSG_AUTH))
+		bx_conn_violation(conn, "a proof after the handshake");
+	else if (msg.type != BX_MSG_CREDIT)
 		bx_op_recv(conn, &msg);
 
 	if (post_rx(conn, b)) {
@@ -352,7 +447,7 @@ struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
 {
 	slot->sge.addr = slot->dma;
 	slot->sge.length = len;
-	slot->sge.lkey = conn->bdev->pd->local_dma_lkey;
+	slot->sge.lkey = conn->pd->local_dma_lkey;
 	slot->wr = (struct ib_send_wr){
 		.wr_cqe		= &slot->cqe,
 		.sg_list	= &slot->sge,
@@ -366,12 +461,37 @@ struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
 }
 
 /*
+ * An unsignaled work request of ours failed (it completes only then):
+ * the QP is in the error state because of our request, not the peer's.
+ */
+static void wr_error(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_conn *conn = cq->cq_context;
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	pr_warn_ratelimited("RDMA work request %u on qp %u failed: %s\n",
+			    wc->opcode, wc->qp->qp_num,
+			    ib_wc_status_msg(wc->status));
+	bx_conn_fail(conn, -EIO);
+}
+
+/*
  * Post a chain of work requests, unless the connection is going down:
  * once teardown set DOWN under the lock, nothing reaches the QP it drains.
+ * A work request without a completion handler (rdma_rw's unsignaled
+ * READs and WRITEs) gets wr_error(): the failure of our own request must
+ * fail the connection before the QP's flushed receives are taken for a
+ * peer's violation (rx_error()).
  */
 int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first)
 {
+	struct ib_send_wr *wr;
 	int ret;
+
+	for (wr = first; wr; wr = wr->next)
+		if (!wr->wr_cqe)
+			wr->wr_cqe = &conn->err_cqe;
 
 	spin_lock(&conn->lock);
 	if (conn->state != BX_CONN_STATE_UP)
@@ -431,6 +551,8 @@ static void conn_free_qp(struct bx_conn *conn)
 			ib_destroy_qp(conn->qp);
 		conn->qp = NULL;
 	}
+	/* The MRs, the registration QP (on @cq) and the PD. */
+	bx_reg_free(conn);
 	if (conn->cq) {
 		ib_free_cq(conn->cq);
 		conn->cq = NULL;
@@ -441,20 +563,26 @@ static void conn_free_qp(struct bx_conn *conn)
 	}
 }
 
-/* Create CQ, QP, MR pool and buffers on conn->bdev; post the receives. */
+/*
+ * Create the CQ, the PD with its registration QP (reg.c), the QP and the
+ * buffers on conn->bdev; post the receives.
+ */
 int bx_conn_setup_qp(struct bx_conn *conn)
 {
 	struct ib_device *dev = bx_conn_ibdev(conn);
 	struct ib_qp_init_attr attr = {};
 	int ret, i, nsge;
 
-	conn->cq = ib_alloc_cq(dev, conn, 4096 + BX_RX_BUFS, 0,
-			       IB_POLL_WORKQUEUE);
+	conn->cq = ib_alloc_cq(dev, conn, 4096 + BX_RX_BUFS +
+			       2 * BX_CONN_MRS_MAX + 2, 0, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
 		return ret;
 	}
+	ret = bx_reg_init(conn);
+	if (ret)
+		return ret;
 	nsge = min_t(int, 16, dev->attrs.max_send_sge);
 	attr.event_handler = conn_qp_event;
 	attr.qp_context = conn;
@@ -469,7 +597,7 @@ int bx_conn_setup_qp(struct bx_conn *conn)
 	attr.cap.max_send_sge = nsge;
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_rdma_ctxs = 128;
-	ret = rdma_create_qp(conn->cm_id, conn->bdev->pd, &attr);
+	ret = rdma_create_qp(conn->cm_id, conn->pd, &attr);
 	if (ret)
 		return ret;
 	conn->qp = conn->cm_id->qp;
@@ -607,6 +735,9 @@ static void conn_teardown_end(struct bx_conn *conn)
 
 	if (conn->peer_ref)
 		bx_conn_put(conn);
+	/* Passive, and its proof never came: conn_request()'s reference. */
+	if (conn->auth_ref)
+		bx_conn_put(conn);
 	bx_conn_put(conn);
 }
 
@@ -639,8 +770,8 @@ static void conn_teardown(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(work, struct bx_conn, teardown);
 	struct bx_peer *peer = conn->peer;
+	struct bx_op *op, *tmp;
 	bool peer_ref = false;
-	struct bx_op *op;
 	unsigned long id;
 	LIST_HEAD(list);
 	int err = conn->err;
@@ -685,6 +816,20 @@ static void conn_teardown(struct work_struct *work)
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
 
+	/*
+	 * The QP is in the error state for good: the peer reaches none of
+	 * the connection's MRs any more. Operations that could not revoke
+	 * their MRs complete now; the rest no longer need to.
+	 */
+	spin_lock(&conn->lock);
+	conn->fenced = true;
+	list_splice_init(&conn->fenceq, &list);
+	spin_unlock(&conn->lock);
+	list_for_each_entry_safe(op, tmp, &list, node) {
+		list_del_init(&op->node);
+		bx_op_fenced(op);
+	}
+
 	/* 3. Nothing more can arrive: fail what waits for a response. */
 	xa_for_each(&conn->ops, id, op) {
 		xa_erase(&conn->ops, id);
@@ -697,6 +842,11 @@ static void conn_teardown(struct work_struct *work)
 	bx_conn_flush_queues(conn, &list);
 	/* Queued ones never reached the peer (or it answered BUSY). */
 	fail_list(&list, -ENOTCONN, true);
+	/*
+	 * Registrations and invalidations still in flight complete (their
+	 * operations end), so that every MR is back before the PD goes.
+	 */
+	bx_reg_drain(conn);
 
 	/*
 	 * 4. Free the verbs objects, then the id, whose disconnect request
@@ -828,8 +978,8 @@ static int nl_put_u64(struct sk_buff *skb, int type, u64 v)
 int bx_peer_nl_fill(struct sk_buff *skb, struct bx_peer *peer)
 {
 	struct sockaddr *sa = (struct sockaddr *)&peer->addr;
+	u32 parked = 0, rounds, violations, refused;
 	u64 recovered, failed, dups;
-	u32 parked = 0, rounds;
 	struct in6_addr a6;
 	struct bx_op *op;
 
@@ -845,6 +995,8 @@ int bx_peer_nl_fill(struct sk_buff *skb, struct bx_peer *peer)
 	recovered = peer->recovered;
 	failed = peer->recover_failed;
 	dups = peer->rp.dups;
+	violations = peer->violations;
+	refused = peer->refused;
 	spin_unlock(&peer->sess_lock);
 
 	if (nla_put_u32(skb, BX_A_CONN_PEER_ID, peer->id) ||
@@ -855,7 +1007,11 @@ int bx_peer_nl_fill(struct sk_buff *skb, struct bx_peer *peer)
 	    nla_put_u32(skb, BX_A_CONN_RECOVERIES, rounds) ||
 	    nl_put_u64(skb, BX_A_CONN_RECOVERED_OPS, recovered) ||
 	    nl_put_u64(skb, BX_A_CONN_RECOVER_FAILED, failed) ||
-	    nl_put_u64(skb, BX_A_CONN_DUP_PUSHES, dups))
+	    nl_put_u64(skb, BX_A_CONN_DUP_PUSHES, dups) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_VIOLATIONS, violations) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_REFUSED, refused) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_REFUSING_MS,
+			bx_peer_refusing(peer)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -880,6 +1036,7 @@ int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
 	spin_lock(&c->lock);
 	ret = nla_put_u32(skb, BX_A_CONN_STATE, c->state) ||
 	      (c->active && nla_put_flag(skb, BX_A_CONN_ACTIVE)) ||
+	      (c->auth && nla_put_flag(skb, BX_A_CONN_AUTH)) ||
 	      nla_put_u32(skb, BX_A_CONN_QPN, READ_ONCE(c->qpn)) ||
 	      nla_put_s32(skb, BX_A_CONN_ERR, c->err) ||
 	      nl_put_u64(skb, BX_A_CONN_TX_MSGS, c->tx_msgs) ||

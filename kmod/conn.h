@@ -70,6 +70,10 @@ struct bx_msg;
  * @rp:		which of this peer's pushes we delivered (replay.h)
  * @recoveries, @recovered, @recover_failed: recovery rounds, operations
  *		sent again, and operations that could not be
+ * @violations:	its connections that ended in a protocol violation
+ * @refused:	its connect requests refused
+ * @refuse_until: its connect requests are refused until then (jiffies;
+ *		0: never were)
  * @recover_work: reconnects with back-off and hands @parked over
  */
 struct bx_peer {
@@ -93,6 +97,9 @@ struct bx_peer {
 	u32			recoveries;
 	u64			recovered;
 	u64			recover_failed;
+	u32			violations;
+	u32			refused;
+	unsigned long		refuse_until;
 
 	struct delayed_work	recover_work;
 };
@@ -144,6 +151,15 @@ struct bx_flowq {
  * @bdev:	local device (ref) from address resolution on
  * @cm_id:	rdma_cm id; owned by us (destroyed by teardown)
  * @qp, @cq:	created on route resolution / connect request
+ * @pd:		the connection's own protection domain: @qp, @reg_qp and
+ *		every MR registered for its operations, nothing else (reg.c)
+ * @reg_qp:	registers and invalidates those MRs; completes on @cq
+ * @mr_lock:	a leaf lock, any context: @mr_free, @mr_count, @mr_inuse,
+ *		@reg_live
+ * @mr_free:	MRs not in use, least recently used first
+ * @mr_count:	MRs of @pd (in use or free), at most BX_CONN_MRS_MAX
+ * @mr_inuse:	...of which operations hold this many
+ * @reg_live:	registrations may be posted (until the teardown drains)
  * @qpn:	@qp's number while it exists, else 0 (READ_ONCE): for the
  *		debugfs and netlink dumps, which may race with its free
  * @lock:	protects the fields below it; process context only (ioctls,
@@ -192,6 +208,14 @@ struct bx_flowq {
  *		debugfs "flow", *_passed_max
  * @tx_free:	stack of free send buffers, @ntx_free entries
  * @ops:	req_id -> operation awaiting a response (own lock)
+ * @mrwaitq:	admitted operations waiting for an MR (bx_mr_get())
+ * @regq:	...and those an MR freed since is to be offered to
+ * @fenced:	the QP is drained: the peer reaches nothing any more, and
+ *		an operation may complete without invalidating its MRs
+ * @fenceq:	operations whose invalidation failed: they complete once
+ *		@fenced
+ * @err_cqe:	the completion of our unsignaled work requests, which come
+ *		only when one failed (bx_conn_post())
  * @teardown:	work that drains and frees the connection
  * @torn_down:	completed when @teardown finished
  * @cm_begun:	a CM exchange began (we sent a request, or got one): the
@@ -201,6 +225,15 @@ struct bx_flowq {
  * @peer_ref:	the teardown holds the peer's reference, too
  * @set_up:	a passive connection: completed when conn_request() is
  *		done with its id and QP (the teardown waits for it)
+ * @auth:	its handshake proves the cluster secret (admit.c)
+ * @auth_wait:	passive and @auth: the initiator's proof (BX_MSG_AUTH) has
+ *		not come yet; until it does, the connection carries nothing
+ *		and stands in for no one (not its peer's connection)
+ * @auth_ref:	conn_request()'s reference, which holds a passive
+ *		connection while its proof is awaited: bx_cm_auth_recv() or
+ *		the end of its teardown drops it
+ * @hs_req, @hs_acc: the handshake as it went on the wire, for the proofs
+ * @auth_mac:	active and @auth: our proof, which BX_MSG_AUTH carries
  */
 struct bx_conn {
 	struct kref		ref;
@@ -211,6 +244,13 @@ struct bx_conn {
 	struct ib_qp		*qp;
 	u32			qpn;
 	struct ib_cq		*cq;
+	struct ib_pd		*pd;
+	struct ib_qp		*reg_qp;
+	spinlock_t		mr_lock;	/* see above */
+	struct list_head	mr_free;
+	u32			mr_count;
+	u32			mr_inuse;
+	bool			reg_live;
 	u32			peer_msg_size;
 	u64			peer_epoch;
 	bool			cm_begun;
@@ -218,6 +258,12 @@ struct bx_conn {
 	bool			peer_ref;
 	struct delayed_work	cm_work;
 	struct completion	set_up;
+	bool			auth;
+	bool			auth_wait;
+	bool			auth_ref;
+	struct bx_wire_conn	hs_req;
+	struct bx_wire_conn	hs_acc;
+	u8			auth_mac[BX_WIRE_MAC_LEN];
 
 	spinlock_t		lock;	/* everything below up to @seq_alloc */
 	enum bx_conn_state	state;
@@ -241,6 +287,11 @@ struct bx_conn {
 	struct list_head	readyq;
 	struct list_head	retryq;
 	struct list_head	pieceq;
+	struct list_head	mrwaitq;
+	struct list_head	regq;
+	bool			fenced;
+	struct list_head	fenceq;
+	struct ib_cqe		err_cqe;
 	u8			wpieces;
 	struct list_head	host_node[BX_HW_N];
 	struct bx_win		wnd;
@@ -272,6 +323,7 @@ void bx_conn_uninit(void);
 void bx_conn_uninit_peers(void);
 
 struct bx_peer *bx_peer_get(const struct sockaddr *addr);
+struct bx_peer *bx_peer_lookup(const struct sockaddr *addr);
 struct bx_peer *bx_peer_find(u32 id);
 
 void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
@@ -287,6 +339,7 @@ struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
 				     u32 len);
 int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first);
 void bx_conn_fail(struct bx_conn *conn, int err);
+void bx_conn_violation(struct bx_conn *conn, const char *what);
 void bx_conn_get(struct bx_conn *conn);
 void bx_conn_put(struct bx_conn *conn);
 void bx_conn_remove_dev(struct bx_dev *bdev);
@@ -311,11 +364,15 @@ int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
 int bx_conn_setup_qp(struct bx_conn *conn);
 bool bx_conn_port_up(struct bx_conn *conn);
 int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+void bx_cm_auth_recv(struct bx_conn *conn, const struct bx_msg *msg);
 struct bx_conn *bx_peer_conn(struct bx_peer *peer);
 void bx_conn_connect_timeout(struct work_struct *work);
 void bx_conn_keepalive(struct work_struct *work);
 void bx_conn_retry_work(struct work_struct *work);
 void bx_conn_kick_wait(struct bx_conn *conn);
+void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_mr_freed(struct bx_conn *conn);
+bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list);
 void bx_peer_recover_work(struct work_struct *work);
 

@@ -5,13 +5,14 @@
  * bx registers an ib_client; ib_core calls add() for every RDMA device that
  * exists when we register or appears later, and remove() before a device
  * goes away or when we unregister. Each bound device gets a struct bx_dev
- * holding the resources bx shares across all users of that device.
+ * (its connections take references to it; each has verbs objects of
+ * its own, reg.c).
  *
  * Lifetime: add() creates the bx_dev with one reference owned by the
  * binding and links it into bx_devs. remove() unlinks it, which stops new
- * users from finding it, tears down every connection on it, the
- * registration QP and the PD -- all verbs objects must be gone before
- * ib_core's remove() returns -- and drops the binding's reference.
+ * users from finding it, tears down every connection on it -- all verbs
+ * objects must be gone before ib_core's remove() returns -- and drops the
+ * binding's reference.
  * Connections and operations may keep the bx_dev's memory alive a little
  * longer through their references; they no longer touch the device. The
  * port event handler is registered last in add() and unregistered first
@@ -27,7 +28,6 @@
 #include "dev.h"
 #include "nl.h"
 #include "nl-gen.h"
-#include "reg.h"
 
 /*
  * bx_devs_lock protects bx_devs and bx_ndevs. Taken in process context
@@ -91,16 +91,7 @@ static int bx_dev_add(struct ib_device *ibdev)
 		goto err_free_bdev;
 	bdev->index = ret;
 
-	bdev->pd = ib_alloc_pd(ibdev, 0);
-	if (IS_ERR(bdev->pd)) {
-		ret = PTR_ERR(bdev->pd);
-		goto err_free_index;
-	}
-
 	bdev->ibdev = ibdev;
-	ret = bx_reg_init(bdev);
-	if (ret)
-		goto err_dealloc_pd;
 	kref_init(&bdev->ref);
 	ib_set_client_data(ibdev, &bx_ib_client, bdev);
 	INIT_IB_EVENT_HANDLER(&bdev->event_handler, ibdev, bx_dev_event);
@@ -116,10 +107,6 @@ static int bx_dev_add(struct ib_device *ibdev)
 	bx_nl_dev_event(bdev, BX_CMD_DEV_ADD_NTF);
 	return 0;
 
-err_dealloc_pd:
-	ib_dealloc_pd(bdev->pd);
-err_free_index:
-	ida_free(&bx_dev_ida, bdev->index);
 err_free_bdev:
 	kfree(bdev);
 	return ret;
@@ -142,14 +129,8 @@ static void bx_dev_remove(struct ib_device *ibdev, void *client_data)
 	WRITE_ONCE(bdev->removing, true);
 	bx_conn_port_event();
 
-	/*
-	 * Every connection on the device goes before ib_core frees it, then
-	 * the registration QP (whose MRs the connections' operations held).
-	 */
+	/* Every connection on the device goes before ib_core frees it. */
 	bx_conn_remove_dev(bdev);
-	bx_reg_uninit(bdev);
-	ib_dealloc_pd(bdev->pd);
-	bdev->pd = NULL;
 	pr_info("released %s\n", dev_name(&ibdev->dev));
 	bx_dev_put(bdev);
 }

@@ -17,27 +17,20 @@
  * @node:	entry in bx_devs, under bx_devs_lock
  * @ref:	lifetime; the ib_client holds one reference from add() to
  *		remove(), every user (connection, file) holds its own
- * @pd:		protection domain shared by everything bx does on @ibdev
  * @index:	stable small number for names and debugfs
- * @reg_qp:	registration QP (reg.c) and its CQ @reg_cq
- * @mrs:	FRWR MR pool of the device (ib_mr_pool on @reg_qp)
- * @reg_lock:	protects @reg_live against posts; any context
- * @reg_live:	registrations may be posted
  * @event_handler: port events, which kick teardowns waiting for a port
  *		(bx_conn_port_event())
  * @removing:	remove() began: no teardown waits for a port any more
+ *
+ * The device holds no verbs objects of its own: every connection has its
+ * protection domain, QPs and MRs (reg.c), so that what one peer may
+ * reach is separate from what another may.
  */
 struct bx_dev {
 	struct ib_device	*ibdev;
 	struct list_head	node;
 	struct kref		ref;
-	struct ib_pd		*pd;
 	u32			index;
-	struct ib_qp		*reg_qp;
-	struct ib_cq		*reg_cq;
-	struct list_head	mrs;
-	spinlock_t		reg_lock;	/* @reg_live vs. posts */
-	bool			reg_live;
 	struct ib_event_handler	event_handler;
 	bool			removing;
 };

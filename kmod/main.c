@@ -13,6 +13,7 @@
 
 #include <linux/module.h>
 
+#include "admit.h"
 #include "chrdev.h"
 #include "conn.h"
 #include "debugfs.h"
@@ -49,6 +50,7 @@ err_conn:
 	bx_conn_uninit();
 	bx_dev_uninit();
 	bx_conn_uninit_peers();
+	bx_admit_uninit();
 	goto err_nl;
 err_dev:
 	bx_dev_uninit();
@@ -65,6 +67,7 @@ static void __exit bx_exit(void)
 	bx_conn_uninit();
 	bx_dev_uninit();
 	bx_conn_uninit_peers();
+	bx_admit_uninit();
 	bx_nl_uninit();
 	bx_debugfs_uninit();
 	pr_info("unloaded\n");

@@ -45,13 +45,23 @@ static const struct netlink_range_validation bx_a_tunables_recover_ms_range = {
 	.max	= 600000ULL,
 };
 
+static const struct netlink_range_validation bx_a_tunables_refuse_ms_range = {
+	.max	= 600000ULL,
+};
+
+/* Common nested types */
+const struct nla_policy bx_net_nl_policy[BX_A_NET_PREFIX_LEN + 1] = {
+	[BX_A_NET_ADDR] = NLA_POLICY_EXACT_LEN(16),
+	[BX_A_NET_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U8, 128),
+};
+
 /* BX_CMD_CONN_GET - do */
 static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_PEER_ID + 1] = {
 	[BX_A_CONN_PEER_ID] = NLA_POLICY_MIN(NLA_U32, 1),
 };
 
 /* BX_CMD_TUNABLES_SET - do */
-static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_RD_DEPTH + 1] = {
+static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_REFUSE_MS + 1] = {
 	[BX_A_TUNABLES_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_wnd_kb_range),
 	[BX_A_TUNABLES_WND_OPS] = NLA_POLICY_RANGE(NLA_U32, 1, 4096),
 	[BX_A_TUNABLES_HOST_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_kb_range),
@@ -67,6 +77,17 @@ static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_RD_DEPTH 
 	[BX_A_TUNABLES_ACK_TIMEOUT] = NLA_POLICY_RANGE(NLA_U32, 8, 24),
 	[BX_A_TUNABLES_RECOVER_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_recover_ms_range),
 	[BX_A_TUNABLES_RD_DEPTH] = NLA_POLICY_RANGE(NLA_U32, 1, 16),
+	[BX_A_TUNABLES_REFUSE_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_refuse_ms_range),
+};
+
+/* BX_CMD_ALLOW_SET - do */
+static const struct nla_policy bx_allow_set_nl_policy[BX_A_ADMIT_NET + 1] = {
+	[BX_A_ADMIT_NET] = NLA_POLICY_NESTED(bx_net_nl_policy),
+};
+
+/* BX_CMD_SECRET_SET - do */
+static const struct nla_policy bx_secret_set_nl_policy[BX_A_ADMIT_SECRET + 1] = {
+	[BX_A_ADMIT_SECRET] = { .type = NLA_BINARY, },
 };
 
 /* Ops table for bx */
@@ -107,7 +128,26 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.cmd		= BX_CMD_TUNABLES_SET,
 		.doit		= bx_nl_tunables_set_doit,
 		.policy		= bx_tunables_set_nl_policy,
-		.maxattr	= BX_A_TUNABLES_RD_DEPTH,
+		.maxattr	= BX_A_TUNABLES_REFUSE_MS,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= BX_CMD_ADMIT_GET,
+		.doit	= bx_nl_admit_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= BX_CMD_ALLOW_SET,
+		.doit		= bx_nl_allow_set_doit,
+		.policy		= bx_allow_set_nl_policy,
+		.maxattr	= BX_A_ADMIT_NET,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= BX_CMD_SECRET_SET,
+		.doit		= bx_nl_secret_set_doit,
+		.policy		= bx_secret_set_nl_policy,
+		.maxattr	= BX_A_ADMIT_SECRET,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

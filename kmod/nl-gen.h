@@ -11,6 +11,9 @@
 
 #include <uapi/linux/bx_netlink.h>
 
+/* Common nested types */
+extern const struct nla_policy bx_net_nl_policy[BX_A_NET_PREFIX_LEN + 1];
+
 int bx_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info);
 int bx_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
@@ -18,6 +21,9 @@ int bx_nl_proc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info);
 int bx_nl_tunables_get_doit(struct sk_buff *skb, struct genl_info *info);
 int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info);
+int bx_nl_admit_get_doit(struct sk_buff *skb, struct genl_info *info);
+int bx_nl_allow_set_doit(struct sk_buff *skb, struct genl_info *info);
+int bx_nl_secret_set_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	BX_NLGRP_EVENTS,

@@ -16,6 +16,7 @@
 #include <linux/bx.h>
 #include <net/genetlink.h>
 
+#include "admit.h"
 #include "conn.h"
 #include "dev.h"
 #include "nl.h"
@@ -261,6 +262,7 @@ static unsigned int *const nl_tunables[BX_A_TUNABLES_MAX + 1] = {
 	[BX_A_TUNABLES_ACK_TIMEOUT]	= &bx_ack_timeout,
 	[BX_A_TUNABLES_RECOVER_MS]	= &bx_recover_ms,
 	[BX_A_TUNABLES_RD_DEPTH]	= &bx_rd_depth,
+	[BX_A_TUNABLES_REFUSE_MS]	= &bx_refuse_ms,
 };
 
 static int nl_fill_tunables(struct sk_buff *msg, void *unused)
@@ -306,6 +308,93 @@ int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info)
 		WRITE_ONCE(bx_flow_control,
 			   nla_get_u8(info->attrs[BX_A_TUNABLES_FLOW_CONTROL]));
 	return 0;
+}
+
+/* ---- admission ---------------------------------------------------------- */
+
+static int nl_fill_admit(struct sk_buff *msg, void *unused)
+{
+	if (bx_allow_nl_fill(msg, BX_A_ADMIT_NET) ||
+	    nla_put_u8(msg, BX_A_ADMIT_SECRET_ON, bx_secret_on()) ||
+	    nla_put_u64_64bit(msg, BX_A_ADMIT_REFUSED,
+			      atomic64_read(&bx_refused_connects),
+			      BX_A_ADMIT_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_ADMIT_AUTH_FAILURES,
+			      atomic64_read(&bx_auth_failures),
+			      BX_A_ADMIT_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_ADMIT_VIOLATIONS,
+			      atomic64_read(&bx_violations), BX_A_ADMIT_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+int bx_nl_admit_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return nl_check_do(info) ?: nl_reply(info, nl_fill_admit, NULL);
+}
+
+int bx_nl_allow_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[BX_A_NET_PREFIX_LEN + 1];
+	struct bx_net *nets;
+	unsigned int n = 0;
+	struct nlattr *a;
+	int rem, ret;
+
+	ret = nl_check_do(info);
+	if (ret)
+		return ret;
+	nets = kcalloc(BX_ALLOW_MAX, sizeof(*nets), GFP_KERNEL);
+	if (!nets)
+		return -ENOMEM;
+	nlmsg_for_each_attr_type(a, BX_A_ADMIT_NET, info->nlhdr,
+				 GENL_HDRLEN, rem) {
+		if (n == BX_ALLOW_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "too many networks (at most 64)");
+			ret = -E2BIG;
+			goto out;
+		}
+		ret = nla_parse_nested(tb, BX_A_NET_PREFIX_LEN, a,
+				       bx_net_nl_policy, info->extack);
+		if (ret)
+			goto out;
+		if (!tb[BX_A_NET_ADDR] || !tb[BX_A_NET_PREFIX_LEN]) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "a network needs addr and prefix-len");
+			ret = -EINVAL;
+			goto out;
+		}
+		nla_memcpy(&nets[n].addr, tb[BX_A_NET_ADDR], 16);
+		nets[n].plen = nla_get_u8(tb[BX_A_NET_PREFIX_LEN]);
+		n++;
+	}
+	ret = bx_allow_set(nets, n);
+	if (ret == -EINVAL)
+		NL_SET_ERR_MSG(info->extack,
+			       "a network's address has bits set past its prefix");
+out:
+	kfree(nets);
+	return ret;
+}
+
+int bx_nl_secret_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *a = info->attrs[BX_A_ADMIT_SECRET];
+	int ret;
+
+	ret = nl_check_do(info);
+	if (ret)
+		return ret;
+	if (a && (nla_len(a) < BX_SECRET_MIN || nla_len(a) > BX_SECRET_MAX)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a,
+				    "a secret has 16 to 64 bytes");
+		return -EINVAL;
+	}
+	ret = bx_secret_set(a ? nla_data(a) : NULL, a ? nla_len(a) : 0);
+	if (ret == -ENOENT)
+		NL_SET_ERR_MSG(info->extack, "the kernel has no hmac(sha256)");
+	return ret;
 }
 
 int bx_nl_init(void)

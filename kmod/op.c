@@ -43,6 +43,8 @@
 #include "params.h"
 #include "reg.h"
 
+static_assert(BX_WIRE_XFER_MAX == BX_MSG_MAX);
+
 atomic64_t bx_copied_bytes = ATOMIC64_INIT(0);
 atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
 atomic64_t bx_mrs_inuse = ATOMIC64_INIT(0);
@@ -235,6 +237,11 @@ static void reg_done(struct ib_cq *cq, struct ib_wc *wc)
 
 static struct ib_cqe reg_cqe = { .done = reg_done };
 
+/*
+ * Unmap @seg and give its MR back. A valid MR goes back only once its
+ * connection is fenced: the pool is then freed with the PD, never used
+ * again (reg.c).
+ */
 static void seg_release(struct bx_op *op, struct bx_seg *seg,
 			enum dma_data_direction dir)
 {
@@ -244,9 +251,8 @@ static void seg_release(struct bx_op *op, struct bx_seg *seg,
 		ib_dma_unmap_sg(dev, seg->sgt.sgl, seg->sgt.orig_nents, dir);
 	seg->nents = 0;
 	if (seg->mr) {
-		/* Only a device on its way out takes back a valid MR. */
 		seg->valid = false;
-		bx_reg_mr_put(op->conn->bdev, seg->mr);
+		bx_mr_put(op->conn, seg->mr);
 		atomic64_dec(&bx_mrs_inuse);
 		seg->mr = NULL;
 	}
@@ -271,8 +277,10 @@ static void segs_release(struct bx_op *op)
 
 /*
  * Map [off, off + len) of the region in segments of at most BX_SEG_MAX
- * bytes, each with an MR; fill msg->rdv and chain the REG_MR WRs. Returns
- * the last WR of the chain (its first is &rdma->reg[0].wr), or an ERR_PTR.
+ * bytes, each with an MR of the connection's PD, a fresh random key byte
+ * and a random iova (reg.c); fill msg->rdv and chain the REG_MR WRs.
+ * Returns the last WR of the chain (its first is &rdma->reg[0].wr), or an
+ * ERR_PTR: -EAGAIN when the connection has no MR left.
  */
 static struct ib_send_wr *segs_register(struct bx_op *op, u64 off, u32 len,
 					int access)
@@ -301,19 +309,20 @@ static struct ib_send_wr *segs_register(struct bx_op *op, u64 off, u32 len,
 			ret = -ENOMEM;
 			goto err;
 		}
-		seg->mr = bx_reg_mr_get(conn->bdev);
+		seg->mr = bx_mr_get(conn);
 		if (!seg->mr) {
 			ret = -EAGAIN;
 			goto err;
 		}
 		atomic64_inc(&bx_mrs_inuse);
-		ib_update_fast_reg_key(seg->mr, ib_inc_rkey(seg->mr->rkey));
+		ib_update_fast_reg_key(seg->mr, bx_mr_key(seg->mr->rkey));
 		ret = ib_map_mr_sg(seg->mr, seg->sgt.sgl, seg->nents, NULL,
 				   PAGE_SIZE);
 		if (ret != seg->nents) {
 			ret = ret < 0 ? ret : -EINVAL;
 			goto err;
 		}
+		seg->mr->iova = bx_mr_iova(seg->mr->iova);
 		*reg = (struct ib_reg_wr){
 			.wr.opcode	= IB_WR_REG_MR,
 			.wr.wr_cqe	= &reg_cqe,
@@ -338,28 +347,53 @@ err:
 	return ERR_PTR(ret);
 }
 
+/*
+ * The connection of @op is fenced (its QP drained): its peer reaches
+ * nothing any more. Release the segments, whatever state their MRs are
+ * in, and complete; takes over the caller's reference.
+ */
+void bx_op_fenced(struct bx_op *op)
+{
+	segs_release(op);
+	op_complete(op, op->result);
+	bx_op_put(op);
+}
+
+/*
+ * @op's MRs may still be valid and could not be invalidated: its peer
+ * could still reach them. It completes only once the connection, which
+ * this fails, is fenced. Takes over the caller's reference.
+ */
+static void op_fence(struct bx_op *op)
+{
+	if (bx_conn_fence(op->conn, op))
+		bx_op_fenced(op);
+}
+
 static void inv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+	u8 i;
 
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_warn_ratelimited("invalidation failed: %s\n",
-				    ib_wc_status_msg(wc->status));
-	if (wc->status == IB_WC_SUCCESS) {
-		u8 i;
-
-		for (i = 0; i < op->rdma->nseg; i++)
-			op->rdma->seg[i].valid = false;
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("invalidation failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		op_fence(op);
+		return;
 	}
+	for (i = 0; i < op->rdma->nseg; i++)
+		op->rdma->seg[i].valid = false;
 	segs_release(op);
-	op_complete(op, wc->status == IB_WC_SUCCESS ? op->result : -EIO);
+	op_complete(op, op->result);
 	bx_op_put(op);
 }
 
 /*
  * End an operation with @res: revoke the peer's access to every
  * registered segment first (LOCAL_INV on the registration QP), then
- * complete. The caller keeps its reference.
+ * complete; on a fenced connection there is nothing left to revoke. The
+ * caller keeps its reference.
  */
 static void op_end(struct bx_op *op, int res)
 {
@@ -375,7 +409,7 @@ static void op_end(struct bx_op *op, int res)
 					.wr_cqe = &reg_cqe,
 					.ex.invalidate_rkey = rd->seg[i].mr->rkey,
 				};
-	if (!n) {
+	if (!n || READ_ONCE(op->conn->fenced)) {
 		if (op->conn)
 			segs_release(op);
 		op_complete(op, res);
@@ -387,12 +421,9 @@ static void op_end(struct bx_op *op, int res)
 	rd->inv[n - 1].wr_cqe = &op->cqe;
 	rd->inv[n - 1].send_flags = IB_SEND_SIGNALED;
 	kref_get(&op->ref);
-	if (bx_reg_post(op->conn->bdev, &rd->inv[0])) {
-		/* The device is going: its MRs die with it. */
-		segs_release(op);
-		op_complete(op, res);
-		bx_op_put(op);
-	}
+	/* Not posted: the teardown drains (fenced), or the QP failed. */
+	if (bx_reg_post(op->conn, &rd->inv[0]))
+		op_fence(op);
 }
 
 /* The response arrived; takes over the caller's reference on @op. */
@@ -423,11 +454,16 @@ static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
 	u8 i;
 
 	if (wc->status != IB_WC_SUCCESS) {
+		/*
+		 * The registration QP is in the error state: the connection
+		 * cannot go on. Nothing of the op reached the peer (its
+		 * descriptors go out after this): it was never sent.
+		 */
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_warn_ratelimited("memory registration failed: %s\n",
 					    ib_wc_status_msg(wc->status));
-		segs_release(op);
-		op_complete(op, -EIO);
+		bx_conn_fail(op->conn, -EIO);
+		bx_op_lost(op, -ENOTCONN);
 		bx_op_put(op);
 		return;
 	}
@@ -439,9 +475,10 @@ static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * Register the buffer of a rendezvous push or pull on the device's
+ * Register the buffer of a rendezvous push or pull on the connection's
  * registration QP; the operation re-enters the send queue once that
- * completed. Takes over the caller's (queue) reference.
+ * completed, or waits for MRs if the connection has none left. Takes over
+ * the caller's (queue) reference.
  */
 void bx_op_register(struct bx_op *op)
 {
@@ -461,12 +498,16 @@ void bx_op_register(struct bx_op *op)
 	last = segs_register(op, roff, rlen, access);
 	if (IS_ERR(last)) {
 		ret = PTR_ERR(last);
+		if (ret == -EAGAIN) {
+			bx_conn_mr_wait(op->conn, op);
+			return;
+		}
 		goto err;
 	}
 	op->cqe.done = reg_op_done;
 	last->wr_cqe = &op->cqe;
 	last->send_flags = IB_SEND_SIGNALED;
-	ret = bx_reg_post(op->conn->bdev, &op->rdma->reg[0].wr);
+	ret = bx_reg_post(op->conn, &op->rdma->reg[0].wr);
 	if (ret) {
 		segs_release(op);
 		goto err;
@@ -963,9 +1004,7 @@ static bool push_admit(struct bx_conn *conn, const struct bx_msg *msg)
 		send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, BX_ST_AGAIN);
 		return false;
 	default:
-		pr_warn_ratelimited("push %llu below its sender's floor\n",
-				    msg->seq);
-		bx_conn_fail(conn, -EPROTO);
+		bx_conn_violation(conn, "a push below its own floor");
 		return false;
 	}
 }
@@ -1044,10 +1083,13 @@ static void read_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
 	bool ok = wc->status == IB_WC_SUCCESS;
 
-	if (!ok && wc->status != IB_WC_WR_FLUSH_ERR)
+	if (!ok && wc->status != IB_WC_WR_FLUSH_ERR) {
 		pr_warn_ratelimited("RDMA READ from %pISc failed: %s\n",
 				    &op->conn->peer->addr,
 				    ib_wc_status_msg(wc->status));
+		/* Our QP is in the error state: the connection ends. */
+		bx_conn_fail(op->conn, -EIO);
+	}
 	rw_release(op, DMA_FROM_DEVICE);
 	if (ok && op->cut) {
 		op->rw_off += op->rw_len;
@@ -1210,9 +1252,7 @@ static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
 	      msg->type == BX_MSG_PULL_WRITTEN) && op->kind != BX_K_PULL) ||
 	    (msg->type == BX_MSG_PULL_WRITTEN &&
 	     (msg->len > op->resp_len || !op->rdma || !op->rdma->nseg))) {
-		pr_warn_ratelimited("unexpected response type %u id %llu\n",
-				    msg->type, msg->req_id);
-		bx_conn_fail(conn, -EPROTO);
+		bx_conn_violation(conn, "a response to no request of ours");
 		if (op) {
 			bx_op_fail(op, -EPROTO);
 			bx_op_put(op);
@@ -1387,6 +1427,8 @@ static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe)
 	case BX_OP_REPLY:
 		if (sqe->peer || sqe->service || sqe->resp_off || sqe->resp_len)
 			return -EINVAL;
+		if (sqe->len > BX_MSG_MAX)
+			return -EMSGSIZE;
 		return bx_region_valid(r, sqe->off, sqe->len) ? 0 : -EINVAL;
 	default:
 		return -EINVAL;

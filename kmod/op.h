@@ -173,6 +173,7 @@ void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err);
 void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
 void bx_op_fail(struct bx_op *op, int err);
 void bx_op_lost(struct bx_op *op, int err);
+void bx_op_fenced(struct bx_op *op);
 void bx_op_put(struct bx_op *op);
 void bx_op_register(struct bx_op *op);
 u32 bx_op_cost(const struct bx_op *op);

@@ -132,6 +132,11 @@ static struct bx_tunable bx_t_recover_ms = { &bx_recover_ms, 0, 600000 };
 module_param_cb(recover_ms, &tunable_ops, &bx_t_recover_ms, 0644);
 MODULE_PARM_DESC(recover_ms, "operations in doubt after a connection failure wait this long for a new connection to the peer (0: fail them at once) [0..600000, default 15000]");
 
+unsigned int bx_refuse_ms = 1000;
+static struct bx_tunable bx_t_refuse_ms = { &bx_refuse_ms, 0, 600000 };
+module_param_cb(refuse_ms, &tunable_ops, &bx_t_refuse_ms, 0644);
+MODULE_PARM_DESC(refuse_ms, "a peer's connect requests are refused this long after a protocol violation, twice as long after each further one, up to 64 times (0: not at all) [0..600000, default 1000]");
+
 bool bx_flow_control = true;
 module_param_named(flow_control, bx_flow_control, bool, 0644);
 MODULE_PARM_DESC(flow_control,

@@ -24,5 +24,6 @@ extern unsigned int bx_piece_kb;
 extern unsigned int bx_connect_timeout_ms;
 extern unsigned int bx_ack_timeout;
 extern unsigned int bx_recover_ms;
+extern unsigned int bx_refuse_ms;
 
 #endif /* _BX_PARAMS_H */

@@ -1,6 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bx: the registration QP of a device.
+ * bx: the memory a connection's peer can reach.
+ *
+ * Scope. Every connection has a protection domain of its own: its QP,
+ * its registration QP and every MR registered for its operations are in
+ * it, and nothing else is. An RDMA READ or WRITE arriving on another
+ * connection's QP cannot use those MRs, whatever key it names, so a peer
+ * reaches only the buffers of operations on its own connection (the
+ * model of rdma_rw's per-QP MR pools and nvme-rdma's queue-owned
+ * registrations). Within a connection, each registration gets a random
+ * key byte (the part of an rkey the consumer owns; the rest is the MR's
+ * index) and a random iova with the buffer's page offset, so neither a
+ * neighbouring key nor an old descriptor names a live registration, and
+ * no kernel or DMA address goes on the wire (the iova is what the peer
+ * sees as "addr"; xprtrdma randomizes it too). MRs are reused in FIFO
+ * order, the least recently invalidated first.
  *
  * Rendezvous buffers are registered (REG_MR) before, and invalidated
  * (LOCAL_INV) after, every operation that exposes them. Those are local
@@ -8,23 +22,27 @@
  * retransmission rxe rewinds its requester to the first unacknowledged
  * WQE and executes again every local operation behind it that already ran
  * (req_retry()/__req_next_wqe() in 6.12), so a REG_MR finds its MR
- * already valid and the QP dies. Each device therefore has one RC QP that
- * carries only registrations and invalidations. It is connected to itself
- * and never transmits, so it never retries; MRs belong to the device's
- * PD, so the rkeys it registers work on every connection of the device.
- * The cost is that a rendezvous operation waits for its registration to
- * complete before the message publishing the rkey is sent, which any
- * cross-QP scheme needs anyway.
+ * already valid and the QP dies. Each connection therefore has a second
+ * RC QP, in its PD, that carries only registrations and invalidations. It
+ * is connected to itself and never transmits, so it never retries. Its
+ * completions arrive on the connection's CQ.
+ *
+ * Fencing. An operation completes only once its peer can no longer
+ * reach its buffer: its MRs were invalidated, or the connection's QP is
+ * in the error state for good (conn->fenced, set by the teardown after
+ * draining it). A failed invalidation ends the connection, and the
+ * operation waits for the fence (op.c). MRs are freed with the PD at
+ * teardown, never handed to another connection.
  */
 
+#include <linux/random.h>
 #include <rdma/ib_cache.h>
-#include <rdma/mr_pool.h>
 
 #include "conn.h"
-#include "dev.h"
 #include "reg.h"
 
-#define BX_DEV_MRS	1024
+/* MRs allocated at a time when a connection runs short. */
+#define BX_MRS_CHUNK	16
 
 static int reg_qp_connect(struct ib_qp *qp, u32 port)
 {
@@ -75,91 +93,185 @@ static int reg_qp_connect(struct ib_qp *qp, u32 port)
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-int bx_reg_init(struct bx_dev *bdev)
+/*
+ * Create @conn's PD and its registration QP (on conn->cq, which must
+ * have room for BX_CONN_MRS_MAX registrations and as many
+ * invalidations). bx_reg_free() undoes a partial setup.
+ */
+int bx_reg_init(struct bx_conn *conn)
 {
-	struct ib_device *dev = bdev->ibdev;
+	struct ib_device *dev = bx_conn_ibdev(conn);
 	struct ib_qp_init_attr attr = {};
 	int ret;
 
-	spin_lock_init(&bdev->reg_lock);
-	INIT_LIST_HEAD(&bdev->mrs);
-	bdev->reg_cq = ib_alloc_cq(dev, bdev, 4096, 0, IB_POLL_WORKQUEUE);
-	if (IS_ERR(bdev->reg_cq)) {
-		ret = PTR_ERR(bdev->reg_cq);
-		bdev->reg_cq = NULL;
+	conn->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(conn->pd)) {
+		ret = PTR_ERR(conn->pd);
+		conn->pd = NULL;
 		return ret;
 	}
-	attr.send_cq = bdev->reg_cq;
-	attr.recv_cq = bdev->reg_cq;
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
-	attr.port_num = 1;
-	attr.cap.max_send_wr = 4000;
+	attr.port_num = conn->cm_id->port_num;
+	/* A REG_MR and a LOCAL_INV per MR, and ib_drain_qp()'s markers. */
+	attr.cap.max_send_wr = 2 * BX_CONN_MRS_MAX + 1;
 	attr.cap.max_recv_wr = 1;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
-	bdev->reg_qp = ib_create_qp(bdev->pd, &attr);
-	if (IS_ERR(bdev->reg_qp)) {
-		ret = PTR_ERR(bdev->reg_qp);
-		bdev->reg_qp = NULL;
-		goto err_free_cq;
+	conn->reg_qp = ib_create_qp(conn->pd, &attr);
+	if (IS_ERR(conn->reg_qp)) {
+		ret = PTR_ERR(conn->reg_qp);
+		conn->reg_qp = NULL;
+		return ret;
 	}
-	ret = reg_qp_connect(bdev->reg_qp, rdma_start_port(dev));
+	ret = reg_qp_connect(conn->reg_qp, conn->cm_id->port_num);
 	if (ret)
-		goto err_destroy_qp;
-	ret = ib_mr_pool_init(bdev->reg_qp, &bdev->mrs, BX_DEV_MRS,
-			      IB_MR_TYPE_MEM_REG, BX_SEG_PAGES, 0);
-	if (ret)
-		goto err_destroy_qp;
-	bdev->reg_live = true;
+		return ret;
+	spin_lock(&conn->mr_lock);
+	conn->reg_live = true;
+	spin_unlock(&conn->mr_lock);
 	return 0;
-
-err_destroy_qp:
-	ib_destroy_qp(bdev->reg_qp);
-	bdev->reg_qp = NULL;
-err_free_cq:
-	ib_free_cq(bdev->reg_cq);
-	bdev->reg_cq = NULL;
-	return ret;
 }
 
 /*
- * After every connection of the device is gone: stop posting, flush what
- * is queued (completion handlers release their MRs), free the pool.
+ * Stop posting registrations and flush what is queued: their completion
+ * handlers run before this returns. The teardown calls it once the
+ * connection's QP is drained (conn->fenced).
  */
-void bx_reg_uninit(struct bx_dev *bdev)
+void bx_reg_drain(struct bx_conn *conn)
 {
-	if (!bdev->reg_qp)
+	if (!conn->reg_qp)
 		return;
-	spin_lock(&bdev->reg_lock);
-	bdev->reg_live = false;
-	spin_unlock(&bdev->reg_lock);
-	ib_drain_qp(bdev->reg_qp);
-	ib_mr_pool_destroy(bdev->reg_qp, &bdev->mrs);
-	ib_destroy_qp(bdev->reg_qp);
-	ib_free_cq(bdev->reg_cq);
-	bdev->reg_qp = NULL;
-	bdev->reg_cq = NULL;
+	spin_lock(&conn->mr_lock);
+	conn->reg_live = false;
+	spin_unlock(&conn->mr_lock);
+	ib_drain_qp(conn->reg_qp);
 }
 
-/* Post a chain of REG_MR/LOCAL_INV; -ENODEV once the device is going. */
-int bx_reg_post(struct bx_dev *bdev, struct ib_send_wr *first)
+/*
+ * Free the MRs, the registration QP and the PD. Every MR is back (each
+ * operation that held some ended in the drains before); one that is not
+ * would outlive its PD.
+ */
+void bx_reg_free(struct bx_conn *conn)
+{
+	struct ib_mr *mr, *tmp;
+	u32 freed = 0;
+
+	list_for_each_entry_safe(mr, tmp, &conn->mr_free, qp_entry) {
+		list_del(&mr->qp_entry);
+		ib_dereg_mr(mr);
+		freed++;
+	}
+	WARN_ON_ONCE(freed != conn->mr_count || conn->mr_inuse);
+	conn->mr_count = 0;
+	if (conn->reg_qp) {
+		ib_destroy_qp(conn->reg_qp);
+		conn->reg_qp = NULL;
+	}
+	if (conn->pd) {
+		ib_dealloc_pd(conn->pd);
+		conn->pd = NULL;
+	}
+}
+
+/* Post a chain of REG_MR/LOCAL_INV; -ENODEV once the teardown drains. */
+int bx_reg_post(struct bx_conn *conn, struct ib_send_wr *first)
 {
 	int ret = -ENODEV;
 
-	spin_lock(&bdev->reg_lock);
-	if (bdev->reg_live)
-		ret = ib_post_send(bdev->reg_qp, first, NULL);
-	spin_unlock(&bdev->reg_lock);
+	spin_lock(&conn->mr_lock);
+	if (conn->reg_live)
+		ret = ib_post_send(conn->reg_qp, first, NULL);
+	spin_unlock(&conn->mr_lock);
 	return ret;
 }
 
-struct ib_mr *bx_reg_mr_get(struct bx_dev *bdev)
+/* Add up to BX_MRS_CHUNK MRs to @conn's pool; process context. */
+static void mr_grow(struct bx_conn *conn)
 {
-	return ib_mr_pool_get(bdev->reg_qp, &bdev->mrs);
+	int i;
+
+	for (i = 0; i < BX_MRS_CHUNK; i++) {
+		struct ib_mr *mr;
+
+		spin_lock(&conn->mr_lock);
+		if (!conn->reg_live || conn->mr_count >= BX_CONN_MRS_MAX) {
+			spin_unlock(&conn->mr_lock);
+			return;
+		}
+		/* Counted before it exists: a racing grower stops in time. */
+		conn->mr_count++;
+		spin_unlock(&conn->mr_lock);
+
+		mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG, BX_SEG_PAGES);
+		spin_lock(&conn->mr_lock);
+		if (IS_ERR(mr))
+			conn->mr_count--;
+		else
+			list_add_tail(&mr->qp_entry, &conn->mr_free);
+		spin_unlock(&conn->mr_lock);
+		if (IS_ERR(mr))
+			return;
+	}
 }
 
-void bx_reg_mr_put(struct bx_dev *bdev, struct ib_mr *mr)
+/*
+ * An MR of @conn's PD, the least recently used first; allocates more
+ * while the connection has fewer than BX_CONN_MRS_MAX. NULL when none
+ * is left: the caller waits for bx_mr_put().
+ */
+struct ib_mr *bx_mr_get(struct bx_conn *conn)
 {
-	ib_mr_pool_put(bdev->reg_qp, &bdev->mrs, mr);
+	struct ib_mr *mr;
+	bool grown = false;
+
+	for (;;) {
+		spin_lock(&conn->mr_lock);
+		mr = list_first_entry_or_null(&conn->mr_free, struct ib_mr,
+					      qp_entry);
+		if (mr) {
+			list_del(&mr->qp_entry);
+			conn->mr_inuse++;
+		}
+		spin_unlock(&conn->mr_lock);
+		if (mr || grown)
+			return mr;
+		mr_grow(conn);
+		grown = true;
+	}
+}
+
+/* Give @mr back to the end of @conn's pool and wake who waits for one. */
+void bx_mr_put(struct bx_conn *conn, struct ib_mr *mr)
+{
+	spin_lock(&conn->mr_lock);
+	list_add_tail(&mr->qp_entry, &conn->mr_free);
+	conn->mr_inuse--;
+	spin_unlock(&conn->mr_lock);
+	bx_conn_mr_freed(conn);
+}
+
+/* The key byte of the next registration: random, never the last one. */
+u32 bx_mr_key(u32 old)
+{
+	u8 key;
+
+	do {
+		key = get_random_u8();
+	} while (key == (u8)old);
+	return key;
+}
+
+/*
+ * The iova a registration is published at: random, with the buffer's
+ * offset in its page kept (the device finds the byte in the page from
+ * it). Bit 63 stays clear, so that iova + length cannot wrap.
+ */
+u64 bx_mr_iova(u64 iova)
+{
+	return (get_random_u64() & GENMASK_ULL(62, PAGE_SHIFT)) |
+	       (iova & ~PAGE_MASK);
 }

@@ -469,6 +469,48 @@ void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
 		bx_conn_kick(conn);
 }
 
+/*
+ * Admitted @op found no MR left on @conn (reg.c): it waits until one is
+ * given back (bx_conn_mr_freed()), keeping its window charge. If no
+ * operation holds one (the pool could not grow for want of memory),
+ * none will come back: it fails with -ENOMEM. Takes over the caller's
+ * reference.
+ */
+void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
+{
+	bool idle;
+
+	spin_lock(&conn->mr_lock);
+	idle = !conn->mr_inuse;
+	spin_unlock(&conn->mr_lock);
+	if (idle) {
+		bx_op_fail(op, -ENOMEM);
+		bx_op_put(op);
+		return;
+	}
+	if (!conn_requeue(conn, &conn->mrwaitq, op))
+		return;
+	/* One given back before we were in line found nobody waiting. */
+	spin_lock(&conn->mr_lock);
+	idle = list_empty(&conn->mr_free);
+	spin_unlock(&conn->mr_lock);
+	if (!idle)
+		bx_conn_mr_freed(conn);
+}
+
+/* An MR of @conn was given back: those waiting for one try again. */
+void bx_conn_mr_freed(struct bx_conn *conn)
+{
+	bool kick;
+
+	spin_lock(&conn->lock);
+	kick = !list_empty(&conn->mrwaitq);
+	list_splice_tail_init(&conn->mrwaitq, &conn->regq);
+	spin_unlock(&conn->lock);
+	if (kick)
+		bx_conn_kick(conn);
+}
+
 /* Cut @op finished a piece and has more: queue its next one. */
 void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op)
 {
@@ -552,6 +594,14 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 	bx_credits_set_batch(&conn->cr, READ_ONCE(bx_credit_batch));
 	conn->txq.quantum = READ_ONCE(bx_drr_quantum);
 	conn->rdq.quantum = conn->txq.quantum;
+
+	/* 0. Admitted operations that waited for an MR try again. */
+	op = list_first_entry_or_null(&conn->regq, struct bx_op, node);
+	if (op) {
+		list_del_init(&op->node);
+		*opp = op;
+		return KICK_REG;
+	}
 
 	/* 1. Control messages, then what is admitted: need a buffer and a
 	 * credit, never the last one.
@@ -781,6 +831,8 @@ void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 	list_splice_tail_init(&conn->readyq, list);
 	list_splice_tail_init(&conn->retryq, list);
 	list_splice_tail_init(&conn->pieceq, list);
+	list_splice_tail_init(&conn->mrwaitq, list);
+	list_splice_tail_init(&conn->regq, list);
 	list_for_each_entry_safe(fq, tmp, &conn->flows, node) {
 		it = bx_drr_flow_drain(fq->rd ? &conn->rdq : &conn->txq,
 				       &fq->drr);
