@@ -228,6 +228,25 @@ static inline int bxnl_put_flag(struct bxnl_msg *m, uint16_t type)
 	return bxnl_put(m, type, NULL, 0);
 }
 
+/* Open a nested attribute; bxnl_nest_end() closes it. */
+static inline int bxnl_nest_start(struct bxnl_msg *m, uint16_t type,
+				  uint32_t *at)
+{
+	*at = NLMSG_ALIGN(m->u.nlh.nlmsg_len);
+	return bxnl_put(m, type | NLA_F_NESTED, NULL, 0);
+}
+
+static inline void bxnl_nest_end(struct bxnl_msg *m, uint32_t at)
+{
+	struct nlattr nla;
+
+	if (m->overflow)
+		return;
+	memcpy(&nla, m->u.buf + at, sizeof(nla));
+	nla.nla_len = (uint16_t)(m->u.nlh.nlmsg_len - at);
+	memcpy(m->u.buf + at, &nla, sizeof(nla));
+}
+
 /*
  * The type of the attribute of request @m that starts at offset @off from
  * its nlmsghdr (an extended ACK's NLMSGERR_ATTR_OFFS), or -1.

@@ -117,6 +117,10 @@ static const struct field conn_fields[] = {
 	{ BX_A_CONN_DUP_PUSHES,		"dup-pushes",	  F_U64, false },
 	{ BX_A_CONN_WND_SMALL,		"wnd-small",	  F_U32, false },
 	{ BX_A_CONN_SMALL_PASSES,	"small-passes",	  F_U64, false },
+	{ BX_A_CONN_AUTH,		"auth",		  F_FLAG, true },
+	{ BX_A_CONN_PEER_VIOLATIONS,	"peer-violations", F_U32, false },
+	{ BX_A_CONN_PEER_REFUSED,	"peer-refused",	  F_U32, false },
+	{ BX_A_CONN_PEER_REFUSING_MS,	"peer-refusing-ms", F_U32, false },
 	{ 0 }
 };
 
@@ -165,6 +169,16 @@ static const struct field tun_fields[] = {
 	{ BX_A_TUNABLES_ACK_TIMEOUT,	"ack-timeout",	 F_U32, false },
 	{ BX_A_TUNABLES_RECOVER_MS,	"recover-ms",	 F_U32, false },
 	{ BX_A_TUNABLES_RD_DEPTH,	"rd-depth",	 F_U32, false },
+	{ BX_A_TUNABLES_REFUSE_MS,	"refuse-ms",	 F_U32, false },
+	{ 0 }
+};
+
+/* admit-get, but for the allow-list (printed apart, admit_cb()). */
+static const struct field admit_fields[] = {
+	{ BX_A_ADMIT_SECRET_ON,		"secret-on",	 F_U8, false },
+	{ BX_A_ADMIT_REFUSED,		"refused",	 F_U64, false },
+	{ BX_A_ADMIT_AUTH_FAILURES,	"auth-failures", F_U64, false },
+	{ BX_A_ADMIT_VIOLATIONS,	"violations",	 F_U64, false },
 	{ 0 }
 };
 
@@ -172,7 +186,8 @@ static const struct field tun_fields[] = {
 
 _Static_assert(BX_A_CONN_MAX < ATTR_MAX && BX_A_STATS_MAX < ATTR_MAX &&
 	      BX_A_PROC_MAX < ATTR_MAX && BX_A_DEV_MAX < ATTR_MAX &&
-	      BX_A_TUNABLES_MAX < ATTR_MAX, "ATTR_MAX too small");
+	      BX_A_TUNABLES_MAX < ATTR_MAX && BX_A_ADMIT_MAX < ATTR_MAX,
+	      "ATTR_MAX too small");
 
 static const char *field_name(const struct field *fields, int type)
 {
@@ -812,6 +827,183 @@ static int cmd_set(int argc, char **argv)
 	return 0;
 }
 
+/* ---- admission ------------------------------------------------------------ */
+
+/* "a.b.c.d/N" or "x::y/N" (no prefix: the host) as an allow-set network. */
+static bool parse_net(const char *s, struct in6_addr *a, uint8_t *plen)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash;
+	unsigned int max = 128;
+	uint32_t n;
+
+	if (strlen(s) >= sizeof(buf))
+		return false;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = 0;
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, buf, &a->s6_addr[12]) == 1) {
+		a->s6_addr[10] = a->s6_addr[11] = 0xff;
+		max = 32;
+	} else if (inet_pton(AF_INET6, buf, a) != 1) {
+		return false;
+	}
+	n = max;
+	if (slash && (!parse_u32(slash, &n) || n > max))
+		return false;
+	*plen = (uint8_t)(n + 128 - max);
+	return true;
+}
+
+static int admit_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[ATTR_MAX + 1], *nt[BX_A_NET_MAX + 1];
+	const struct nlattr *a;
+	size_t off, len = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+	const unsigned char *p = (const unsigned char *)nlh + NLMSG_HDRLEN +
+				 GENL_HDRLEN;
+	bool *got = arg, first = true;
+
+	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
+		fprintf(stderr, "%s: malformed message from the kernel\n", prog);
+		return -EPROTO;
+	}
+	*got = true;
+	printf(json ? "{\"allow\":[" : "allow");
+	/* Every net attribute, in order: bxnl_parse keeps the last alone. */
+	for (off = 0; off + NLA_HDRLEN <= len; off += NLA_ALIGN(a->nla_len)) {
+		char buf[INET6_ADDRSTRLEN];
+		uint8_t plen;
+
+		a = (const struct nlattr *)(p + off);
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > len - off)
+			break;
+		if ((a->nla_type & NLA_TYPE_MASK) != BX_A_ADMIT_NET)
+			continue;
+		if (bxnl_parse(bxnl_data(a), bxnl_len(a), nt, BX_A_NET_MAX) ||
+		    !nt[BX_A_NET_ADDR] || !bxnl_get_u8(nt[BX_A_NET_PREFIX_LEN],
+							&plen))
+			continue;
+		fmt_addr(nt[BX_A_NET_ADDR], buf, sizeof(buf));
+		if (strchr(buf, ':') == NULL)
+			plen -= 96;
+		printf(json ? "%s\"%s/%u\"" : "%s%s/%u",
+		       json ? (first ? "" : ",") : " ", buf, plen);
+		first = false;
+	}
+	if (json) {
+		printf("],");
+		print_json_obj(admit_fields, tb, NULL);
+		putchar('}');
+		putchar('\n');
+	} else {
+		printf(first ? " any\n" : "\n");
+		print_text_lines(admit_fields, tb);
+	}
+	return 0;
+}
+
+static int cmd_admit(void)
+{
+	struct bxnl_msg m;
+	bool got = false;
+	int ret;
+
+	bxnl_msg_init(&m, nl.family, BX_CMD_ADMIT_GET, BX_FAMILY_VERSION);
+	ret = bxnl_do(&nl, &m, admit_cb, &got);
+	if (ret)
+		return nl_error("admit", ret, &m, admit_fields);
+	if (!got) {
+		fprintf(stderr, "%s: admit: no reply from the kernel\n", prog);
+		return 1;
+	}
+	return 0;
+}
+
+/* allow NET... | allow any: replace the allow-list. */
+static int cmd_allow(int argc, char **argv)
+{
+	struct bxnl_msg m;
+	int ret;
+
+	if (!argc) {
+		fprintf(stderr, "%s: usage: %s allow NET... | any\n", prog, prog);
+		return 1;
+	}
+	bxnl_msg_init(&m, 0, BX_CMD_ALLOW_SET, BX_FAMILY_VERSION);
+	if (!(argc == 1 && !strcmp(argv[0], "any"))) {
+		for (int i = 0; i < argc; i++) {
+			struct in6_addr a;
+			uint32_t at;
+			uint8_t plen;
+
+			if (!parse_net(argv[i], &a, &plen)) {
+				fprintf(stderr, "%s: allow: \"%s\" is not an address or ADDR/LEN\n",
+					prog, argv[i]);
+				return 1;
+			}
+			if (bxnl_nest_start(&m, BX_A_ADMIT_NET, &at) ||
+			    bxnl_put(&m, BX_A_NET_ADDR, &a, sizeof(a)) ||
+			    bxnl_put_u8(&m, BX_A_NET_PREFIX_LEN, plen)) {
+				fprintf(stderr, "%s: allow: too many networks\n", prog);
+				return 1;
+			}
+			bxnl_nest_end(&m, at);
+		}
+	}
+	ret = nl_setup(NULL);
+	if (ret)
+		return ret;
+	m.u.nlh.nlmsg_type = nl.family;
+	ret = bxnl_do(&nl, &m, NULL, NULL);
+	return ret ? nl_error("allow", ret, &m, admit_fields) : 0;
+}
+
+/*
+ * secret FILE | secret clear: set the cluster secret from the first 16 to
+ * 64 bytes of FILE ("-": standard input), taken as they are.
+ */
+static int cmd_secret(int argc, char **argv)
+{
+	unsigned char key[65];
+	struct bxnl_msg m;
+	size_t n = 0;
+	FILE *f;
+	int ret;
+
+	if (argc != 1) {
+		fprintf(stderr, "%s: usage: %s secret FILE | - | clear\n", prog, prog);
+		return 1;
+	}
+	bxnl_msg_init(&m, 0, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
+	if (strcmp(argv[0], "clear")) {
+		f = strcmp(argv[0], "-") ? fopen(argv[0], "rb") : stdin;
+		if (!f) {
+			fprintf(stderr, "%s: secret: %s: %s\n", prog, argv[0],
+				strerror(errno));
+			return 1;
+		}
+		n = fread(key, 1, sizeof(key), f);
+		if (f != stdin)
+			fclose(f);
+		if (n < 16 || n > 64) {
+			fprintf(stderr, "%s: secret: %s must hold 16 to 64 bytes\n",
+				prog, argv[0]);
+			return 1;
+		}
+		bxnl_put(&m, BX_A_ADMIT_SECRET, key, n);
+		memset(key, 0, sizeof(key));
+	}
+	ret = nl_setup(NULL);
+	if (ret)
+		return ret;
+	m.u.nlh.nlmsg_type = nl.family;
+	ret = bxnl_do(&nl, &m, NULL, NULL);
+	memset(&m, 0, sizeof(m));
+	return ret ? nl_error("secret", ret, &m, admit_fields) : 0;
+}
+
 /* ---- monitor ------------------------------------------------------------- */
 
 struct mon {
@@ -981,6 +1173,9 @@ static void usage(FILE *f)
 "    bxctl [OPTIONS] stats [show]\n"
 "    bxctl [OPTIONS] tunables [show]\n"
 "    bxctl set NAME VALUE [NAME VALUE...]\n"
+"    bxctl [OPTIONS] admit [show]\n"
+"    bxctl allow NET... | any\n"
+"    bxctl secret FILE | - | clear\n"
 "    bxctl [OPTIONS] monitor [-c N]\n"
 "    bxctl -h | -V\n"
 "\n"
@@ -1002,9 +1197,21 @@ static void usage(FILE *f)
 "               as in tunables (wnd-kb, wnd-ops, host-wnd-kb,\n"
 "               host-wnd-ops, rx-wnd-kb, rd-max, credit-batch,\n"
 "               rdv-threshold, drr-quantum, flow-control, piece-kb,\n"
-"               connect-timeout-ms, ack-timeout, recover-ms, rd-depth;\n"
+"               connect-timeout-ms, ack-timeout, recover-ms, rd-depth,\n"
+"               refuse-ms;\n"
 "               \"_\" for \"-\" works too). Needs CAP_NET_ADMIN. A value\n"
 "               out of range is refused by the kernel, which says why.\n"
+"    admit      Who may be a peer: the allow-list (\"any\" when empty),\n"
+"               whether a cluster secret is set, connect requests refused,\n"
+"               failed proofs, protocol violations of peers.\n"
+"    allow      Replace the allow-list: only hosts in these networks\n"
+"               (ADDR/LEN, IPv4 or IPv6; an address alone: that host) may\n"
+"               connect, or be connected to; \"any\" clears it. Needs\n"
+"               CAP_NET_ADMIN.\n"
+"    secret     Set the cluster secret from the 16 to 64 bytes of FILE\n"
+"               (\"-\": standard input), or clear it. With a secret, every\n"
+"               new connection proves it both ways (HMAC-SHA256). Needs\n"
+"               CAP_NET_ADMIN; never shown.\n"
 "    monitor    Print one line per event (conn-up, conn-down, peer-restart,\n"
 "               recovering, recovered, dev-add, dev-del) until killed;\n"
 "               follows bx across a module\n"
@@ -1048,6 +1255,7 @@ static const char *const A_TUN[] = { "tunables", "tunable", "tun", NULL };
 static const char *const A_SET[] = { "set", NULL };
 static const char *const A_MON[] = { "monitor", "mon", NULL };
 static const char *const A_SHOW[] = { "show", "list", "get", NULL };
+static const char *const A_ADMIT[] = { "admit", "admission", NULL };
 
 static int bad_args(const char *obj, const char *arg)
 {
@@ -1190,6 +1398,16 @@ int main(int argc, char **argv)
 		}
 	} else if (is(pos[0], A_SET)) {
 		ret = cmd_set(npos - 1, pos + 1);
+	} else if (is(pos[0], A_ADMIT)) {
+		ret = only_show("admit", npos - 1, pos + 1);
+		if (!ret)
+			ret = nl_setup(NULL);
+		if (!ret)
+			ret = cmd_admit();
+	} else if (!strcmp(pos[0], "allow")) {
+		ret = cmd_allow(npos - 1, pos + 1);
+	} else if (!strcmp(pos[0], "secret")) {
+		ret = cmd_secret(npos - 1, pos + 1);
 	} else if (is(pos[0], A_MON)) {
 		if (npos > 1)
 			return bad_args("monitor", pos[1]);
