@@ -428,7 +428,7 @@ struct slot {
 	void		*req;
 };
 
-#define NERR	15
+#define NERR	16
 
 struct stats {
 	long	ok, failed, bad;
@@ -459,7 +459,7 @@ static void start_together(struct stats *all, int procs, struct stats *me)
 static const int errs_seen[NERR] = {
 	ENOBUFS, ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EMSGSIZE,
 	EIO, ENOTCONN, ENETUNREACH, ECONNABORTED, ENODEV, EHOSTDOWN, EPROTO,
-	EREMOTEIO, 0
+	EREMOTEIO, EACCES, 0
 };
 
 static int err_index(int res)

@@ -13,8 +13,10 @@
  * bxctl's netlink client (libbx/bxnl.h).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <grp.h>
 #include <poll.h>
 #include <stdio.h>
@@ -48,6 +50,7 @@ static const char *const tun_param[NTUN + 1] = {
 	[BX_A_TUNABLES_ACK_TIMEOUT]	= "ack_timeout",
 	[BX_A_TUNABLES_RECOVER_MS]	= "recover_ms",
 	[BX_A_TUNABLES_RD_DEPTH]	= "rd_depth",
+	[BX_A_TUNABLES_REFUSE_MS]	= "refuse_ms",
 };
 
 /* Two valid values of each tunable (one of them differs from any value). */
@@ -67,6 +70,7 @@ static const unsigned long tun_alt[NTUN + 1][2] = {
 	[BX_A_TUNABLES_ACK_TIMEOUT]	= { 18, 16 },
 	[BX_A_TUNABLES_RECOVER_MS]	= { 20000, 1000 },
 	[BX_A_TUNABLES_RD_DEPTH]	= { 1, 2 },
+	[BX_A_TUNABLES_REFUSE_MS]	= { 2000, 500 },
 };
 
 /* A tunable's value from sysfs (flow_control: Y/N as 1/0), or -1. */
@@ -244,6 +248,8 @@ static const int conn_size[BX_A_CONN_MAX + 1] = {
 	[BX_A_CONN_RECOVERIES] = 4, [BX_A_CONN_RECOVERED_OPS] = 8,
 	[BX_A_CONN_RECOVER_FAILED] = 8, [BX_A_CONN_DUP_PUSHES] = 8,
 	[BX_A_CONN_WND_SMALL] = 4, [BX_A_CONN_SMALL_PASSES] = 8,
+	[BX_A_CONN_PEER_VIOLATIONS] = 4, [BX_A_CONN_PEER_REFUSED] = 4,
+	[BX_A_CONN_PEER_REFUSING_MS] = 4,
 };
 
 /* ---- the fixture --------------------------------------------------------- */
@@ -272,6 +278,17 @@ FIXTURE_TEARDOWN(nl)
 {
 	long now[NTUN + 1];
 
+	if (self->root) {
+		/* No secret, no allow-list: as every test found them. */
+		struct bxnl_msg m;
+
+		bxnl_msg_init(&m, self->nl.family, BX_CMD_SECRET_SET,
+			      BX_FAMILY_VERSION);
+		bxnl_do(&self->nl, &m, NULL, NULL);
+		bxnl_msg_init(&m, self->nl.family, BX_CMD_ALLOW_SET,
+			      BX_FAMILY_VERSION);
+		bxnl_do(&self->nl, &m, NULL, NULL);
+	}
 	bxnl_close(&self->nl);
 	if (!self->root)
 		return;
@@ -676,6 +693,7 @@ TEST_F(nl, set_out_of_range)
 		{ "ack-timeout 25", BX_A_TUNABLES_ACK_TIMEOUT, 25, 8, 24 },
 		{ "recover-ms 600001", BX_A_TUNABLES_RECOVER_MS, 600001, 0, 600000 },
 		{ "rd-depth 0", BX_A_TUNABLES_RD_DEPTH, 0, 1, 16 },
+		{ "refuse-ms 600001", BX_A_TUNABLES_REFUSE_MS, 600001, 0, 600000 },
 	};
 	long now[NTUN + 1];
 	struct bxnl_msg m;
@@ -967,6 +985,230 @@ TEST_F(nl, unprivileged)
 		       WEXITSTATUS(status));
 	params_snap(now);
 	EXPECT_TRUE(params_equal(self->saved, now));
+}
+
+/* ---- admission ------------------------------------------------------------ */
+
+/* admit-get: the allow-list's networks, secret-on and the counters. */
+struct admit {
+	int		nets;
+	struct in6_addr	addr[4];
+	uint8_t		plen[4];
+	uint8_t		secret_on;
+	bool		counters;
+	bool		bad;
+};
+
+static int admit_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const unsigned char *p = (const unsigned char *)nlh + NLMSG_HDRLEN +
+				 GENL_HDRLEN;
+	size_t len = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN, off;
+	const struct nlattr *tb[BX_A_ADMIT_MAX + 1], *nt[BX_A_NET_MAX + 1];
+	struct admit *ad = arg;
+	uint64_t u64;
+
+	if (bxnl_parse_genl(nlh, tb, BX_A_ADMIT_MAX)) {
+		ad->bad = true;
+		return 0;
+	}
+	ad->counters = bxnl_get_u64(tb[BX_A_ADMIT_REFUSED], &u64) &&
+		       bxnl_get_u64(tb[BX_A_ADMIT_AUTH_FAILURES], &u64) &&
+		       bxnl_get_u64(tb[BX_A_ADMIT_VIOLATIONS], &u64);
+	if (!bxnl_get_u8(tb[BX_A_ADMIT_SECRET_ON], &ad->secret_on))
+		ad->bad = true;
+	/* bxnl_parse keeps the last of a repeated attribute: walk them. */
+	for (off = 0; off + NLA_HDRLEN <= len;) {
+		const struct nlattr *a = (const struct nlattr *)(p + off);
+
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > len - off)
+			break;
+		if ((a->nla_type & NLA_TYPE_MASK) == BX_A_ADMIT_NET) {
+			if (ad->nets >= 4 ||
+			    bxnl_parse(bxnl_data(a), bxnl_len(a), nt, BX_A_NET_MAX) ||
+			    !bxnl_get(nt[BX_A_NET_ADDR], &ad->addr[ad->nets], 16) ||
+			    !bxnl_get_u8(nt[BX_A_NET_PREFIX_LEN], &ad->plen[ad->nets]))
+				ad->bad = true;
+			else
+				ad->nets++;
+		}
+		off += NLA_ALIGN(a->nla_len);
+	}
+	return 0;
+}
+
+static int admit_get(struct bxnl *nl, struct admit *ad)
+{
+	struct bxnl_msg m;
+
+	memset(ad, 0, sizeof(*ad));
+	bxnl_msg_init(&m, nl->family, BX_CMD_ADMIT_GET, BX_FAMILY_VERSION);
+	return bxnl_do(nl, &m, admit_cb, ad);
+}
+
+/* Add network @s/@plen (IPv4 /N as 96 + N) to allow-set request @m. */
+static void put_net(struct bxnl_msg *m, const char *s, uint8_t plen)
+{
+	struct in6_addr a = {};
+	uint32_t at;
+
+	if (inet_pton(AF_INET, s, &a.s6_addr[12]) == 1)
+		a.s6_addr[10] = a.s6_addr[11] = 0xff;
+	else
+		inet_pton(AF_INET6, s, &a);
+	bxnl_nest_start(m, BX_A_ADMIT_NET, &at);
+	bxnl_put(m, BX_A_NET_ADDR, &a, sizeof(a));
+	bxnl_put_u8(m, BX_A_NET_PREFIX_LEN, plen);
+	bxnl_nest_end(m, at);
+}
+
+/* allow-set and secret-set take effect, read back through admit-get. */
+TEST_F(nl, admit_set_get)
+{
+	unsigned char key[32];
+	struct bxnl_msg m;
+	struct admit ad;
+
+	if (!self->root)
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, admit_get(&self->nl, &ad));
+	EXPECT_FALSE(ad.bad);
+	EXPECT_TRUE(ad.counters);
+	EXPECT_EQ(0, ad.nets);
+	EXPECT_EQ(0, ad.secret_on);
+
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_ALLOW_SET, BX_FAMILY_VERSION);
+	put_net(&m, "10.1.0.0", 96 + 16);
+	put_net(&m, "fd00::", 8);
+	ASSERT_EQ(0, bxnl_do(&self->nl, &m, NULL, NULL)) TH_LOG("%s", self->nl.ext.msg);
+	memset(key, 0x5a, sizeof(key));
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
+	bxnl_put(&m, BX_A_ADMIT_SECRET, key, sizeof(key));
+	ASSERT_EQ(0, bxnl_do(&self->nl, &m, NULL, NULL)) TH_LOG("%s", self->nl.ext.msg);
+	ASSERT_EQ(0, admit_get(&self->nl, &ad));
+	EXPECT_FALSE(ad.bad);
+	ASSERT_EQ(2, ad.nets);
+	EXPECT_EQ(112, ad.plen[0]);
+	EXPECT_EQ(10, ad.addr[0].s6_addr[12]);
+	EXPECT_EQ(1, ad.addr[0].s6_addr[13]);
+	EXPECT_EQ(8, ad.plen[1]);
+	EXPECT_EQ(0xfd, ad.addr[1].s6_addr[0]);
+	EXPECT_EQ(1, ad.secret_on);
+	EXPECT_EQ(0, sh("grep -qx '10.1.0.0/16,fd00::/8' " PARAMS "allow"));
+
+	/* Empty requests clear both. */
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_ALLOW_SET, BX_FAMILY_VERSION);
+	ASSERT_EQ(0, bxnl_do(&self->nl, &m, NULL, NULL));
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
+	ASSERT_EQ(0, bxnl_do(&self->nl, &m, NULL, NULL));
+	ASSERT_EQ(0, admit_get(&self->nl, &ad));
+	EXPECT_EQ(0, ad.nets);
+	EXPECT_EQ(0, ad.secret_on);
+}
+
+/* Bad networks and secrets: refused with a message, nothing changed. */
+TEST_F(nl, admit_bad)
+{
+	unsigned char key[65];
+	struct bxnl_msg m;
+	struct admit ad;
+	int ret;
+
+	if (!self->root)
+		SKIP(return, "needs root");
+	memset(key, 1, sizeof(key));
+	/* Host bits past the prefix. */
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_ALLOW_SET, BX_FAMILY_VERSION);
+	put_net(&m, "10.1.2.3", 96 + 16);
+	EXPECT_EQ(-EINVAL, bxnl_do(&self->nl, &m, NULL, NULL));
+	EXPECT_NE(0, self->nl.ext.msg[0]);
+	/* A prefix longer than 128 bits, the policy says. */
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_ALLOW_SET, BX_FAMILY_VERSION);
+	put_net(&m, "fd00::", 129);
+	ret = bxnl_do(&self->nl, &m, NULL, NULL);
+	EXPECT_TRUE(ret == -ERANGE || ret == -EINVAL) TH_LOG("%d", ret);
+	/* A network without its prefix length. */
+	{
+		struct in6_addr a = {};
+		uint32_t at;
+
+		bxnl_msg_init(&m, self->nl.family, BX_CMD_ALLOW_SET,
+			      BX_FAMILY_VERSION);
+		bxnl_nest_start(&m, BX_A_ADMIT_NET, &at);
+		bxnl_put(&m, BX_A_NET_ADDR, &a, sizeof(a));
+		bxnl_nest_end(&m, at);
+		EXPECT_EQ(-EINVAL, bxnl_do(&self->nl, &m, NULL, NULL));
+		/* An address of 4 bytes. */
+		bxnl_msg_init(&m, self->nl.family, BX_CMD_ALLOW_SET,
+			      BX_FAMILY_VERSION);
+		bxnl_nest_start(&m, BX_A_ADMIT_NET, &at);
+		bxnl_put(&m, BX_A_NET_ADDR, &a, 4);
+		bxnl_put_u8(&m, BX_A_NET_PREFIX_LEN, 0);
+		bxnl_nest_end(&m, at);
+		ret = bxnl_do(&self->nl, &m, NULL, NULL);
+		EXPECT_TRUE(ret == -ERANGE || ret == -EINVAL) TH_LOG("%d", ret);
+	}
+	/* 65 networks: one too many. */
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_ALLOW_SET, BX_FAMILY_VERSION);
+	for (int i = 0; i < 65; i++) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "10.%d.0.0", i);
+		put_net(&m, buf, 96 + 16);
+	}
+	EXPECT_EQ(-E2BIG, bxnl_do(&self->nl, &m, NULL, NULL));
+	/* Secrets of 15 and of 65 bytes. */
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
+	bxnl_put(&m, BX_A_ADMIT_SECRET, key, 15);
+	EXPECT_EQ(-EINVAL, bxnl_do(&self->nl, &m, NULL, NULL));
+	EXPECT_NE(0, self->nl.ext.msg[0]);
+	bxnl_msg_init(&m, self->nl.family, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
+	bxnl_put(&m, BX_A_ADMIT_SECRET, key, 65);
+	EXPECT_EQ(-EINVAL, bxnl_do(&self->nl, &m, NULL, NULL));
+	EXPECT_NE(0, self->nl.ext.msg[0]);
+	ASSERT_EQ(0, admit_get(&self->nl, &ad));
+	EXPECT_EQ(0, ad.nets);
+	EXPECT_EQ(0, ad.secret_on);
+}
+
+/* Without CAP_NET_ADMIN: admit-get works, allow-set and secret-set do not. */
+TEST_F(nl, admit_unprivileged)
+{
+	pid_t pid;
+	int status;
+
+	if (!self->root)
+		SKIP(return, "needs root to drop privileges");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		unsigned char key[32] = { 1 };
+		struct bxnl_msg m;
+		struct admit ad;
+		struct bxnl mine;
+		int code = 0;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534) ||
+		    open_family(&mine))
+			_exit(100);
+		if (admit_get(&mine, &ad) || ad.bad)
+			code |= 1;
+		bxnl_msg_init(&m, mine.family, BX_CMD_ALLOW_SET, BX_FAMILY_VERSION);
+		put_net(&m, "10.0.0.0", 104);
+		if (bxnl_do(&mine, &m, NULL, NULL) != -EPERM)
+			code |= 2;
+		bxnl_msg_init(&m, mine.family, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
+		bxnl_put(&m, BX_A_ADMIT_SECRET, key, sizeof(key));
+		if (bxnl_do(&mine, &m, NULL, NULL) != -EPERM)
+			code |= 4;
+		bxnl_close(&mine);
+		_exit(code);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("failed as nobody: %#x (1 get, 2 allow-set, 4 secret-set not EPERM)",
+		       WEXITSTATUS(status));
 }
 
 /* ---- events -------------------------------------------------------------- */

@@ -48,6 +48,11 @@
 #                   push certainly undelivered, and the push counts must
 #                   match exactly-once
 #
+# With BX_SECRET=1 (run.sh -e; check.sh's stock lane) both guests hold a
+# cluster secret throughout, set again after every reload of bx, so that
+# every reconnect of every case proves it (admit.c); the server checks at
+# the end that its connections were authenticated.
+#
 # BX_RECOVER_CASES="netem flood" runs only those cases (the others skip);
 # BX_RECOVER_FLOOD sets flood's number of reloads (default 20; 8 on the
 # debug kernel, where a reload takes about 10 s).
@@ -80,8 +85,16 @@ sel() {
 ops_idle() { [ "$(stat_of ops_inflight)" = 0 ]; }
 ops_busy() { [ "$(stat_of ops_inflight)" -gt 0 ]; }
 
+SECRET=/tmp/recover.secret
+printf 'recover.sh cluster secret 0123456789' > $SECRET
+# Load bx, with the cluster secret under BX_SECRET.
+bx_load() {
+	modprobe bx || return 1
+	[ -z "${BX_SECRET:-}" ] || bxctl secret $SECRET
+}
+
 reload() {
-	rmmod bx && modprobe bx && wait_until 10 bx_has_dev rxe0
+	rmmod bx && bx_load && wait_until 10 bx_has_dev rxe0
 }
 
 # Connections of this host in state up.
@@ -134,7 +147,7 @@ case_server_restart() {
 		kill -KILL "$SRV"
 		wait "$SRV" || true
 		rmmod bx
-		modprobe bx
+		bx_load
 		wait_until 5 bx_has_dev rxe0
 		sleep 2
 		serve_start -n 64 -b 0 -r 64
@@ -494,7 +507,17 @@ case_netem() {
 	result
 }
 
-ktap_plan 7
+# Every connection up at the end proved the secret, where one is set.
+case_secret_held() {
+	[ -n "${BX_SECRET:-}" ] || return $KSFT_SKIP
+	b held
+	bxctl -j conn | tr '}' '\n' | grep '"state":"up"' > /tmp/up.json || return 0
+	check sh -c "! grep -q '\"auth\":false' /tmp/up.json"
+	check [ "$(bxctl -j admit | sed -n 's/.*"auth-failures":\([0-9]*\).*/\1/p')" = 0 ]
+}
+
+[ -z "${BX_SECRET:-}" ] || bxctl secret $SECRET || exit 1
+ktap_plan 8
 run_test server_restart case_server_restart
 run_test link_outage case_link_outage
 run_test client_link case_client_link
@@ -504,4 +527,6 @@ run_test flood case_flood
 # Last: a connection failure here has been seen to leave the server
 # accepting no new connection, which would fail what follows.
 run_test netem case_netem
+run_test secret_held case_secret_held
+[ -z "${BX_SECRET:-}" ] || bxctl secret clear
 ktap_finish

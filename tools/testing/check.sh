@@ -166,7 +166,10 @@ run_guests() {
 }
 
 tier_stock() {
-	run_guests stock-2 -n 2 -k stock -t 1200 /opt/bx/selftests/bx/run_tests.sh
+	# recover.sh with a cluster secret here (each reconnect proves it),
+	# without one in the debug lane.
+	run_guests stock-2 -n 2 -k stock -t 1200 -e BX_SECRET=1 \
+		/opt/bx/selftests/bx/run_tests.sh
 	# The cross-guest data tests share one boot of four guests: data.sh
 	# uses three of them (the fourth meets the barriers), flow.sh all.
 	run_guests stock-4 -n 4 -k stock -m 1024 -t 1500 \
