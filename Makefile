@@ -45,6 +45,8 @@ SELFTESTS_C  := $(wildcard selftests/bx/*_test.c) selftests/bx/bx_stress.c \
 	selftests/bx/bx_pp.c selftests/bx/fail_nth.c
 SELFTESTS_SH := $(wildcard selftests/bx/*.sh)
 SELFTESTS_BIN := $(patsubst selftests/bx/%.c,$(O)/selftests/bx/%,$(SELFTESTS_C))
+# The hostile peer (hostile.sh): raw verbs, no libbx; links kmod/wire.c.
+HOSTILE_BIN := $(O)/selftests/bx/bx_hostile
 
 .PHONY: all module lib tools selftests stage vm vm-debug debug-kernel check \
 	check-run unit style sparse demo demo-run clean deps
@@ -140,7 +142,7 @@ $(O)/bin/bxswitch: tools/testing/vm/bxswitch.c
 
 # ---- selftests (run inside guests) ----------------------------------------
 
-selftests: $(SELFTESTS_BIN)
+selftests: $(SELFTESTS_BIN) $(HOSTILE_BIN)
 
 # kselftest_harness.h's macros compare mixed signedness and leave
 # parameters unused by design; those two -Wextra warnings are off here.
@@ -158,6 +160,16 @@ $(O)/ksrc/tools/testing/selftests/bx: $(O)/ksrc/.stamp
 	@mkdir -p $@
 
 $(SELFTESTS_BIN): | $(O)/ksrc/tools/testing/selftests/bx
+
+# bx_hostile speaks bx's wire protocol with kmod/wire.c itself, compiled
+# in user space against the unit tests' shims (UNIT_DIR, below), without
+# the sanitizers: it runs in the guests.
+$(HOSTILE_BIN): selftests/bx/bx_hostile.c kmod/wire.c kmod/wire.h \
+		$(wildcard tools/testing/unit/shim/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WFLAGS) $(CFLAGS) -Itools/testing/unit/shim -Ikmod \
+		-o $@ selftests/bx/bx_hostile.c kmod/wire.c \
+		-lrdmacm -libverbs -lcrypto
 
 # ---- host unit tests (pure kernel code, compiled in user space) ---------
 #
@@ -217,7 +229,7 @@ stage: all
 	cp -a $(O)/bin/. $(STAGE)/bin/
 	cp tools/bench/ftrace_prof.sh $(STAGE)/bin/
 	cp -a $(O)/lib/*.so* $(STAGE)/lib/
-	cp $(SELFTESTS_BIN) $(SELFTESTS_SH) selftests/bx/settings \
+	cp $(SELFTESTS_BIN) $(HOSTILE_BIN) $(SELFTESTS_SH) selftests/bx/settings \
 		selftests/bx/config $(STAGE)/selftests/bx/
 
 vm: stage
