@@ -1171,6 +1171,20 @@ static void process(struct conn *c)
 	}
 }
 
+/*
+ * Handle everything @c has received, until nothing is left and its CQ
+ * is armed again (wait_wc() arms it before it returns empty-handed).
+ */
+static void pump(struct conn *c)
+{
+	while (usable(c)) {
+		wait_wc(c, 0, 0);
+		if (c->phead == c->ptail)
+			break;
+		process(c);
+	}
+}
+
 /* ---- serve: rdma_cm ------------------------------------------------------- */
 
 static void on_connect_request(struct rdma_cm_event *ev, bool *destroy)
@@ -1384,10 +1398,7 @@ static int serve(void)
 		for (int i = 0; i < H_CONNS; i++) {
 			struct conn *c = &conns[i];
 
-			if (!usable(c))
-				continue;
-			wait_wc(c, 0, 0);
-			process(c);
+			pump(c);
 		}
 		conns_reap();
 		pfd[n].fd = g_ch->fd;
@@ -1621,8 +1632,7 @@ static enum outcome connect_once(struct conn **cp, int hold_ms)
 			{ .fd = c->ch->fd, .events = POLLIN },
 		};
 
-		wait_wc(c, 0, 0);
-		process(c);
+		pump(c);
 		if (poll(pfd, 2, 100) > 0) {
 			struct ibv_cq *cq;
 			void *ctx;
@@ -1769,10 +1779,8 @@ static int relay_serve(void)
 		struct pollfd pfd[4];
 		int n = 0, ci = -1, qi = -1;
 
-		if (relay_conn && usable(relay_conn)) {
-			wait_wc(relay_conn, 0, 0);
-			process(relay_conn);
-		}
+		if (relay_conn)
+			pump(relay_conn);
 		conns_reap();
 		if (relay_conn && relay_conn->state != C_UP)
 			relay_conn = NULL;
