@@ -27,7 +27,8 @@
  *   -n MAX     at most MAX attacks (default 32)
  *   -r REQS    exit after answering REQS requests (default: no limit)
  *   -t SECS    exit after SECS seconds (default: at SIGTERM/SIGINT)
- *   -l LOG     append every descriptor received to LOG, one a line:
+ *   -l LOG     append every keyed descriptor received (a keyless pull
+ *              sink grants nothing) to LOG, one a line:
  *              "RKEY ADDR LEN pull|push CONN REQ" (hex, hex, decimal)
  *   -R H:P     relay: the executor (connect -X) on TCP H:P
  *   -S STRIDE  near: rkey + d * STRIDE (default 1)

@@ -199,8 +199,9 @@ case_relay() {
 # The keys and addresses of LOG ("RKEY ADDR LEN ..." lines, hex): pairs
 # of consecutive keys that are one increment apart (ib_inc_rkey(), or
 # +1), keys within 16 of the one before in the same MR index, kernel
-# addresses, repeated addresses. busybox awk: hex by hand, addresses
-# compared as strings (64-bit values do not fit its doubles).
+# addresses, repeated addresses, and descriptors the one before predicts
+# exactly (same address, the next key). busybox awk: hex by hand,
+# addresses compared as strings (64-bit values do not fit its doubles).
 keys_stats() {
 	awk '
 	function hex(s,   i, v) {
@@ -213,15 +214,17 @@ keys_stats() {
 		k = hex($1); n++
 		if (n > 1) {
 			lo = pk % 256; hi = pk - lo
-			if (k == hi + (lo + 1) % 256 || k == pk + 1) seq++
+			step = k == hi + (lo + 1) % 256 || k == pk + 1
+			if (step) seq++
+			if (step && $2 == pa) pred++
 			d = k - pk
 			if (k - k % 256 == hi && d != 0 && d >= -16 && d <= 16) near++
 		}
-		pk = k
+		pk = k; pa = $2
 		if ($2 >= "0xffff800000000000") kern++
 		if (seen[$2]++) rep++
 	}
-	END { printf "%d %d %d %d %d\n", n, seq, near, kern, rep }' "$1"
+	END { printf "%d %d %d %d %d %d\n", n, seq, near, kern, rep, pred }' "$1"
 }
 
 case_keys() {
@@ -233,7 +236,8 @@ case_keys() {
 		# shellcheck disable=SC2046
 		set -- $(keys_stats /tmp/keys.log)
 		echo "# keys: $1 descriptors, $2 sequential, $3 within 16 of the last," \
-			"$4 kernel addresses, $5 repeated addresses"
+			"$4 kernel addresses, $5 repeated addresses, $6 predicted" \
+			"exactly by the one before"
 		head -3 /tmp/keys.log | sed 's/^/# e.g. /'
 		try check [ "$1" -ge 1000 ]
 		# Random key bits: a +1 step by chance 1 in 256 (8 bits) or
@@ -241,6 +245,7 @@ case_keys() {
 		try check [ "$2" -le $(($1 / 20)) ]
 		try check [ "$4" -eq 0 ]
 		try check [ "$5" -le $(($1 / 100)) ]
+		try check [ "$6" -le $(($1 / 100)) ]
 	elif [ "$ID" -eq 1 ]; then
 		b keys.up
 		try victim -m both -z 65536 -i 500 -q 1
