@@ -37,8 +37,9 @@
 #   victim    g1's traffic with g0 during all of the above: no failure,
 #             no bad data; g0's server clean; g1 idle again
 #
-# auth_none and auth_wrong need bx's cluster secret (the authenticated
-# handshake); they skip on a bx without it.
+# g1 refuses a peer for refuse_ms after each violation, doubling (admit.c):
+# the relay and the handshake cases make g3 violate several times, so g1
+# runs with refuse_ms 200 (checked: the refusals are counted).
 . "$(dirname "$0")/lib.sh"
 
 PP=$(dirname "$0")/bx_pp
@@ -59,13 +60,11 @@ fi
 
 b() { rig_barrier "hostile.$1" 300; }
 
-# bx's cluster secret. TODO(kernel): wire these to the real interface once
-# it exists; has_secret decides whether the auth cases run. It must give
-# the same answer on every guest (bx is unloaded on g2 and g3), so it
-# looks at bxctl's usage, not at the running module.
-has_secret() { "$(command -v bxctl)" -h 2>&1 | grep -q secret; }
-secret_set() { bxctl secret set "$1"; }
+# bx's cluster secret (bxctl secret).
+secret_set() { bxctl secret "$1"; }
 secret_clear() { bxctl secret clear; }
+# A counter of g1's "bxctl -j admit".
+admit_of() { bxctl -j admit | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
 
 # ---- g2: the hostile server ----------------------------------------------
 
@@ -187,9 +186,13 @@ case_relay() {
 		echo "# positive controls: $(hcount controls_ok) ok, $(hcount controls_fail) failed"
 		try check [ "$(hcount controls_ok)" = 4 ]
 	elif [ "$ID" -eq 1 ]; then
+		v0=$(admit_of violations)
 		b relay.x; b relay.up
 		try victim -m both -z 65536 -i 2 -q 1
 		b relay.done
+		# Each relayed access failed g3's connection to g1: counted.
+		echo "# g1: violations +$(($(admit_of violations) - v0)), refused $(admit_of refused)"
+		try check [ "$(admit_of violations)" -ge $((v0 + 4)) ]
 	else
 		b relay.x; b relay.up; b relay.done
 	fi
@@ -312,31 +315,37 @@ case_auth_self() {
 
 # g0 and g1 share the secret (their own traffic goes on); g3 has none.
 case_auth_none() {
-	if ! has_secret; then
-		echo "# SKIP: bx has no cluster secret here (bxctl knows no \"secret\" command)"
-		return $KSFT_SKIP
-	fi
 	[ "$ID" -gt 1 ] || try check secret_set $SECRET
+	[ "$ID" -ne 1 ] || r0=$(admit_of refused)
 	b anone.set
 	if [ "$ID" -eq 3 ]; then
 		try auth_expect rejected -a "$G1" -N -t 1
 		try auth_expect rejected -a "$G1" -t 1
 	fi
 	b anone.done
+	# Both refused at connect, and counted.
+	[ "$ID" -ne 1 ] || try check [ "$(admit_of refused)" -ge $((r0 + 2)) ]
 	result
 }
 
 case_auth_wrong() {
-	if ! has_secret; then
-		echo "# SKIP: bx has no cluster secret here (bxctl knows no \"secret\" command)"
-		return $KSFT_SKIP
-	fi
+	[ "$ID" -ne 1 ] || f0=$(admit_of auth-failures)
 	b awrong.begin
 	if [ "$ID" -eq 3 ]; then
 		try auth_expect disconnected -a "$G1" -K $SECRET -W -t 5
-		try auth_expect accepted -a "$G1" -K $SECRET -t 2
+		# Refused after that violation (g3's fifth: 16 x refuse_ms),
+		# then admitted.
+		k=0
+		until [ "$(auth_try -a "$G1" -K $SECRET -t 2)" = "connect accepted" ]; do
+			k=$((k + 1))
+			[ $k -lt 40 ] || { echo "# FAIL: never accepted: $(cat /tmp/c.out)"; ERR=1; break; }
+			sleep 0.5
+		done
+		echo "# the right secret: accepted after $k refusals"
+		try check [ $k -ge 1 ]
 	fi
 	b awrong.peer
+	[ "$ID" -ne 1 ] || try check [ "$(admit_of auth-failures)" -gt "$f0" ]
 	# g1 connects to g2, which signs its accept with a wrong key: bx
 	# must not send a request on that connection.
 	if [ "$ID" -eq 2 ]; then
@@ -385,6 +394,7 @@ printf 'bx hostile.sh test secret, 32 B' > $SECRET
 rm -f /tmp/bg.stop /tmp/bg.done /tmp/bg.out
 case $ID in
 0)	serve_start -n 64 -r 32 ;;
+1)	echo 200 > /sys/module/bx/parameters/refuse_ms ;;
 2|3)	rmmod bx ;;
 esac
 rig_barrier hostile.begin 120
@@ -416,6 +426,7 @@ if [ "$ID" -eq 0 ]; then
 fi
 run_test victim case_victim
 case $ID in
+1)	echo 1000 > /sys/module/bx/parameters/refuse_ms ;;
 2|3)	modprobe bx && wait_until 5 bx_has_dev rxe0 ;;
 esac
 rig_barrier hostile.end 120

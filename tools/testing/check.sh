@@ -171,9 +171,11 @@ tier_stock() {
 	run_guests stock-2 -n 2 -k stock -t 1200 -e BX_SECRET=1 \
 		/opt/bx/selftests/bx/run_tests.sh
 	# The cross-guest data tests share one boot of four guests: data.sh
-	# uses three of them (the fourth meets the barriers), flow.sh all.
+	# uses three of them (the fourth meets the barriers), flow.sh and
+	# hostile.sh all.
 	run_guests stock-4 -n 4 -k stock -m 1024 -t 1500 \
-		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh flow.sh
+		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh flow.sh \
+		hostile.sh
 }
 
 tier_debug() {
@@ -182,7 +184,7 @@ tier_debug() {
 	run_guests debug-2 -n 2 -k debug -m 1024 -t 2400 \
 		/opt/bx/selftests/bx/run_tests.sh -s
 	run_guests debug-4 -n 4 -k debug -m 1024 -t 2400 \
-		/opt/bx/selftests/bx/run_tests.sh data.sh flow.sh
+		/opt/bx/selftests/bx/run_tests.sh data.sh flow.sh hostile.sh
 }
 
 start=$(date +%s)
