@@ -231,6 +231,10 @@ stage: all
 	cp -a $(O)/lib/*.so* $(STAGE)/lib/
 	cp $(SELFTESTS_BIN) $(HOSTILE_BIN) $(SELFTESTS_SH) selftests/bx/settings \
 		selftests/bx/config $(STAGE)/selftests/bx/
+	# make bench BENCH_BASE=REF: the module of another revision too.
+	if [ -n "$(BENCH_BASE)" ] && [ -f $(O)/bench-base/bx.ko ]; then \
+		mkdir -p $(STAGE)/bench && \
+		cp $(O)/bench-base/bx.ko $(STAGE)/bench/bx-base.ko; fi
 
 vm: stage
 	@mkdir -p $(O)/vm/stock

@@ -49,8 +49,18 @@ bench-fastpath: $(BENCH_DIR)/fastpath
 bench: deps
 	$(MAKE) bench-run
 
-bench-run: all vm bench-fastpath
-	tools/bench/bench.sh -o $(BENCH_DIR) $(BENCH_ARGS)
+# BENCH_BASE=REF: bx.ko at git REF goes into the guests too, as the
+# bw phase's setting "base" (A/B in the same rounds: BENCH_BW_SETS=base).
+BENCH_BASE ?=
+BENCH_BASE_KO := $(O)/bench-base/bx.ko
+
+bench-run: $(if $(BENCH_BASE),bench-base) all vm bench-fastpath
+	BENCH_BW_SETS="$(BENCH_BW_SETS)$(if $(BENCH_BASE), base)" \
+		tools/bench/bench.sh -o $(BENCH_DIR) $(BENCH_ARGS)
+
+.PHONY: bench-base
+bench-base:
+	tools/bench/base-ko.sh $(BENCH_BASE) $(KDIR) $(BENCH_BASE_KO)
 
 bench-report:
 	tools/bench/report.sh $(BENCH_DIR)

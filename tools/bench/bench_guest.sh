@@ -205,7 +205,7 @@ counters() {
 setting() {
 	case ${1%%-*} in
 	off)	echo N > $P/flow_control ;;
-	on)	echo Y > $P/flow_control ;;
+	on|base) echo Y > $P/flow_control ;;
 	mid)	echo Y > $P/flow_control
 		echo 1024 > $P/wnd_kb; echo 4096 > $P/host_wnd_kb
 		echo 2048 > $P/rx_wnd_kb ;;
@@ -258,9 +258,18 @@ wait_ready() {
 	done
 }
 
+# Load bx for setting $1: "base..." is the module of BENCH_BASE (the
+# revision an A/B run compares with), anything else the one under test.
+load_bx() {
+	case $1 in
+	base*)	insmod /opt/bx/bench/bx-base.ko ;;
+	*)	modprobe bx ;;
+	esac
+}
+
 reload_bx() {
 	[ "$ID" -eq 0 ] && stop_bx_server
-	if rmmod bx && modprobe bx; then
+	if rmmod bx && load_bx "$1"; then
 		k=0
 		until grep -q rxe0 $DBG/devices 2>/dev/null; do
 			k=$((k + 1))
@@ -633,6 +642,14 @@ if has bw; then
 						fail "bxperf $op 1M ($set): $(tail -3 /tmp/cli.out | tr '\n' ' ')"
 					sed -n "s/^bxperf-result tag=pairbw /$tag tool=bx round=$r /p" /tmp/cli.out
 				done
+				# With other settings: the small-message latency of
+				# each too (64 B and 4 KiB pulls, one at a time).
+				if [ "$nsets" -gt 1 ]; then
+					timeout "$CTMO" bxperf client -a "$S" -T bx -o pull \
+						-z 64,4096 -q 1 -d 2 -t pairlat > /tmp/cli.out 2>&1 ||
+						fail "bxperf pull 64,4096 ($set): $(tail -3 /tmp/cli.out | tr '\n' ' ')"
+					sed -n "s/^bxperf-result tag=pairlat /bench-pairlat set=$set tool=bx round=$r /p" /tmp/cli.out
+				fi
 			fi
 			[ "$nsets" -gt 1 ] && b "bw.$r.$set.done"
 		done

@@ -436,6 +436,13 @@ $2 == "bench-pairbw-set" {
 	PBS[F["set"], F["round"] + 0, F["op"]] = F["mb_s"]
 	next
 }
+# ...and their small-message latency (mean, p99) in the same rounds.
+$2 == "bench-pairlat" {
+	kv()
+	PLT[F["set"], F["round"] + 0, F["size"]] = F["mean_us"]
+	PLT99[F["set"], F["round"] + 0, F["size"]] = F["p99_us"]
+	next
+}
 $2 == "bench-profile" {
 	if ($4 == "total") {
 		PTOT[$3] = sprintf("bx %.1f ms, rxe %.1f ms of self time in %s s", $5 / 1000, $6 / 1000, $7)
@@ -675,6 +682,24 @@ END {
 				       nr, show(median(S1, q1)), show(median(S2, q2)), \
 				       show(median(S3, q3)), show(m), \
 				       q4 ? show(S4[1]) "-" show(S4[q4]) : "-") > out
+			}
+			printf("\nTheir small-message latency, a pull at a time after each setting'"'"'s 1 MiB cells: the medians of the rounds'"'"' ratios to the defaults'"'"' in the same round (below 1: faster), and the range of the mean'"'"'s:\n\n") > out
+			printf("| setting | rounds | 64 B mean | 64 B p99 | 4 KiB mean | 4 KiB p99 | 64 B mean range |\n") > out
+			printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+			for (i = 1; i <= PSETN; i++) {
+				st = PSET[i]
+				l1 = l2 = l3 = l4 = 0
+				for (r = 1; r <= PBN; r++) {
+					if ((x = rawratio(PLT[st, r, 64], PLT["on", r, 64])) != "") L1[++l1] = x
+					if ((x = rawratio(PLT99[st, r, 64], PLT99["on", r, 64])) != "") L2[++l2] = x
+					if ((x = rawratio(PLT[st, r, 4096], PLT["on", r, 4096])) != "") L3[++l3] = x
+					if ((x = rawratio(PLT99[st, r, 4096], PLT99["on", r, 4096])) != "") L4[++l4] = x
+				}
+				lm = median(L1, l1)
+				printf("| %s | %d | %s | %s | %s | %s | %s |\n", st, l1, \
+				       show(lm), show(median(L2, l2)), show(median(L3, l3)), \
+				       show(median(L4, l4)), \
+				       l1 ? show(L1[1]) "-" show(L1[l1]) : "-") > out
 			}
 		}
 		# Rounds with no ratio (qperf failed in each) leave the

@@ -201,7 +201,20 @@ for v in 1:13.8:36 2:4.75:6 3:8.5:20.4; do
 		echo "bench-pairbw-set set=on-m2 rd_max=2 rd_depth=16 piece_kb=256 tool=bx round=$k transport=bx op=${z%%:*} size=1048576 depth=8 procs=1 mix=0 n=20 errors=0 secs=2 mb_s=${z#*:}"
 	done
 done >> "$tmp/pairs/run/g1/result.log"
+# Their 64 B and 4 KiB latency beside the defaults' (BENCH_BASE's A/B):
+# ratios 1.10, 0.90, 1.00 at 64 B (median 1.00), 1.20 at 4 KiB each time.
+for v in 1:110:100 2:90:100 3:100:100; do
+	IFS=: read -r k a d <<< "$v"
+	for sd in on-m2:$a on:$d; do
+		echo "bench-pairlat set=${sd%%:*} tool=bx round=$k transport=bx op=pull size=64 depth=1 procs=1 mix=0 n=20 errors=0 secs=2 mean_us=${sd#*:} p99_us=$((${sd#*:} * 2))"
+		l=$((${sd#*:} * 2))
+		[ "${sd%%:*}" = on ] || l=$((l * 12 / 10))
+		echo "bench-pairlat set=${sd%%:*} tool=bx round=$k transport=bx op=pull size=4096 depth=1 procs=1 mix=0 n=20 errors=0 secs=2 mean_us=$l p99_us=$l"
+	done
+done >> "$tmp/pairs/run/g1/result.log"
 expect pairs m m m m m m m
+ok "pairs: a setting's small-message latency against the defaults' in the same rounds" \
+	grep -Eq '^[|] on-m2 [|] 3 [|] 1[.]00 [|] 1[.]00 [|] 1[.]20 [|] 1[.]20 [|] 0[.]90-1[.]10 [|]$' "$tmp/pairs/report.md"
 ok "pairs: a setting of BENCH_BW_SETS has its medians against the same rounds" \
 	grep -Eq '^[|] on-m2 [|] 2 [|] 16 [|] 256 [|] 3 [|] [0-9.]+ [|] 0[.]85 [|] 0[.]50 [|] 1[.]00 [|] 0[.]53-1[.]09 [|]$' "$tmp/pairs/report.md"
 ok "pairs: the throughput target says it took the rounds' medians" \
