@@ -33,6 +33,7 @@
 #include "nl.h"
 #include "nl-gen.h"
 #include "op.h"
+#include "params.h"
 
 #define BX_MMAP_REGION	0ULL
 #define BX_MMAP_CQ	BIT_ULL(32)
@@ -45,6 +46,8 @@ static void file_release(struct kref *ref)
 	if (f->region)
 		bx_region_put(f->region);
 	xa_destroy(&f->reqs);
+	xa_destroy(&f->peers);
+	bx_user_put(f->user);
 	kfree(f);
 }
 
@@ -72,6 +75,7 @@ void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe)
 	spin_lock(&f->lock);
 	f->inflight--;
 	spin_unlock(&f->lock);
+	bx_user_uncharge(&f->user->ops);
 }
 
 /* Open files, for debugfs "procs". */
@@ -122,8 +126,14 @@ static int file_nl_fill(struct sk_buff *skb, void *file)
 	return 0;
 }
 
+/*
+ * Processes with /dev/bx open. Without CAP_NET_ADMIN a caller sees the
+ * files of its own user only: pids and byte counts of others are theirs.
+ */
 int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	bool all = netlink_capable(cb->skb, CAP_NET_ADMIN);
+	kuid_t uid = NETLINK_CB(cb->skb).creds.uid;
 	unsigned long i = 0;
 	struct bx_file *f;
 	int ret = 0;
@@ -133,6 +143,10 @@ int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	list_for_each_entry(f, &bx_files, node) {
 		if (i++ < cb->args[0])
 			continue;
+		if (!all && !uid_eq(f->uid, uid)) {
+			cb->args[0] = i;
+			continue;
+		}
 		ret = bx_nl_dump_one(skb, cb, BX_CMD_PROC_GET, file_nl_fill, f);
 		if (ret)
 			break;
@@ -146,11 +160,20 @@ static int bx_open(struct inode *inode, struct file *filp)
 {
 	struct bx_file *f;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
+	f->uid = current_uid();
+	f->user = bx_user_get(f->uid);
+	if (IS_ERR(f->user)) {
+		int ret = PTR_ERR(f->user);
+
+		kfree(f);
+		return ret;
+	}
 	kref_init(&f->ref);
 	f->tgid = task_tgid_nr(current);
+	xa_init(&f->peers);
 	mutex_init(&f->setup_lock);
 	spin_lock_init(&f->lock);
 	INIT_LIST_HEAD(&f->services);
@@ -164,6 +187,19 @@ static int bx_open(struct inode *inode, struct file *filp)
 }
 ALLOW_ERROR_INJECTION(bx_open, ERRNO);
 
+/* The peers @f resolved: its references and its user's charges go. */
+static void file_drop_peers(struct bx_file *f)
+{
+	struct bx_peer *peer;
+	unsigned long id;
+
+	xa_for_each(&f->peers, id, peer) {
+		xa_erase(&f->peers, id);
+		bx_peer_put(peer);
+		bx_user_uncharge(&f->user->peers);
+	}
+}
+
 static int bx_release(struct inode *inode, struct file *filp)
 {
 	struct bx_file *f = filp->private_data;
@@ -173,6 +209,7 @@ static int bx_release(struct inode *inode, struct file *filp)
 	bx_files_gen++;
 	mutex_unlock(&bx_files_lock);
 	bx_op_file_release(f);
+	file_drop_peers(f);
 	bx_file_put(f);
 	return 0;
 }
@@ -277,7 +314,56 @@ out:
 	return ret;
 }
 
-static long bx_ioc_peer(void __user *uarg)
+/*
+ * The peer of @addr for @f: one the file holds already, or one it takes
+ * now, charged to its user first, so that a user at its limit cannot
+ * create peers either. With a reference for the caller.
+ */
+static struct bx_peer *file_peer(struct bx_file *f, const struct sockaddr *addr)
+{
+	struct bx_peer *peer;
+	int ret;
+
+	if (!bx_user_charge(&f->user->peers, READ_ONCE(bx_user_peers_max))) {
+		/* At its limit: only a peer it holds already. */
+		peer = bx_peer_lookup(addr);
+		if (peer && xa_load(&f->peers, peer->id))
+			return peer;
+		if (peer)
+			bx_peer_put(peer);
+		return ERR_PTR(-ENOSPC);
+	}
+	peer = bx_peer_get(addr, capable(CAP_NET_ADMIN));
+	if (IS_ERR(peer)) {
+		bx_user_uncharge(&f->user->peers);
+		return peer;
+	}
+	if (xa_load(&f->peers, peer->id)) {
+		bx_user_uncharge(&f->user->peers);
+		return peer;
+	}
+	/* The file's own reference, besides the caller's. */
+	bx_peer_hold(peer);
+	ret = xa_insert(&f->peers, peer->id, peer, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		bx_user_uncharge(&f->user->peers);
+		bx_peer_put(peer);
+		/* -EBUSY: a racing BX_IOC_PEER of this file stored it. */
+		if (ret != -EBUSY) {
+			bx_peer_put(peer);
+			return ERR_PTR(ret);
+		}
+	}
+	return peer;
+}
+
+/*
+ * BX_IOC_PEER: the peer of an address, created if new. The file holds it
+ * from then on (its id stays valid for the file), charged to its user:
+ * -ENOSPC past user_peers_max, or when only the table's reserve for
+ * CAP_NET_ADMIN is left.
+ */
+static long bx_ioc_peer(struct bx_file *f, void __user *uarg)
 {
 	struct sockaddr_storage ss = {};
 	struct bx_peer_addr p;
@@ -310,10 +396,11 @@ static long bx_ioc_peer(void __user *uarg)
 	} else {
 		return -EAFNOSUPPORT;
 	}
-	peer_k = bx_peer_get((struct sockaddr *)&ss);
+	peer_k = file_peer(f, (struct sockaddr *)&ss);
 	if (IS_ERR(peer_k))
 		return PTR_ERR(peer_k);
 	p.id = peer_k->id;
+	bx_peer_put(peer_k);
 	return copy_to_user(uarg, &p, sizeof(p)) ? -EFAULT : 0;
 }
 
@@ -383,7 +470,7 @@ static long bx_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case BX_IOC_SETUP:
 		return bx_ioc_setup(f, uarg);
 	case BX_IOC_PEER:
-		return bx_ioc_peer(uarg);
+		return bx_ioc_peer(f, uarg);
 	case BX_IOC_BIND:
 		return bx_ioc_service(f, uarg, true);
 	case BX_IOC_UNBIND:

@@ -184,6 +184,7 @@ static int conn_refuse(const struct sockaddr *remote, const char *why,
 		spin_lock(&peer->sess_lock);
 		peer->refused++;
 		spin_unlock(&peer->sess_lock);
+		bx_peer_put(peer);
 	}
 	return err;
 }
@@ -220,17 +221,21 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	bdev = conn_dev(id->device);
 	if (!bdev)
 		return -ENODEV;
-	peer = bx_peer_get(remote);
+	/* A remote host cannot take the table's reserve (peer.c). */
+	peer = bx_peer_get(remote, false);
 	if (IS_ERR(peer)) {
 		bx_dev_put(bdev);
 		return PTR_ERR(peer);
 	}
 	if (bx_peer_refusing(peer)) {
+		bx_peer_put(peer);
 		bx_dev_put(bdev);
 		return conn_refuse(remote, "refused after a violation",
 				   -EACCES);
 	}
 	conn = bx_conn_alloc(peer, false);
+	/* The connection holds the peer now, if there is one. */
+	bx_peer_put(peer);
 	if (!conn) {
 		bx_dev_put(bdev);
 		return -ENOMEM;

@@ -63,11 +63,6 @@
 
 u64 bx_epoch;
 
-/* Peer table. Peers are never freed before unload, so ids stay valid. */
-static DEFINE_XARRAY_ALLOC1(bx_peers);
-/* Serializes lookups-or-creates of peers by address. */
-static DEFINE_MUTEX(bx_peers_lock);
-
 /* All connections not yet torn down; for debugfs and device removal. */
 static LIST_HEAD(bx_conns);
 static DEFINE_MUTEX(bx_conns_lock);	/* bx_conns, bx_conns_gen */
@@ -82,87 +77,6 @@ static struct rdma_cm_id *bx_listener;
 #define BX_CONN_F_QP_ERR	0
 #define BX_CONN_F_QP_ACCESS	1
 
-static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
-{
-	if (a->sa_family != b->sa_family)
-		return false;
-	if (a->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
-			       &((const struct sockaddr_in6 *)b)->sin6_addr);
-}
-
-struct bx_peer *bx_peer_get(const struct sockaddr *addr)
-{
-	struct bx_peer *peer;
-	unsigned long id;
-	u32 new_id;
-
-	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
-		return ERR_PTR(-EAFNOSUPPORT);
-
-	mutex_lock(&bx_peers_lock);
-	xa_for_each(&bx_peers, id, peer) {
-		if (addr_equal((struct sockaddr *)&peer->addr, addr))
-			goto out;
-	}
-	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
-	if (!peer) {
-		peer = ERR_PTR(-ENOMEM);
-		goto out;
-	}
-	mutex_init(&peer->lock);
-	INIT_LIST_HEAD(&peer->pending);
-	spin_lock_init(&peer->sess_lock);
-	INIT_LIST_HEAD(&peer->unresolved);
-	INIT_LIST_HEAD(&peer->parked);
-	INIT_DELAYED_WORK(&peer->recover_work, bx_peer_recover_work);
-	if (addr->sa_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&peer->addr;
-
-		*sin = *(const struct sockaddr_in *)addr;
-		sin->sin_port = htons(BX_PORT);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&peer->addr;
-
-		*sin6 = *(const struct sockaddr_in6 *)addr;
-		sin6->sin6_port = htons(BX_PORT);
-	}
-	if (xa_alloc(&bx_peers, &new_id, peer, XA_LIMIT(1, BX_PEERS_MAX),
-		     GFP_KERNEL)) {
-		kfree(peer);
-		peer = ERR_PTR(-ENOSPC);
-		goto out;
-	}
-	peer->id = new_id;
-out:
-	mutex_unlock(&bx_peers_lock);
-	return peer;
-}
-
-/* The peer of @addr if there is one; no reference (peers stay). */
-struct bx_peer *bx_peer_lookup(const struct sockaddr *addr)
-{
-	struct bx_peer *peer, *found = NULL;
-	unsigned long id;
-
-	mutex_lock(&bx_peers_lock);
-	xa_for_each(&bx_peers, id, peer) {
-		if (addr_equal((struct sockaddr *)&peer->addr, addr)) {
-			found = peer;
-			break;
-		}
-	}
-	mutex_unlock(&bx_peers_lock);
-	return found;
-}
-
-struct bx_peer *bx_peer_find(u32 id)
-{
-	return xa_load(&bx_peers, id);
-}
-
 void bx_conn_get(struct bx_conn *conn)
 {
 	kref_get(&conn->ref);
@@ -174,6 +88,7 @@ static void conn_release(struct kref *ref)
 
 	if (conn->bdev)
 		bx_dev_put(conn->bdev);
+	bx_peer_put(conn->peer);
 	xa_destroy(&conn->ops);
 	kfree(conn);
 }
@@ -223,6 +138,7 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 	if (!conn)
 		return NULL;
 	kref_init(&conn->ref);
+	bx_peer_hold(peer);
 	conn->peer = peer;
 	conn->active = active;
 	conn->state = BX_CONN_STATE_CONNECTING;
@@ -892,15 +808,58 @@ void bx_conn_remove_dev(struct bx_dev *bdev)
 	}
 }
 
+static void count_recovering(struct bx_peer *peer, void *n)
+{
+	*(unsigned int *)n += READ_ONCE(peer->recovering);
+}
+
+/* How often deadlines are looked at while operations are in flight. */
+#define BX_SWEEP_MS	100
+
+static void conns_sweep_work(struct work_struct *work);
+static DECLARE_DELAYED_WORK(bx_sweep, conns_sweep_work);
+
+/*
+ * bx_conn_sweep() every connection, every BX_SWEEP_MS while operations
+ * are in flight (bx_conns_sweep() starts it).
+ */
+static void conns_sweep_work(struct work_struct *work)
+{
+	struct bx_conn *conn, *tmp;
+	LIST_HEAD(list);
+
+	mutex_lock(&bx_conns_lock);
+	list_for_each_entry(conn, &bx_conns, node) {
+		bx_conn_get(conn);
+		list_add_tail(&conn->sweep_node, &list);
+	}
+	mutex_unlock(&bx_conns_lock);
+	list_for_each_entry_safe(conn, tmp, &list, sweep_node) {
+		list_del(&conn->sweep_node);
+		bx_conn_sweep(conn);
+		bx_conn_put(conn);
+	}
+	if (atomic64_read(&bx_ops_inflight) && !READ_ONCE(bx_conn_closing))
+		queue_delayed_work(bx_wq, &bx_sweep,
+				   msecs_to_jiffies(BX_SWEEP_MS));
+}
+
+/* Deadlines are to be watched (@now: a file closed, look at once). */
+void bx_conns_sweep(bool now)
+{
+	if (now)
+		mod_delayed_work(bx_wq, &bx_sweep, 0);
+	else
+		queue_delayed_work(bx_wq, &bx_sweep,
+				   msecs_to_jiffies(BX_SWEEP_MS));
+}
+
 /* Peers whose operations wait for a new connection (sysfs). */
 unsigned int bx_peers_recovering(void)
 {
-	struct bx_peer *peer;
 	unsigned int n = 0;
-	unsigned long id;
 
-	xa_for_each(&bx_peers, id, peer)
-		n += READ_ONCE(peer->recovering);
+	bx_peers_each(count_recovering, &n);
 	return n;
 }
 
@@ -954,10 +913,16 @@ int bx_conn_show(struct seq_file *m, void *unused)
 		seq_printf(m, " rd_bytes %llu rd_reads %u rd_peak_bytes %llu rd_peak_reads %u rd_waits %llu",
 			   c->rdwnd.bytes, c->rdwnd.reads, c->rdwnd.peak_bytes,
 			   c->rdwnd.peak_reads, c->rdwnd.waits);
-		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu restarts %u ack_timeout %u wpieces %u\n",
+		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu restarts %u ack_timeout %u wpieces %u",
 			   c->txq.nactive, c->rdq.nactive, c->busy_retries,
 			   c->rnr_events, READ_ONCE(c->peer->restarts),
 			   READ_ONCE(c->ack_timeout), c->wpieces);
+		seq_printf(m, " readyq %zu retryq %zu mrwaitq %zu regq %zu mrs %u mrs_free %u\n",
+			   list_count_nodes(&c->readyq),
+			   list_count_nodes(&c->retryq),
+			   list_count_nodes(&c->mrwaitq),
+			   list_count_nodes(&c->regq), c->mr_count,
+			   c->mr_count - c->mr_inuse);
 		spin_unlock(&c->lock);
 	}
 	mutex_unlock(&bx_conns_lock);
@@ -1104,6 +1069,7 @@ int bx_conn_with_peer(u32 peer_id, int (*fn)(struct bx_conn *, void *),
 	if (peer->conn)
 		ret = fn(peer->conn, arg);
 	mutex_unlock(&peer->lock);
+	bx_peer_put(peer);
 	return ret;
 }
 
@@ -1141,44 +1107,41 @@ err_wq:
 	return ret;
 }
 
+static void peer_stop_recovery(struct bx_peer *peer, void *unused)
+{
+	cancel_delayed_work_sync(&peer->recover_work);
+}
+
+static void peer_fail_parked(struct bx_peer *peer, void *unused)
+{
+	LIST_HEAD(list);
+
+	spin_lock(&peer->sess_lock);
+	list_splice_init(&peer->parked, &list);
+	peer->recovering = false;
+	spin_unlock(&peer->sess_lock);
+	fail_list(&list, -ESHUTDOWN, false);
+}
+
 void bx_conn_uninit(void)
 {
-	struct bx_peer *peer;
-	unsigned long id;
-
 	/* No recovery, no new connections, then none at all. */
 	WRITE_ONCE(bx_conn_closing, true);
+	cancel_delayed_work_sync(&bx_sweep);
+	bx_peers_stop();
 	bx_conn_port_event();
-	xa_for_each(&bx_peers, id, peer)
-		cancel_delayed_work_sync(&peer->recover_work);
+	bx_peers_each(peer_stop_recovery, NULL);
 	rdma_destroy_id(bx_listener);
 	bx_conn_remove_dev(NULL);
-	xa_for_each(&bx_peers, id, peer) {
-		LIST_HEAD(list);
-
-		spin_lock(&peer->sess_lock);
-		list_splice_init(&peer->parked, &list);
-		peer->recovering = false;
-		spin_unlock(&peer->sess_lock);
-		fail_list(&list, -ESHUTDOWN, false);
-	}
+	bx_peers_each(peer_fail_parked, NULL);
 }
 
 /*
- * After bx_dev_uninit(), whose drain of every registration QP runs the
- * last completions of the operations bx_conn_uninit() ended (LOCAL_INV
- * of a push's MRs): they may still use their peer (bx_push_resolved())
- * and queue work.
+ * Last: every connection is torn down (its registrations drained with it)
+ * and every operation ended; the peers go, then bx's workqueue.
  */
 void bx_conn_uninit_peers(void)
 {
-	struct bx_peer *peer;
-	unsigned long id;
-
+	bx_peers_uninit();
 	destroy_workqueue(bx_wq);
-	xa_for_each(&bx_peers, id, peer) {
-		WARN_ON(!list_empty(&peer->pending));
-		kfree(peer);
-	}
-	xa_destroy(&bx_peers);
 }

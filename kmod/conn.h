@@ -5,7 +5,9 @@
 #ifndef _BX_CONN_H
 #define _BX_CONN_H
 
+#include <linux/bits.h>
 #include <linux/kref.h>
+#include <linux/refcount.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/sizes.h>
@@ -31,6 +33,10 @@
 #define BX_SEG_MAX	SZ_1M	/* bytes per registered segment */
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
 #define BX_PEERS_MAX	1024
+/* Entries of the peer table only CAP_NET_ADMIN may take (peer.c). */
+#define BX_PEERS_RESERVED	64
+/* Peer ids go round up to this before one is used again. */
+#define BX_PEER_ID_MAX	BIT(20)
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 #define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
 #define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
@@ -49,7 +55,12 @@ struct bx_msg;
 
 /**
  * struct bx_peer - a remote host, by the address of its RDMA interface
- * @id:		id for BX_IOC_PEER users; peers live until module unload
+ * @ref:	the table's, and one per file that resolved it, connection
+ *		to it and push or pull towards it (peer.c)
+ * @id:		id for BX_IOC_PEER users, and in completions
+ * @idle_since:	when reclaim first found only the table holding it (0: not
+ *		idle); under bx_peers_lock
+ * @gone:	on reclaim's list of peers to free
  * @addr:	address, port BX_PORT
  * @lock:	protects @conn and @pending; process context only
  * @conn:	the connection or connection attempt (ref), or NULL
@@ -77,7 +88,10 @@ struct bx_msg;
  * @recover_work: reconnects with back-off and hands @parked over
  */
 struct bx_peer {
+	refcount_t		ref;
 	u32			id;
+	unsigned long		idle_since;
+	struct list_head	gone;
 	struct sockaddr_storage	addr;
 	struct mutex		lock;	/* @conn, @pending, @epoch, @restarts */
 	struct bx_conn		*conn;
@@ -147,6 +161,7 @@ struct bx_flowq {
  *		bx_conns holds none: teardown takes the connection off it
  * @host_node:	on bx_host.waiters[w] while @host_wait[w] (w: enum bx_hw)
  * @node:	in bx_conns, under bx_conns_lock
+ * @sweep_node:	on the deadline sweep's list of connections (conn.c)
  * @peer:	the remote host
  * @bdev:	local device (ref) from address resolution on
  * @cm_id:	rdma_cm id; owned by us (destroyed by teardown)
@@ -238,6 +253,7 @@ struct bx_flowq {
 struct bx_conn {
 	struct kref		ref;
 	struct list_head	node;
+	struct list_head	sweep_node;
 	struct bx_peer		*peer;
 	struct bx_dev		*bdev;
 	struct rdma_cm_id	*cm_id;
@@ -322,9 +338,17 @@ int bx_conn_init(void);
 void bx_conn_uninit(void);
 void bx_conn_uninit_peers(void);
 
-struct bx_peer *bx_peer_get(const struct sockaddr *addr);
+/* The peer table (peer.c). */
+bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
+struct bx_peer *bx_peer_get(const struct sockaddr *addr, bool reserve);
 struct bx_peer *bx_peer_lookup(const struct sockaddr *addr);
 struct bx_peer *bx_peer_find(u32 id);
+void bx_peer_hold(struct bx_peer *peer);
+void bx_peer_put(struct bx_peer *peer);
+void bx_peers_each(void (*fn)(struct bx_peer *, void *), void *arg);
+unsigned int bx_peers_count(void);
+void bx_peers_stop(void);
+void bx_peers_uninit(void);
 
 void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
 void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
@@ -370,6 +394,8 @@ void bx_conn_connect_timeout(struct work_struct *work);
 void bx_conn_keepalive(struct work_struct *work);
 void bx_conn_retry_work(struct work_struct *work);
 void bx_conn_kick_wait(struct bx_conn *conn);
+void bx_conn_sweep(struct bx_conn *conn);
+void bx_conns_sweep(bool now);
 void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_mr_freed(struct bx_conn *conn);
 bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);

@@ -6,8 +6,9 @@
  * bx_cq_offsets in the uapi header for the protocol). The kernel keeps its
  * own producer index and never reads its own index back from shared
  * memory; the consumer index written by user space is only used to
- * compute occupancy, and a corrupt one can only cost that process its own
- * completions (counted in *overflow).
+ * compute occupancy, clamped to the ring's size (bx_cq_pending()), so a
+ * corrupt one can only cost that process its own completions (counted in
+ * *overflow) and never admits more operations than the ring holds.
  */
 
 #include <linux/bx.h>
@@ -54,10 +55,17 @@ void bx_cq_uninit(struct bx_cq *cq)
 	cq->mem = NULL;
 }
 
-/* Entries produced and not yet consumed, as far as user space tells. */
+/*
+ * Entries produced and not yet consumed, as far as user space tells. A
+ * head anywhere but within the last ring's worth of what the kernel
+ * produced (ahead of the tail, or further behind than the ring holds) is
+ * a lie: it counts as a full ring, so that it never earns room.
+ */
 u32 bx_cq_pending(struct bx_cq *cq)
 {
-	return cq->ktail - READ_ONCE(*cq->head);
+	u32 n = cq->ktail - READ_ONCE(*cq->head);
+
+	return min(n, cq->mask + 1);
 }
 
 bool bx_cq_readable(struct bx_cq *cq)

@@ -42,6 +42,7 @@ static const struct file_operations show_fops = {
 static int stats_show(struct seq_file *m, void *unused)
 {
 	seq_printf(m, "conns %u\n", bx_conn_count());
+	seq_printf(m, "peers %u\n", bx_peers_count());
 	seq_printf(m, "ops_inflight %lld\n", atomic64_read(&bx_ops_inflight));
 	seq_printf(m, "mrs_inuse %lld\n", atomic64_read(&bx_mrs_inuse));
 	seq_printf(m, "region_bytes %lld\n", atomic64_read(&bx_region_bytes));

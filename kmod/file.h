@@ -9,10 +9,12 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/uidgid.h>
 #include <linux/xarray.h>
 
 #include "cq.h"
 #include "region.h"
+#include "user.h"
 
 /**
  * struct bx_file - one open /dev/bx
@@ -20,6 +22,10 @@
  *		request and service lookup in progress; see bx_file_put()
  * @node:	in the list of open files (debugfs "procs")
  * @tgid:	process that opened it
+ * @uid:	its user: unprivileged dumps show a user's own files only
+ * @user:	its user's accounting (user.c), held until the file is freed
+ * @peers:	peer id -> peer this file resolved (BX_IOC_PEER), each with
+ *		a reference charged to @user; released with the file
  * @setup_lock:	serializes BX_IOC_SETUP against mmap
  * @region:	registered memory, NULL before BX_IOC_SETUP
  * @cq:		completion ring, valid once @region is set
@@ -40,6 +46,9 @@ struct bx_file {
 	struct kref		ref;
 	struct list_head	node;
 	pid_t			tgid;
+	kuid_t			uid;
+	struct bx_user		*user;
+	struct xarray		peers;
 	struct mutex		setup_lock;	/* BX_IOC_SETUP */
 	struct bx_region	*region;
 	struct bx_cq		cq;

@@ -49,6 +49,24 @@ static const struct netlink_range_validation bx_a_tunables_refuse_ms_range = {
 	.max	= 600000ULL,
 };
 
+static const struct netlink_range_validation bx_a_tunables_peer_linger_ms_range = {
+	.max	= 3600000ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_user_ops_max_range = {
+	.min	= 16ULL,
+	.max	= 1048576ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_user_services_max_range = {
+	.min	= 1ULL,
+	.max	= 65536ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_op_timeout_ms_range = {
+	.max	= 3600000ULL,
+};
+
 /* Common nested types */
 const struct nla_policy bx_net_nl_policy[BX_A_NET_PREFIX_LEN + 1] = {
 	[BX_A_NET_ADDR] = NLA_POLICY_EXACT_LEN(16),
@@ -61,7 +79,7 @@ static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_PEER_ID + 1] = {
 };
 
 /* BX_CMD_TUNABLES_SET - do */
-static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_REFUSE_MS + 1] = {
+static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_OP_TIMEOUT_MS + 1] = {
 	[BX_A_TUNABLES_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_wnd_kb_range),
 	[BX_A_TUNABLES_WND_OPS] = NLA_POLICY_RANGE(NLA_U32, 1, 4096),
 	[BX_A_TUNABLES_HOST_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_kb_range),
@@ -78,6 +96,11 @@ static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_REFUSE_MS
 	[BX_A_TUNABLES_RECOVER_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_recover_ms_range),
 	[BX_A_TUNABLES_RD_DEPTH] = NLA_POLICY_RANGE(NLA_U32, 1, 16),
 	[BX_A_TUNABLES_REFUSE_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_refuse_ms_range),
+	[BX_A_TUNABLES_PEER_LINGER_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_peer_linger_ms_range),
+	[BX_A_TUNABLES_USER_OPS_MAX] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_user_ops_max_range),
+	[BX_A_TUNABLES_USER_PEERS_MAX] = NLA_POLICY_RANGE(NLA_U32, 1, 1024),
+	[BX_A_TUNABLES_USER_SERVICES_MAX] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_user_services_max_range),
+	[BX_A_TUNABLES_OP_TIMEOUT_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_op_timeout_ms_range),
 };
 
 /* BX_CMD_ALLOW_SET - do */
@@ -128,7 +151,7 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.cmd		= BX_CMD_TUNABLES_SET,
 		.doit		= bx_nl_tunables_set_doit,
 		.policy		= bx_tunables_set_nl_policy,
-		.maxattr	= BX_A_TUNABLES_REFUSE_MS,
+		.maxattr	= BX_A_TUNABLES_OP_TIMEOUT_MS,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
@@ -153,7 +176,7 @@ static const struct genl_split_ops bx_nl_ops[] = {
 };
 
 static const struct genl_multicast_group bx_nl_mcgrps[] = {
-	[BX_NLGRP_EVENTS] = { "events", },
+	[BX_NLGRP_EVENTS] = { "events", .flags = GENL_MCAST_CAP_NET_ADMIN, },
 };
 
 struct genl_family bx_nl_family __ro_after_init = {

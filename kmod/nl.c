@@ -232,7 +232,8 @@ static int nl_fill_stats(struct sk_buff *msg, void *unused)
 			      BX_A_STATS_PAD) ||
 	    nla_put_u32(msg, BX_A_STATS_TX_SMALL, st.tx_small) ||
 	    nla_put_u64_64bit(msg, BX_A_STATS_SMALL_PASSES, st.small_passes,
-			      BX_A_STATS_PAD))
+			      BX_A_STATS_PAD) ||
+	    nla_put_u32(msg, BX_A_STATS_PEERS, bx_peers_count()))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -263,6 +264,11 @@ static unsigned int *const nl_tunables[BX_A_TUNABLES_MAX + 1] = {
 	[BX_A_TUNABLES_RECOVER_MS]	= &bx_recover_ms,
 	[BX_A_TUNABLES_RD_DEPTH]	= &bx_rd_depth,
 	[BX_A_TUNABLES_REFUSE_MS]	= &bx_refuse_ms,
+	[BX_A_TUNABLES_PEER_LINGER_MS]	= &bx_peer_linger_ms,
+	[BX_A_TUNABLES_USER_OPS_MAX]	= &bx_user_ops_max,
+	[BX_A_TUNABLES_USER_PEERS_MAX]	= &bx_user_peers_max,
+	[BX_A_TUNABLES_USER_SERVICES_MAX] = &bx_user_services_max,
+	[BX_A_TUNABLES_OP_TIMEOUT_MS]	= &bx_op_timeout_ms,
 };
 
 static int nl_fill_tunables(struct sk_buff *msg, void *unused)

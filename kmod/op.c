@@ -100,9 +100,14 @@ static const int status_errno[__BX_ST_MAX] = {
 	[BX_ST_AGAIN]		= -EAGAIN,	/* nor does this */
 };
 
-static struct bx_op *op_alloc(u8 kind)
+/*
+ * A new operation of @kind. Those a process submits are charged to its
+ * memory cgroup (@gfp GFP_KERNEL_ACCOUNT); those the transport makes for
+ * a peer (reads, control messages) to no one's.
+ */
+static struct bx_op *op_alloc(u8 kind, gfp_t gfp)
 {
-	struct bx_op *op = kzalloc(sizeof(*op), GFP_KERNEL);
+	struct bx_op *op = kzalloc(sizeof(*op), gfp);
 
 	if (!op)
 		return NULL;
@@ -126,6 +131,8 @@ static void op_release(struct kref *ref)
 	kfree(op->rdma);
 	if (op->conn)
 		bx_conn_put(op->conn);
+	if (op->peer)
+		bx_peer_put(op->peer);
 	if (op->file)
 		bx_file_put(op->file);
 	atomic64_dec(&bx_ops_inflight);
@@ -139,7 +146,7 @@ void bx_op_put(struct bx_op *op)
 
 struct bx_op *bx_op_ctl(u8 type)
 {
-	struct bx_op *op = op_alloc(BX_K_CTL);
+	struct bx_op *op = op_alloc(BX_K_CTL, GFP_KERNEL);
 
 	if (op)
 		op->msg.type = type;
@@ -159,7 +166,7 @@ static bool op_park(struct bx_op *op)
 
 	op->lost = false;
 	if ((op->kind != BX_K_PUSH && op->kind != BX_K_PULL) ||
-	    READ_ONCE(op->file->dead) || !bx_recover_allowed())
+	    bx_op_expired(op) || !bx_recover_allowed())
 		return false;
 	op->conn = NULL;
 	op->req_id = 0;
@@ -171,6 +178,23 @@ static bool op_park(struct bx_op *op)
 	if (conn)
 		bx_conn_put(conn);
 	return true;
+}
+
+/*
+ * Is @op past its deadline (bx_sqe.timeout_ms), or its file closed? Then
+ * it is not to be sent (again), nor recovered.
+ */
+bool bx_op_expired(const struct bx_op *op)
+{
+	return (op->deadline && time_after_eq(jiffies, op->deadline)) ||
+	       (op->file && READ_ONCE(op->file->dead));
+}
+
+/* The errno of an operation that bx_op_expired(). */
+int bx_op_expiry_errno(const struct bx_op *op)
+{
+	return op->file && READ_ONCE(op->file->dead) ? -ECANCELED :
+	       -ETIMEDOUT;
 }
 
 /* Post the operation's completion, exactly once. */
@@ -185,8 +209,12 @@ static void op_complete(struct bx_op *op, int res)
 		if (op_park(op))
 			return;
 		/* A numbered push may have been delivered: not "unsent". */
-		if (op->kind == BX_K_PUSH && op->seq && res == -ENOTCONN)
+		if (op->kind == BX_K_PUSH && op->seq &&
+		    (res == -ENOTCONN || res == -ETIMEDOUT))
 			res = -ECONNRESET;
+		/* Not recovered for its deadline: say so. */
+		else if (res == -ENOTCONN && bx_op_expired(op))
+			res = -ETIMEDOUT;
 	}
 	if (op->kind == BX_K_PUSH)
 		bx_push_resolved(op);
@@ -702,6 +730,29 @@ static void reply_fail(struct bx_op *op, int err)
 	op_complete(op, err);
 }
 
+/*
+ * @op, taken off a queue of its connection (its reference passes here),
+ * passed its deadline or lost its file before it went out: end it. A
+ * push or pull never sent, or answered BUSY, certainly did not reach the
+ * peer's application; a numbered push the peer could not decide on yet
+ * (AGAIN) may have: ECONNRESET. A reply tells its requester.
+ */
+void bx_op_expire(struct bx_op *op)
+{
+	int err = bx_op_expiry_errno(op);
+
+	if (op->kind == BX_K_REPLY) {
+		send_ctl(op->conn, BX_MSG_NACK, op->msg.req_id,
+			 BX_ST_CANCELED);
+		op_complete(op, err);
+	} else {
+		if (op->kind == BX_K_PUSH && op->seq)
+			err = -ECONNRESET;
+		bx_op_fail(op, err);
+	}
+	bx_op_put(op);
+}
+
 /* REPLY @op goes inline (copied): small, or a sink without keys. */
 static bool reply_inline(const struct bx_op *op)
 {
@@ -881,6 +932,12 @@ void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err)
 
 /* ---- services and receiving --------------------------------------------- */
 
+/*
+ * Own @service on this host. Numbers below BX_SERVICE_PRIV are for
+ * processes with CAP_NET_BIND_SERVICE, as TCP's ports below 1024 are: an
+ * unprivileged process cannot take a system parameter server's number
+ * before it starts.
+ */
 int bx_service_bind(struct bx_file *f, u32 service)
 {
 	struct bx_service *svc;
@@ -888,9 +945,16 @@ int bx_service_bind(struct bx_file *f, u32 service)
 
 	if (!service)
 		return -EINVAL;
-	svc = kzalloc(sizeof(*svc), GFP_KERNEL);
-	if (!svc)
+	if (service < BX_SERVICE_PRIV && !capable(CAP_NET_BIND_SERVICE))
+		return -EACCES;
+	if (!bx_user_charge(&f->user->services,
+			    READ_ONCE(bx_user_services_max)))
+		return -ENOSPC;
+	svc = kzalloc(sizeof(*svc), GFP_KERNEL_ACCOUNT);
+	if (!svc) {
+		bx_user_uncharge(&f->user->services);
 		return -ENOMEM;
+	}
 	svc->id = service;
 	svc->file = f;
 	INIT_LIST_HEAD(&svc->recvs);
@@ -905,6 +969,7 @@ int bx_service_bind(struct bx_file *f, u32 service)
 	mutex_unlock(&bx_services_lock);
 	if (ret) {
 		kfree(svc);
+		bx_user_uncharge(&f->user->services);
 		return ret == -EBUSY ? -EADDRINUSE : ret;
 	}
 	return 0;
@@ -935,6 +1000,7 @@ static void service_free(struct bx_service *svc)
 		kfree(rv);
 	}
 	kfree(svc);
+	bx_user_uncharge(&f->user->services);
 }
 
 int bx_service_unbind(struct bx_file *f, u32 service)
@@ -1117,7 +1183,7 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 		send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 		return;
 	}
-	op = op_alloc(BX_K_SRV_READ);
+	op = op_alloc(BX_K_SRV_READ, GFP_KERNEL);
 	if (op)
 		op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
 	if (!op || !op->rdma) {
@@ -1325,7 +1391,7 @@ static int submit_recv(struct bx_file *f, const struct bx_sqe *sqe)
 	struct bx_recv *rv;
 	int ret = 0;
 
-	rv = kzalloc(sizeof(*rv), GFP_KERNEL);
+	rv = kzalloc(sizeof(*rv), GFP_KERNEL_ACCOUNT);
 	if (!rv)
 		return -ENOMEM;
 	rv->user_data = sqe->user_data;
@@ -1347,6 +1413,16 @@ static int submit_recv(struct bx_file *f, const struct bx_sqe *sqe)
 	return ret;
 }
 
+/* The deadline of @sqe's operation in jiffies (never 0), or 0: none. */
+static unsigned long op_deadline(const struct bx_sqe *sqe)
+{
+	unsigned int ms = sqe->timeout_ms ?: READ_ONCE(bx_op_timeout_ms);
+
+	if (!ms)
+		return 0;
+	return (jiffies + msecs_to_jiffies(ms)) ?: 1;
+}
+
 static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 {
 	struct bx_req *req;
@@ -1355,10 +1431,10 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 
 	if (sqe->token > U32_MAX)
 		return -ENOENT;
-	op = op_alloc(BX_K_REPLY);
+	op = op_alloc(BX_K_REPLY, GFP_KERNEL_ACCOUNT);
 	if (!op)
 		return -ENOMEM;
-	op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
+	op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL_ACCOUNT);
 	if (!op->rdma) {
 		bx_op_put(op);
 		return -ENOMEM;
@@ -1383,6 +1459,7 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 	}
 	bx_file_get(f);
 	op->file = f;
+	op->deadline = op_deadline(sqe);
 	op->user_data = sqe->user_data;
 	op->off = sqe->off;
 	op->len = sqe->len;
@@ -1393,6 +1470,7 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 	kfree(req);
 	op->cqe.done = NULL;
 	bx_conn_queue(op->conn, op);
+	bx_conns_sweep(false);
 	return 0;
 }
 
@@ -1400,12 +1478,13 @@ static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe)
 {
 	struct bx_region *r = f->region;
 
-	if (sqe->flags || sqe->resv0 || sqe->resv1 || sqe->resv2)
+	if (sqe->flags || sqe->resv0 || sqe->resv2)
 		return -EINVAL;
 	switch (sqe->opcode) {
 	case BX_OP_PUSH:
 	case BX_OP_PULL:
-		if (!sqe->service || sqe->token || !bx_peer_find(sqe->peer))
+		/* The peer itself is looked up by bx_op_submit(). */
+		if (!sqe->service || sqe->token || !sqe->peer)
 			return -EINVAL;
 		if (sqe->len > BX_MSG_MAX)
 			return -EMSGSIZE;
@@ -1419,7 +1498,8 @@ static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe)
 		return bx_region_valid(r, sqe->resp_off, sqe->resp_len) ?
 		       0 : -EINVAL;
 	case BX_OP_RECV:
-		if (sqe->peer || sqe->token || sqe->resp_off || sqe->resp_len)
+		if (sqe->peer || sqe->token || sqe->resp_off || sqe->resp_len ||
+		    sqe->timeout_ms)
 			return -EINVAL;
 		if (sqe->len > BX_MSG_MAX)
 			return -EMSGSIZE;
@@ -1445,7 +1525,10 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 	if (ret)
 		return ret;
 
-	/* Room for this operation's completion, whatever happens. */
+	/*
+	 * Room for this operation's completion, whatever happens, and in its
+	 * user's share of operations in flight (user.c).
+	 */
 	spin_lock(&f->lock);
 	if (f->inflight + bx_cq_pending(&f->cq) > f->cq.mask) {
 		spin_unlock(&f->lock);
@@ -1453,6 +1536,10 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 	}
 	f->inflight++;
 	spin_unlock(&f->lock);
+	if (!bx_user_charge(&f->user->ops, READ_ONCE(bx_user_ops_max))) {
+		ret = -EBUSY;
+		goto out;
+	}
 
 	switch (sqe->opcode) {
 	case BX_OP_RECV:
@@ -1463,13 +1550,19 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 		break;
 	default:
 		peer = bx_peer_find(sqe->peer);
-		op = op_alloc(sqe->opcode);
+		if (!peer) {
+			ret = -EINVAL;
+			break;
+		}
+		op = op_alloc(sqe->opcode, GFP_KERNEL_ACCOUNT);
 		if (!op) {
+			bx_peer_put(peer);
 			ret = -ENOMEM;
 			break;
 		}
 		bx_file_get(f);
 		op->file = f;
+		op->deadline = op_deadline(sqe);
 		op->user_data = sqe->user_data;
 		op->off = sqe->off;
 		op->len = sqe->len;
@@ -1480,8 +1573,12 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 		op->needs_reg = (op->kind == BX_K_PUSH ? op->len :
 				 op->resp_len) > READ_ONCE(bx_rdv_threshold);
 		bx_conn_submit(peer, op);
+		bx_conns_sweep(false);
 		break;
 	}
+	if (ret)
+		bx_user_uncharge(&f->user->ops);
+out:
 	if (ret) {
 		spin_lock(&f->lock);
 		f->inflight--;
@@ -1492,9 +1589,11 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 
 /*
  * The file is going away: its services stop receiving, posted RECVs are
- * dropped, and requesters still waiting for a reply learn it will not
- * come. Operations in flight finish on their own and drop their
- * references to the file and its region.
+ * dropped, requesters still waiting for a reply learn it will not come,
+ * and what it queued on the connections is ended by the sweep at once
+ * (-ECANCELED; bx_op_expired()). Operations on the wire finish with
+ * their response, or at their deadline, and drop their references to the
+ * file and its region.
  */
 void bx_op_file_release(struct bx_file *f)
 {
@@ -1519,4 +1618,6 @@ void bx_op_file_release(struct bx_file *f)
 		bx_conn_put(req->conn);
 		kfree(req);
 	}
+	/* What it queued goes now (bx_conn_sweep()). */
+	bx_conns_sweep(true);
 }

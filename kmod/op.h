@@ -98,6 +98,8 @@ struct bx_rdma {
  *		BX_WAITED_HOST (once per operation, however often it is
  *		tried again)
  * @retries:	times a busy receiver bounced it
+ * @deadline:	PUSH, PULL, REPLY: jiffies past which it ends with
+ *		-ETIMEDOUT (bx_op_expired()); 0: none
  * @peer:	PUSH, PULL: destination (peers live until unload)
  * @seq:	PUSH: its number once sent (0: none yet; replay.h); SRV_READ:
  *		the number of the push it reads
@@ -140,6 +142,7 @@ struct bx_op {
 	u8			waited;
 	u8			wreads;
 	u8			retries;
+	unsigned long		deadline;
 	struct bx_rdma		*rdma;
 	struct ib_cqe		cqe;
 	struct bx_peer		*peer;
@@ -174,6 +177,9 @@ void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
 void bx_op_fail(struct bx_op *op, int err);
 void bx_op_lost(struct bx_op *op, int err);
 void bx_op_fenced(struct bx_op *op);
+bool bx_op_expired(const struct bx_op *op);
+void bx_op_expire(struct bx_op *op);
+int bx_op_expiry_errno(const struct bx_op *op);
 void bx_op_put(struct bx_op *op);
 void bx_op_register(struct bx_op *op);
 u32 bx_op_cost(const struct bx_op *op);

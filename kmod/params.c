@@ -137,6 +137,31 @@ static struct bx_tunable bx_t_refuse_ms = { &bx_refuse_ms, 0, 600000 };
 module_param_cb(refuse_ms, &tunable_ops, &bx_t_refuse_ms, 0644);
 MODULE_PARM_DESC(refuse_ms, "a peer's connect requests are refused this long after a protocol violation, twice as long after each further one, up to 64 times (0: not at all) [0..600000, default 1000]");
 
+unsigned int bx_peer_linger_ms = 60000;
+static struct bx_tunable bx_t_peer_linger_ms = { &bx_peer_linger_ms, 0, 3600000 };
+module_param_cb(peer_linger_ms, &tunable_ops, &bx_t_peer_linger_ms, 0644);
+MODULE_PARM_DESC(peer_linger_ms, "a peer nothing holds stays in the table this long, keeping its replay record (no shorter than the peers' recover_ms) [0..3600000, default 60000]");
+
+unsigned int bx_user_ops_max = 65536;
+static struct bx_tunable bx_t_user_ops_max = { &bx_user_ops_max, 16, 1048576 };
+module_param_cb(user_ops_max, &tunable_ops, &bx_t_user_ops_max, 0644);
+MODULE_PARM_DESC(user_ops_max, "operations (and posted RECVs) one user's files may have in flight [16..1048576, default 65536]");
+
+unsigned int bx_user_peers_max = 256;
+static struct bx_tunable bx_t_user_peers_max = { &bx_user_peers_max, 1, 1024 };
+module_param_cb(user_peers_max, &tunable_ops, &bx_t_user_peers_max, 0644);
+MODULE_PARM_DESC(user_peers_max, "peers one user's files may hold [1..1024, default 256]");
+
+unsigned int bx_user_services_max = 256;
+static struct bx_tunable bx_t_user_services_max = { &bx_user_services_max, 1, 65536 };
+module_param_cb(user_services_max, &tunable_ops, &bx_t_user_services_max, 0644);
+MODULE_PARM_DESC(user_services_max, "services one user's files may bind [1..65536, default 256]");
+
+unsigned int bx_op_timeout_ms = 60000;
+static struct bx_tunable bx_t_op_timeout_ms = { &bx_op_timeout_ms, 0, 3600000 };
+module_param_cb(op_timeout_ms, &tunable_ops, &bx_t_op_timeout_ms, 0644);
+MODULE_PARM_DESC(op_timeout_ms, "deadline of a push, pull or reply whose submission gives none (0: none) [0..3600000, default 60000]");
+
 bool bx_flow_control = true;
 module_param_named(flow_control, bx_flow_control, bool, 0644);
 MODULE_PARM_DESC(flow_control,

@@ -25,5 +25,10 @@ extern unsigned int bx_connect_timeout_ms;
 extern unsigned int bx_ack_timeout;
 extern unsigned int bx_recover_ms;
 extern unsigned int bx_refuse_ms;
+extern unsigned int bx_peer_linger_ms;
+extern unsigned int bx_user_ops_max;
+extern unsigned int bx_user_peers_max;
+extern unsigned int bx_user_services_max;
+extern unsigned int bx_op_timeout_ms;
 
 #endif /* _BX_PARAMS_H */

@@ -176,12 +176,17 @@ void bx_peer_recover_work(struct work_struct *work)
 
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		if (!up || READ_ONCE(op->file->dead) ||
+		if (!up || bx_op_expired(op) ||
 		    (op->kind == BX_K_PUSH && op->seq &&
 		     op->epoch != up->peer_epoch)) {
+			int err = parked_errno(op, !!up);
+
 			if (!op->fresh)
 				failed++;
-			bx_op_fail(op, parked_errno(op, !!up));
+			/* Never sent, and past its deadline or closed. */
+			if (up && err == -ETIMEDOUT && bx_op_expired(op))
+				err = bx_op_expiry_errno(op);
+			bx_op_fail(op, err);
 			bx_op_put(op);
 			continue;
 		}

@@ -8,10 +8,15 @@
  * into it, so the data is never copied between application and transport
  * buffers for rendezvous transfers.
  *
- * The memory is vmalloc_user() pages: zeroed, never swapped, and owned by
- * the module, not by the process, so nothing needs pinning. It is charged
- * twice: against the module-wide cap bx_region_cap and, unless the caller
- * has CAP_IPC_LOCK, against its user's RLIMIT_MEMLOCK (the same atomic
+ * The memory is pages the module allocates, zeroes and maps contiguously
+ * for itself (vmap): never swapped, and owned by the module, not by the
+ * process, so nothing needs pinning. They are charged to the memory
+ * cgroup of the process that sets the region up (__GFP_ACCOUNT), and
+ * allocated with __GFP_RETRY_MAYFAIL: when memory runs short the setup
+ * fails with ENOMEM, it never wakes the OOM killer on others. The region
+ * is also charged against the module-wide cap region_cap_mb (a quarter of
+ * the machine's memory unless set) and, unless the caller has
+ * CAP_IPC_LOCK, against its user's RLIMIT_MEMLOCK (the same atomic
  * scheme io_uring uses, so that the charge can be dropped from any
  * context). Mappings are VM_DONTCOPY (a child of fork(2) does not get
  * them) and VM_DONTEXPAND.
@@ -29,15 +34,91 @@
 #include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/sched.h>
 
 #include "region.h"
 
 atomic64_t bx_region_bytes = ATOMIC64_INIT(0);
 
-/* Module-wide cap on region memory, MiB. */
-unsigned long bx_region_cap = 1024;
+/* Module-wide cap on region memory, MiB; 0: a quarter of the RAM. */
+unsigned long bx_region_cap;
 module_param_named(region_cap_mb, bx_region_cap, ulong, 0644);
-MODULE_PARM_DESC(region_cap_mb, "Cap on all regions together, MiB (default 1024)");
+MODULE_PARM_DESC(region_cap_mb, "cap on all regions together, MiB (0, the default: a quarter of the machine's memory)");
+
+/* The cap in bytes. */
+static s64 region_cap(void)
+{
+	unsigned long mb = READ_ONCE(bx_region_cap);
+
+	if (!mb)
+		return (s64)(totalram_pages() / 4) << PAGE_SHIFT;
+	return (s64)mb << 20;
+}
+
+static void region_free_pages(struct bx_region *r, unsigned long n)
+{
+	while (n--)
+		__free_page(r->pages[n]);
+	kvfree(r->pages);
+	r->pages = NULL;
+}
+
+/*
+ * Serializes region allocations, so that each sees what the ones before
+ * it left (region_alloc_pages()); they are rare (once per file).
+ */
+static DEFINE_MUTEX(bx_region_alloc_lock);
+
+static int region_alloc_locked(struct bx_region *r, gfp_t gfp,
+			       unsigned long n)
+{
+	unsigned long i;
+
+	if ((long)(n + totalram_pages() / 8) > si_mem_available())
+		return -ENOMEM;
+	r->pages = kvcalloc(n, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
+	if (!r->pages)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		r->pages[i] = alloc_page(gfp);
+		if (!r->pages[i])
+			goto err;
+		if (fatal_signal_pending(current)) {
+			i++;
+			goto err;
+		}
+		cond_resched();
+	}
+	/* VM_USERMAP: remap_vmalloc_range() maps it into the process. */
+	r->vaddr = vmap(r->pages, n, VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	if (!r->vaddr)
+		goto err;
+	return 0;
+
+err:
+	region_free_pages(r, i);
+	return -ENOMEM;
+}
+
+/*
+ * The region's pages, mapped at r->vaddr: charged to the caller's memory
+ * cgroup, and failing rather than calling the OOM killer. A region may
+ * not leave less than an eighth of the machine's memory available to
+ * everything else: __GFP_RETRY_MAYFAIL alone stops at the watermarks,
+ * where the next ordinary allocation of anyone would wake the OOM killer.
+ */
+static int region_alloc_pages(struct bx_region *r)
+{
+	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			  __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
+	unsigned long n = r->size >> PAGE_SHIFT;
+	int ret;
+
+	mutex_lock(&bx_region_alloc_lock);
+	ret = region_alloc_locked(r, gfp, n);
+	mutex_unlock(&bx_region_alloc_lock);
+	return ret;
+}
 
 static int charge_memlock(struct user_struct *user, unsigned long pages)
 {
@@ -57,15 +138,14 @@ int bx_region_create(u64 size, struct bx_region **out)
 	struct bx_region *r;
 	int ret;
 
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return -ENOMEM;
 	kref_init(&r->ref);
 	r->size = size;
 
 	/* The module-wide cap first: it bounds what any user can pin. */
-	if (atomic64_add_return(size, &bx_region_bytes) >
-	    (s64)bx_region_cap << 20) {
+	if (atomic64_add_return(size, &bx_region_bytes) > region_cap()) {
 		ret = -ENOMEM;
 		goto err_uncap;
 	}
@@ -75,11 +155,9 @@ int bx_region_create(u64 size, struct bx_region **out)
 		if (ret)
 			goto err_put_user;
 	}
-	r->vaddr = vmalloc_user(size);
-	if (!r->vaddr) {
-		ret = -ENOMEM;
+	ret = region_alloc_pages(r);
+	if (ret)
 		goto err_uncharge;
-	}
 	*out = r;
 	return 0;
 
@@ -100,7 +178,8 @@ static void region_release(struct kref *ref)
 {
 	struct bx_region *r = container_of(ref, struct bx_region, ref);
 
-	vfree(r->vaddr);
+	vunmap(r->vaddr);
+	region_free_pages(r, r->size >> PAGE_SHIFT);
 	if (r->user) {
 		atomic_long_sub(r->size >> PAGE_SHIFT, &r->user->locked_vm);
 		free_uid(r->user);
@@ -197,7 +276,7 @@ int bx_region_sg(struct bx_region *r, u64 off, u32 len, struct sg_table *sgt)
 		u32 pgoff = offset_in_page(off + done);
 		u32 n = min_t(u32, PAGE_SIZE - pgoff, len - done);
 
-		sg_set_page(sg, vmalloc_to_page(r->vaddr + off + done), n,
+		sg_set_page(sg, r->pages[(off + done) >> PAGE_SHIFT], n,
 			    pgoff);
 		done += n;
 	}

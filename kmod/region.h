@@ -17,13 +17,16 @@ struct user_struct;
  *		operation whose DMA may touch it; the memory is freed only
  *		with the last reference, so a killed process cannot free
  *		pages a device still writes
- * @vaddr:	vmalloc_user() memory, zeroed at allocation
+ * @vaddr:	@pages mapped contiguously (vmap(), VM_USERMAP)
+ * @pages:	the pages, zeroed at allocation and charged to the memory
+ *		cgroup of the process that set the region up
  * @size:	bytes, a multiple of PAGE_SIZE
  * @user:	charged for @size against RLIMIT_MEMLOCK (NULL: not charged)
  */
 struct bx_region {
 	struct kref		ref;
 	void			*vaddr;
+	struct page		**pages;
 	u64			size;
 	struct user_struct	*user;
 };

@@ -530,12 +530,24 @@ void bx_conn_piece_end(struct bx_conn *conn)
 }
 
 /*
- * The receiver had no buffer posted for @op: send it again later, still
- * admitted and registered. Backs off from 1 to 64 jiffies.
+ * The receiver had no buffer posted for @op (or could not decide on a
+ * push yet): send it again later, still registered. Backs off from 1 to
+ * 64 jiffies. Meanwhile it is not in flight: it gives its window back
+ * and queues for admission again in its process's turn
+ * (bx_conn_retry_work()), so that a process whose receiver never takes
+ * its messages cannot keep the shared connection's window from the
+ * others.
  */
 void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 {
 	unsigned long delay = 1UL << min_t(u8, op->retries, 6);
+
+	/* Not again past its deadline, or for a closed file. */
+	if (bx_op_expired(op)) {
+		bx_op_expire(op);
+		return;
+	}
+	bx_flow_release(op);
 
 	if (op->retries < U8_MAX)
 		op->retries++;
@@ -555,11 +567,17 @@ void bx_conn_retry_work(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, retry_work);
+	struct bx_op *op, *tmp;
+	LIST_HEAD(list);
 
 	spin_lock(&conn->lock);
-	list_splice_tail_init(&conn->retryq, &conn->readyq);
+	list_splice_tail_init(&conn->retryq, &list);
 	spin_unlock(&conn->lock);
-	bx_conn_kick(conn);
+	/* Back to admission, each with the retryq's reference. */
+	list_for_each_entry_safe(op, tmp, &list, node) {
+		list_del_init(&op->node);
+		bx_conn_queue(conn, op);
+	}
 }
 
 enum kick_act {
@@ -817,6 +835,90 @@ static bool conn_kick_idle(struct bx_conn *conn)
 void bx_conn_kick_wait(struct bx_conn *conn)
 {
 	wait_var_event(&conn->kicking, conn_kick_idle(conn));
+}
+
+/* Move the operations of @q that bx_op_expired() to @done. */
+static void sweep_list(struct list_head *q, struct list_head *done)
+{
+	struct bx_op *op, *tmp;
+
+	list_for_each_entry_safe(op, tmp, q, node)
+		if (bx_op_expired(op))
+			list_move_tail(&op->node, done);
+}
+
+/*
+ * The same for the send queue of process @fq, in order: its items are
+ * taken out and those that stay are queued again (which starts its
+ * round anew: it loses at most a quantum).
+ */
+static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
+		       struct list_head *done)
+{
+	struct bx_drr_item *it, *next;
+	bool any = false;
+
+	for (it = fq->drr.head; it && !any; it = it->next)
+		any = bx_op_expired(container_of(it, struct bx_op, qi));
+	if (!any)
+		return;
+	it = bx_drr_flow_drain(&conn->txq, &fq->drr);
+	for (; it; it = next) {
+		struct bx_op *op = container_of(it, struct bx_op, qi);
+
+		next = it->next;
+		if (bx_op_expired(op))
+			list_add_tail(&op->node, done);
+		else
+			bx_drr_enqueue(&conn->txq, &fq->drr, it);
+	}
+	flowq_put(fq);
+}
+
+/*
+ * End the operations of @conn that passed their deadline or lost their
+ * file (bx_op_expired()) before they went out: in a process's send queue,
+ * admitted and waiting for a send buffer, an MR or a retry. Those on the
+ * wire end with their response; one still awaiting it past its deadline
+ * ends the connection (there is no way to tell the peer to let go of its
+ * buffer; the other operations on it are recovered). bx_conns_sweep()
+ * calls this every BX_SWEEP_MS while operations are in flight.
+ */
+void bx_conn_sweep(struct bx_conn *conn)
+{
+	struct bx_flowq *fq, *tmp;
+	struct bx_op *op, *next;
+	bool overdue = false;
+	unsigned long id;
+	LIST_HEAD(done);
+
+	spin_lock(&conn->lock);
+	if (conn->state != BX_CONN_STATE_UP) {
+		spin_unlock(&conn->lock);
+		return;
+	}
+	sweep_list(&conn->readyq, &done);
+	sweep_list(&conn->retryq, &done);
+	sweep_list(&conn->mrwaitq, &done);
+	sweep_list(&conn->regq, &done);
+	list_for_each_entry_safe(fq, tmp, &conn->flows, node)
+		if (!fq->rd)
+			sweep_flow(conn, fq, &done);
+	spin_unlock(&conn->lock);
+
+	xa_lock(&conn->ops);
+	xa_for_each(&conn->ops, id, op)
+		overdue |= op->deadline && time_after_eq(jiffies, op->deadline);
+	xa_unlock(&conn->ops);
+	if (overdue)
+		bx_conn_fail(conn, -ETIMEDOUT);
+
+	list_for_each_entry_safe(op, next, &done, node) {
+		list_del_init(&op->node);
+		bx_op_expire(op);
+	}
+	/* What waited behind them may go now. */
+	bx_conn_kick(conn);
 }
 
 /* Move every operation still queued on @conn to @list. */

@@ -34,6 +34,13 @@ python3 "$gen" --spec "$spec" --mode kernel --header -o "$root/out/nl-gen.h"
 python3 "$gen" --spec "$spec" --mode kernel --source -o "$root/out/nl-gen.c"
 # The generated source includes its header by the kernel tree's path.
 sed -i 's|#include "bx-nl-gen.h"|#include "nl-gen.h"|' "$root/out/nl-gen.c"
+# Joining "events" needs CAP_NET_ADMIN (its connection events name other
+# users' peers and errors): 6.12's generator knows no multicast group
+# flags, so they are added here.
+sed -i 's|\[BX_NLGRP_EVENTS\] = { "events", },|[BX_NLGRP_EVENTS] = { "events", .flags = GENL_MCAST_CAP_NET_ADMIN, },|' \
+	"$root/out/nl-gen.c"
+grep -q 'GENL_MCAST_CAP_NET_ADMIN' "$root/out/nl-gen.c" ||
+	{ echo "nl-regen.sh: the events group's flags were not added" >&2; exit 1; }
 
 rc=0
 for f in uapi/linux/bx_netlink.h kmod/nl-gen.h kmod/nl-gen.c; do

@@ -45,14 +45,18 @@
  *  BX_IOC_PEER (struct bx_peer_addr, read/write)
  *	Resolve an IPv4/IPv6 address of a peer's RDMA interface to a peer id
  *	used in submissions. The connection is set up on first use and shared
- *	by every process of the host. Errors: -EINVAL, -EAFNOSUPPORT, -ENOSPC
- *	(peer table full).
+ *	by every process of the host. The file holds the peer until it is
+ *	closed, which keeps the id valid for it. Errors: -EINVAL,
+ *	-EAFNOSUPPORT, -ENOSPC (the user holds user_peers_max peers, or the
+ *	peer table is full, its last entries kept for CAP_NET_ADMIN).
  *
  *  BX_IOC_BIND / BX_IOC_UNBIND (struct bx_bind, write)
  *	Own / release a service number on this host; pushes and pulls sent to
- *	it arrive on this file. Errors: -EADDRINUSE (bound by another file),
- *	-EINVAL (service 0 or resv), -ENOENT (unbind of a service not bound
- *	here).
+ *	it arrive on this file. Numbers below BX_SERVICE_PRIV need
+ *	CAP_NET_BIND_SERVICE. Errors: -EADDRINUSE (bound by another file),
+ *	-EACCES (a privileged number without the capability), -EINVAL
+ *	(service 0 or resv), -ENOENT (unbind of a service not bound here),
+ *	-ENOSPC (the user has user_services_max services bound).
  *
  *  BX_IOC_SUBMIT (struct bx_submit, write)
  *	Submit up to 256 struct bx_sqe in one call. Returns the number
@@ -60,10 +64,21 @@
  *	each accepted one ends with exactly one struct bx_cqe in the ring.
  *	Validation errors are returned synchronously: -EINVAL (opcode, flags,
  *	resv, peer id, buffer outside the region, overflowing lengths),
- *	-EBUSY (as many operations in flight as the ring has entries),
+ *	-EBUSY (as many operations in flight as the ring has entries, or as
+ *	the user may have: user_ops_max),
  *	-ENOENT (unknown reply token), -EMSGSIZE (reply larger than the
  *	requester's buffer), -ENOTCONN (RECV for a service not bound here),
  *	-ENXIO (no BX_IOC_SETUP yet).
+ *	Every push, pull and reply has a deadline (bx_sqe.timeout_ms): one
+ *	that has not completed by then completes with -ETIMEDOUT, and gives
+ *	back its window, registrations and region. It certainly did not
+ *	reach the peer's application, except a push already sent, which then
+ *	completes with -ECONNRESET (outcome unknown) and a pull, whose
+ *	request the server may have seen. One still awaiting its response at
+ *	its deadline ends its connection (the other operations on it are
+ *	recovered: bx.rst, "Recovery"). Closing the file cancels whatever it
+ *	has queued at once; what is on the wire ends at its response or its
+ *	deadline.
  *	With @wait set, a call that had all @nr accepted then sleeps until
  *	the ring holds at least @wait completions, saving the poll(2) of a
  *	caller that waits for its answers anyway; a signal ends the sleep
@@ -113,6 +128,7 @@ struct bx_info {
 #define BX_CQ_ENTRIES_MAX	32768
 #define BX_SUBMIT_MAX		256
 #define BX_MSG_MAX		(16U << 20)	/* bytes per push/pull */
+#define BX_SERVICE_PRIV		1024	/* services below: privileged */
 
 /**
  * struct bx_cq_offsets - layout of the completion ring mapping
@@ -216,8 +232,11 @@ enum {
  *		this file
  * @resp_off:	PULL: region offset where the response lands
  * @resp_len:	PULL: capacity at @resp_off
- * @resv1:	must be 0
- * @token:	REPLY: from the request's completion
+ * @timeout_ms:	PUSH, PULL, REPLY: the operation's deadline, in ms from its
+ *		submission; 0: the module's op_timeout_ms. Past it, the
+ *		operation completes with -ETIMEDOUT (see BX_IOC_SUBMIT).
+ *		RECV: must be 0 (a RECV waits until a message comes, or its
+ *		service is unbound)
  * @resv2:	must be 0
  */
 struct bx_sqe {
@@ -231,7 +250,7 @@ struct bx_sqe {
 	__u32		service;
 	__aligned_u64	resp_off;
 	__u32		resp_len;
-	__u32		resv1;
+	__u32		timeout_ms;
 	__aligned_u64	token;
 	__aligned_u64	resv2;
 };

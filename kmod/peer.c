@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: the peer table.
+ *
+ * A peer is a remote host, by the address of its RDMA interface, with
+ * what bx remembers of it across connections: the numbering of our
+ * pushes to it and the record of its pushes we delivered (replay.h), its
+ * restarts, its violations. Peers come from BX_IOC_PEER and from connect
+ * requests.
+ *
+ * Lifetime. The table holds one reference to every peer in it; each file
+ * that resolved the peer (BX_IOC_PEER), each connection to it and each
+ * push or pull towards it holds another. A peer that only the table
+ * holds is idle; once it stayed idle for peer_linger_ms, and is not
+ * being refused after a violation, bx_peers_reclaim() takes it out of the
+ * table and frees it. The linger keeps the replay record of a peer that
+ * will reconnect to send its pushes again (it gives up on them after its
+ * recover_ms): peer_linger_ms should not be shorter than the peers'
+ * recover_ms. Ids are handed out cyclically, so a reclaimed peer's id is
+ * not soon given to another.
+ *
+ * The table is bounded (BX_PEERS_MAX); the last BX_PEERS_RESERVED
+ * entries are for callers with CAP_NET_ADMIN, so that unprivileged users
+ * (each also bounded, user.c) and remote hosts cannot take every entry
+ * root needs.
+ */
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <net/ipv6.h>
+
+#include "conn.h"
+#include "params.h"
+
+/* id -> peer; lookups by id under xa_lock, as is removal. */
+static DEFINE_XARRAY_ALLOC1(bx_peers);
+static u32 bx_peers_next;
+/*
+ * Serializes creation, lookups by address and reclaim, and walks that
+ * look at every peer; process context only.
+ */
+static DEFINE_MUTEX(bx_peers_lock);
+static unsigned int bx_npeers;	/* under bx_peers_lock */
+
+static void peers_reclaim_work(struct work_struct *work);
+static DECLARE_DELAYED_WORK(bx_peers_gc, peers_reclaim_work);
+
+bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr);
+}
+
+void bx_peer_hold(struct bx_peer *peer)
+{
+	refcount_inc(&peer->ref);
+}
+
+/* Drop a reference; the table's own is dropped by reclaim alone. */
+void bx_peer_put(struct bx_peer *peer)
+{
+	refcount_dec(&peer->ref);
+}
+
+/* The peer of @addr, with a reference; bx_peers_lock held. */
+static struct bx_peer *peer_by_addr(const struct sockaddr *addr)
+{
+	struct bx_peer *peer;
+	unsigned long id;
+
+	lockdep_assert_held(&bx_peers_lock);
+	xa_for_each(&bx_peers, id, peer) {
+		if (bx_addr_equal((struct sockaddr *)&peer->addr, addr)) {
+			bx_peer_hold(peer);
+			return peer;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The peer of @addr, created if there is none, with a reference for the
+ * caller. -ENOSPC when the table is full, or has only its reserve left
+ * and @reserve (the caller has CAP_NET_ADMIN) is false.
+ */
+struct bx_peer *bx_peer_get(const struct sockaddr *addr, bool reserve)
+{
+	unsigned int max = BX_PEERS_MAX - (reserve ? 0 : BX_PEERS_RESERVED);
+	struct bx_peer *peer;
+	u32 new_id;
+	int ret;
+
+	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
+		return ERR_PTR(-EAFNOSUPPORT);
+
+	mutex_lock(&bx_peers_lock);
+	peer = peer_by_addr(addr);
+	if (peer)
+		goto out;
+	if (bx_npeers >= max) {
+		peer = ERR_PTR(-ENOSPC);
+		goto out;
+	}
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer) {
+		peer = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	/* The table's reference and the caller's. */
+	refcount_set(&peer->ref, 2);
+	mutex_init(&peer->lock);
+	INIT_LIST_HEAD(&peer->pending);
+	spin_lock_init(&peer->sess_lock);
+	INIT_LIST_HEAD(&peer->unresolved);
+	INIT_LIST_HEAD(&peer->parked);
+	INIT_DELAYED_WORK(&peer->recover_work, bx_peer_recover_work);
+	if (addr->sa_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&peer->addr;
+
+		*sin = *(const struct sockaddr_in *)addr;
+		sin->sin_port = htons(BX_PORT);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&peer->addr;
+
+		*sin6 = *(const struct sockaddr_in6 *)addr;
+		sin6->sin6_port = htons(BX_PORT);
+	}
+	ret = xa_alloc_cyclic(&bx_peers, &new_id, peer,
+			      XA_LIMIT(1, BX_PEER_ID_MAX), &bx_peers_next,
+			      GFP_KERNEL);
+	if (ret < 0) {
+		kfree(peer);
+		peer = ERR_PTR(ret == -EBUSY ? -ENOSPC : ret);
+		goto out;
+	}
+	peer->id = new_id;
+	bx_npeers++;
+	mod_delayed_work(bx_wq, &bx_peers_gc, 0);
+out:
+	mutex_unlock(&bx_peers_lock);
+	return peer;
+}
+
+/* The peer of @addr if there is one, with a reference; else NULL. */
+struct bx_peer *bx_peer_lookup(const struct sockaddr *addr)
+{
+	struct bx_peer *peer;
+
+	mutex_lock(&bx_peers_lock);
+	peer = peer_by_addr(addr);
+	mutex_unlock(&bx_peers_lock);
+	return peer;
+}
+
+/* The peer with id @id, with a reference; else NULL. Any context. */
+struct bx_peer *bx_peer_find(u32 id)
+{
+	struct bx_peer *peer;
+
+	xa_lock(&bx_peers);
+	peer = xa_load(&bx_peers, id);
+	if (peer)
+		bx_peer_hold(peer);
+	xa_unlock(&bx_peers);
+	return peer;
+}
+
+/* Call @fn on every peer (under bx_peers_lock): for counts and dumps. */
+void bx_peers_each(void (*fn)(struct bx_peer *, void *), void *arg)
+{
+	struct bx_peer *peer;
+	unsigned long id;
+
+	mutex_lock(&bx_peers_lock);
+	xa_for_each(&bx_peers, id, peer)
+		fn(peer, arg);
+	mutex_unlock(&bx_peers_lock);
+}
+
+unsigned int bx_peers_count(void)
+{
+	unsigned int n;
+
+	mutex_lock(&bx_peers_lock);
+	n = bx_npeers;
+	mutex_unlock(&bx_peers_lock);
+	return n;
+}
+
+static void peer_free(struct bx_peer *peer)
+{
+	cancel_delayed_work_sync(&peer->recover_work);
+	WARN_ON_ONCE(!list_empty(&peer->pending) || !list_empty(&peer->parked));
+	mutex_destroy(&peer->lock);
+	kfree(peer);
+}
+
+/*
+ * Is @peer idle long enough to go? Only the table holds it, no recovery
+ * runs, it is not being refused, and it was so at the last look and for
+ * peer_linger_ms. bx_peers_lock held.
+ */
+static bool peer_expired(struct bx_peer *peer, unsigned long linger)
+{
+	bool idle;
+
+	spin_lock(&peer->sess_lock);
+	idle = refcount_read(&peer->ref) == 1 && !peer->recovering &&
+	       (!peer->refuse_until ||
+		time_after_eq(jiffies, peer->refuse_until));
+	spin_unlock(&peer->sess_lock);
+	if (!idle) {
+		peer->idle_since = 0;
+		return false;
+	}
+	if (!peer->idle_since) {
+		/* 0 means busy: a jiffies value of 0 counts from 1. */
+		peer->idle_since = jiffies ?: 1;
+		return !linger;
+	}
+	return time_after_eq(jiffies, peer->idle_since + linger);
+}
+
+/*
+ * Take the peers that stayed idle for peer_linger_ms out of the table and
+ * free them; look again in a while if any peer is left.
+ */
+static void peers_reclaim_work(struct work_struct *work)
+{
+	unsigned long linger = msecs_to_jiffies(READ_ONCE(bx_peer_linger_ms));
+	struct bx_peer *peer;
+	unsigned long id;
+	LIST_HEAD(gone);
+	bool left;
+
+	mutex_lock(&bx_peers_lock);
+	xa_for_each(&bx_peers, id, peer) {
+		if (!peer_expired(peer, linger))
+			continue;
+		xa_lock(&bx_peers);
+		/* A lookup by id may have taken one meanwhile. */
+		if (refcount_read(&peer->ref) == 1) {
+			__xa_erase(&bx_peers, id);
+			list_add(&peer->gone, &gone);
+			bx_npeers--;
+		}
+		xa_unlock(&bx_peers);
+	}
+	left = bx_npeers;
+	mutex_unlock(&bx_peers_lock);
+
+	while (!list_empty(&gone)) {
+		peer = list_first_entry(&gone, struct bx_peer, gone);
+		list_del(&peer->gone);
+		peer_free(peer);
+	}
+	if (left)
+		queue_delayed_work(bx_wq, &bx_peers_gc,
+				   clamp(linger / 2, HZ / 10, 5UL * HZ));
+}
+
+/* At unload, after every connection and recovery ended: all of them. */
+void bx_peers_uninit(void)
+{
+	struct bx_peer *peer;
+	unsigned long id;
+
+	cancel_delayed_work_sync(&bx_peers_gc);
+	xa_for_each(&bx_peers, id, peer)
+		peer_free(peer);
+	xa_destroy(&bx_peers);
+	bx_npeers = 0;
+}
+
+/* At unload, before the connections go: stop reclaiming. */
+void bx_peers_stop(void)
+{
+	cancel_delayed_work_sync(&bx_peers_gc);
+}
