@@ -3,10 +3,10 @@
  * bx_pp: push/pull workload with verified data, for bx's selftests.
  *
  *   bx_pp serve  -s SERVICE [-r REGION_MB] [-n SMALL_RECVS] [-b BIG_RECVS]
- *                [-t SECS] [-D]
+ *                [-t SECS] [-D] [-N]
  *   bx_pp client -a ADDR -s SERVICE [-z SIZE,...] [-i ITERS] [-q INFLIGHT]
  *                [-P PROCS] [-r REGION_MB] [-m push|pull|both] [-t SECS]
- *                [-v] [-S]
+ *                [-T MS] [-v] [-S]
  *
  * Payloads are a pseudo-random stream: a payload of 8 bytes or more starts
  * with its 64-bit seed, shorter ones use their length as seed. The server
@@ -25,12 +25,19 @@
  * push_unknown N push_failed N push_ok N"; pushes whose fate is unknown
  * (the connection failed after they were sent) do not fail the run.
  *
+ * -T gives every push and pull of the client a deadline of MS ms
+ * (bx_sqe.timeout_ms), which ends it with ETIMEDOUT (or ECONNRESET for a
+ * push that was sent) if it has not completed by then.
+ *
  * Exactly once: the seed of every push of 8 bytes or more is unique, a
  * random 32-bit id of the client run, the process's index and a counter
  * (seed_of()); the server keeps every seed it saw and counts the ones it
  * sees again as "dups". So across one server run, with the clients'
  * push_ok, push_unknown and push_failed summed: push_ok <= pushes <=
  * push_ok + push_unknown + push_failed, and dups is 0.
+ *
+ * serve -N takes pull requests and never answers them (a stuck server
+ * application, for the requesters' deadlines).
  *
  * serve -D races every reply: a second thread submits the same REPLY
  * (same token) at the same moment (a barrier). Exactly one of the two must
@@ -66,6 +73,39 @@ struct pp_req {
 };
 
 static volatile sig_atomic_t stop;
+/* -T: each push's and pull's deadline (bx_sqe.timeout_ms), 0: bx's. */
+static uint32_t op_timeout_ms;
+
+static int pp_submit(struct bx *bx, struct bx_sqe *sqe, int prep)
+{
+	int ret;
+
+	if (prep)
+		return prep;
+	sqe->timeout_ms = op_timeout_ms;
+	ret = bx_submit(bx, sqe, 1);
+	return ret < 0 ? ret : 0;
+}
+
+static int pp_push(struct bx *bx, uint32_t peer, uint32_t service,
+		   const void *buf, uint32_t len, uint64_t user_data)
+{
+	struct bx_sqe sqe;
+
+	return pp_submit(bx, &sqe, bx_prep_push(bx, &sqe, peer, service, buf,
+						len, user_data));
+}
+
+static int pp_pull(struct bx *bx, uint32_t peer, uint32_t service,
+		   const void *req, uint32_t req_len, void *resp,
+		   uint32_t resp_cap, uint64_t user_data)
+{
+	struct bx_sqe sqe;
+
+	return pp_submit(bx, &sqe, bx_prep_pull(bx, &sqe, peer, service, req,
+						req_len, resp, resp_cap,
+						user_data));
+}
 
 static void on_term(int sig)
 {
@@ -265,6 +305,9 @@ static int reply_raced(struct bx *bx, const struct bx_sqe *sqe,
 	return res[0] == 1 || res[1] == 1 ? 0 : res[0];
 }
 
+/* serve -N: pull requests are taken and never answered. */
+static bool no_replies;
+
 static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 		 int secs, bool racing)
 {
@@ -344,6 +387,8 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 				uint32_t size = 0;
 
 				pulls++;
+				if (no_replies)
+					goto repost;
 				memcpy(&rq, region + c->off, sizeof(rq));
 				if (c->res == sizeof(rq) &&
 				    rq.magic == PP_MAGIC &&
@@ -383,6 +428,7 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 			} else if (c->res < 0) {
 				errs++;
 			}
+repost:
 			ret = bx_recv_async(bx, service, region + c->user_data,
 					    c->user_data < (uint64_t)nsmall *
 					    SMALL ? SMALL : BIG, c->user_data);
@@ -613,14 +659,14 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 
 					memcpy(s->req, &rq, sizeof(rq));
 					memset(s->buf, 0, size);
-					ret = bx_pull_async(bx, peer, service,
-							    s->req, sizeof(rq),
-							    s->buf, size, k);
+					ret = pp_pull(bx, peer, service,
+						      s->req, sizeof(rq),
+						      s->buf, size, k);
 				} else {
 					fill(s->buf, size,
 					     seed_of(proc, npush++));
-					ret = bx_push_async(bx, peer, service,
-							    s->buf, size, k);
+					ret = pp_push(bx, peer, service,
+						      s->buf, size, k);
 				}
 				if (ret) {
 					count_err(st, ret);
@@ -752,7 +798,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	optind = 2;
-	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:vSD")) != -1) {
+	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:T:vSDN")) != -1) {
 		switch (opt) {
 		case 'a': addr = optarg; break;
 		case 's': service = strtoul(optarg, NULL, 0); break;
@@ -775,6 +821,8 @@ int main(int argc, char **argv)
 		case 't': secs = atoi(optarg); break;
 		case 'v': verbose = true; break;
 		case 'S': sync_mode = true; break;
+		case 'T': op_timeout_ms = (uint32_t)atol(optarg); break;
+		case 'N': no_replies = true; break;
 		case 'D': racing = true; break;
 		default: goto usage;
 		}

@@ -61,6 +61,15 @@ wait_until() {
 # Process $1 has ended (and been reaped).
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
+# kill_tree SIG PID: signal PID's children (bx_pp's workers), then PID.
+kill_tree() {
+	for p in /proc/[0-9]*; do
+		[ "$(awk '{ print $4 }' "$p/stat" 2>/dev/null)" = "$2" ] &&
+			kill "-$1" "${p#/proc/}" 2>/dev/null
+	done
+	kill "-$1" "$2" 2>/dev/null || true
+}
+
 bx_devices() { cat /sys/kernel/debug/bx/devices 2>/dev/null; }
 bx_has_dev() { bx_devices | grep -q "^$1 "; }
 bx_lacks_dev() { ! bx_has_dev "$1"; }

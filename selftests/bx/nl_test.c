@@ -51,6 +51,11 @@ static const char *const tun_param[NTUN + 1] = {
 	[BX_A_TUNABLES_RECOVER_MS]	= "recover_ms",
 	[BX_A_TUNABLES_RD_DEPTH]	= "rd_depth",
 	[BX_A_TUNABLES_REFUSE_MS]	= "refuse_ms",
+	[BX_A_TUNABLES_PEER_LINGER_MS]	= "peer_linger_ms",
+	[BX_A_TUNABLES_USER_OPS_MAX]	= "user_ops_max",
+	[BX_A_TUNABLES_USER_PEERS_MAX]	= "user_peers_max",
+	[BX_A_TUNABLES_USER_SERVICES_MAX] = "user_services_max",
+	[BX_A_TUNABLES_OP_TIMEOUT_MS]	= "op_timeout_ms",
 };
 
 /* Two valid values of each tunable (one of them differs from any value). */
@@ -71,6 +76,11 @@ static const unsigned long tun_alt[NTUN + 1][2] = {
 	[BX_A_TUNABLES_RECOVER_MS]	= { 20000, 1000 },
 	[BX_A_TUNABLES_RD_DEPTH]	= { 1, 2 },
 	[BX_A_TUNABLES_REFUSE_MS]	= { 2000, 500 },
+	[BX_A_TUNABLES_PEER_LINGER_MS]	= { 30000, 120000 },
+	[BX_A_TUNABLES_USER_OPS_MAX]	= { 4096, 8192 },
+	[BX_A_TUNABLES_USER_PEERS_MAX]	= { 128, 512 },
+	[BX_A_TUNABLES_USER_SERVICES_MAX] = { 64, 128 },
+	[BX_A_TUNABLES_OP_TIMEOUT_MS]	= { 30000, 120000 },
 };
 
 /* A tunable's value from sysfs (flow_control: Y/N as 1/0), or -1. */
@@ -588,6 +598,7 @@ TEST_F(nl, stats_get)
 	}
 	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_TX_SMALL], 4));
 	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_SMALL_PASSES], 8));
+	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_PEERS], 4));
 	objs_free(s);
 	free(s);
 }
@@ -694,6 +705,11 @@ TEST_F(nl, set_out_of_range)
 		{ "recover-ms 600001", BX_A_TUNABLES_RECOVER_MS, 600001, 0, 600000 },
 		{ "rd-depth 0", BX_A_TUNABLES_RD_DEPTH, 0, 1, 16 },
 		{ "refuse-ms 600001", BX_A_TUNABLES_REFUSE_MS, 600001, 0, 600000 },
+		{ "peer-linger-ms 3600001", BX_A_TUNABLES_PEER_LINGER_MS, 3600001, 0, 3600000 },
+		{ "user-ops-max 15", BX_A_TUNABLES_USER_OPS_MAX, 15, 16, 1048576 },
+		{ "user-peers-max 0", BX_A_TUNABLES_USER_PEERS_MAX, 0, 1, 1024 },
+		{ "user-services-max 65537", BX_A_TUNABLES_USER_SERVICES_MAX, 65537, 1, 65536 },
+		{ "op-timeout-ms 3600001", BX_A_TUNABLES_OP_TIMEOUT_MS, 3600001, 0, 3600000 },
 	};
 	long now[NTUN + 1];
 	struct bxnl_msg m;
@@ -1208,6 +1224,61 @@ TEST_F(nl, admit_unprivileged)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status))
 		TH_LOG("failed as nobody: %#x (1 get, 2 allow-set, 4 secret-set not EPERM)",
+		       WEXITSTATUS(status));
+}
+
+/*
+ * Without CAP_NET_ADMIN a process sees its own user's /dev/bx files only
+ * (no other user's pids or byte counts), and cannot join "events".
+ */
+TEST_F(nl, others_hidden)
+{
+	int rootfd, status;
+	pid_t pid;
+
+	if (!self->root)
+		SKIP(return, "needs root to drop privileges");
+	rootfd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, rootfd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct objs *s = calloc(1, sizeof(*s));
+		struct bxnl mine;
+		int code = 0, fd;
+
+		if (!s || setgroups(0, NULL) || setgid(65534) || setuid(65534) ||
+		    open_family(&mine))
+			_exit(100);
+		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(101);
+		if (dump(&mine, BX_CMD_PROC_GET, s))
+			code |= 1;
+		/* Exactly its own file. */
+		for (int i = 0, own = 0; i < s->n; i++) {
+			uint32_t p;
+
+			if (!bxnl_get_u32(s->o[i].tb[BX_A_PROC_PID], &p) ||
+			    p != (uint32_t)getpid())
+				code |= 2;
+			else if (own++)
+				code |= 2;
+		}
+		if (s->n != 1)
+			code |= 4;
+		objs_free(s);
+		if (bxnl_join(&mine, mine.mcgrp) != -EPERM)
+			code |= 8;
+		close(fd);
+		bxnl_close(&mine);
+		_exit(code);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(rootfd);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("as nobody: %#x (1 dump, 2 saw another's file, 4 not exactly its own, 8 joined events; 100+ setup)",
 		       WEXITSTATUS(status));
 }
 

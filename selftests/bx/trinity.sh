@@ -4,8 +4,9 @@
 # trinity against /dev/bx: random ioctl and mmap calls on bx's file from
 # an unprivileged user for a bounded time. The kernel must stay clean
 # (run_tests.sh fails the test on any splat or kmemleak report) and bx
-# must work afterwards. Runs in the debug lane (KASAN, lockdep), or
-# anywhere with BX_TRINITY=1. TRINITY_SECS bounds the run (default 120).
+# must work afterwards. Runs in the debug lane (KASAN, lockdep), and
+# anywhere with BX_TRINITY=1 (check.sh's stock lane). TRINITY_SECS bounds
+# the run (default 120).
 . "$(dirname "$0")/lib.sh"
 
 SECS=${TRINITY_SECS:-120}

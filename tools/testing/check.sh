@@ -167,8 +167,10 @@ run_guests() {
 
 tier_stock() {
 	# recover.sh with a cluster secret here (each reconnect proves it),
-	# without one in the debug lane.
+	# without one in the debug lane; trinity as nobody in both, for a
+	# minute here.
 	run_guests stock-2 -n 2 -k stock -t 1200 -e BX_SECRET=1 \
+		-e BX_TRINITY=1 -e TRINITY_SECS=60 \
 		/opt/bx/selftests/bx/run_tests.sh
 	# The cross-guest data tests share one boot of four guests: data.sh
 	# uses three of them (the fourth meets the barriers), flow.sh and

@@ -1,0 +1,151 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Deadlines and cancellation across two guests: guest 0 serves, guest 1's
+# processes push and pull. No operation may wait forever, or hold the
+# shared connection's window, its registrations or its region, once its
+# deadline passed or its process is gone; and none of that may cost
+# another process its operations.
+#
+#   stuck_exit   a process pushes 256 operations to a service that never
+#                posts a receive buffer (every push bounced BUSY, again
+#                and again), while another process's pushes to another
+#                service on the same connection all complete; the first
+#                is killed: its host is idle again (no operation, MR or
+#                region left, the window empty) within a second or two
+#   deadline     pushes with a deadline of 1.5 s to that service all end
+#                with ETIMEDOUT, and leave nothing behind
+#   pull_overdue a pull whose server never answers ends with ETIMEDOUT at
+#                its deadline, by ending the connection; another
+#                process's pushes meanwhile are recovered and complete
+#                exactly once
+. "$(dirname "$0")/lib.sh"
+
+PP=$(dirname "$0")/bx_pp
+SVC=7
+STUCK=8
+MUTE=9
+ID=${BXRIG_ID:-0}
+SERVER=${BXRIG_PEER0:-192.0.2.1}
+DBG=/sys/kernel/debug/bx
+
+if [ "${BXRIG_N:-1}" -lt 2 ]; then
+	echo "1..0 # SKIP needs two rig guests"
+	exit $KSFT_SKIP
+fi
+
+b() { rig_barrier "deadline.$1" 180; }
+
+idle() {
+	[ "$(stat_of ops_inflight)" = 0 ] && [ "$(stat_of mrs_inuse)" = 0 ] &&
+		[ "$(stat_of region_bytes)" = 0 ] &&
+		! grep -q "wnd_bytes [1-9]" $DBG/conns
+}
+
+# A second server on guest 0: $1 is its service, the rest bx_pp's.
+serve2_start() {
+	: > /tmp/srv2.out
+	"$PP" serve -s "$@" >> /tmp/srv2.out 2>&1 &
+	SRV2=$!
+	wait_until 10 grep -q ready /tmp/srv2.out ||
+		{ echo "# FAIL: second server not ready: $(cat /tmp/srv2.out)"; ERR=1; }
+}
+
+serve2_stop() {
+	kill -TERM "$SRV2" 2>/dev/null
+	wait "$SRV2" 2>/dev/null || true
+	echo "# $(tail -1 /tmp/srv2.out)"
+}
+
+case_stuck_exit() {
+	if [ "$ID" -eq 0 ]; then
+		serve_start -n 32 -b 0 -r 32
+		serve2_start $STUCK -n 0 -b 0 -r 4
+		b stuck.up; b stuck.done
+		try serve_stop
+		serve2_stop
+	else
+		b stuck.up
+		"$PP" client -a "$SERVER" -s $STUCK -m push -z 65536 -q 256 \
+			-i 256 -T 600000 > /tmp/stuck.out 2>&1 &
+		stuck=$!
+		try check wait_until 30 sh -c "[ \$(awk '\$1 == \"ops_inflight\" { print \$2 }' $DBG/stats) -ge 200 ]"
+		echo "# stuck: $(grep -E '^(ops_inflight|mrs_inuse|region_bytes) ' $DBG/stats | tr '\n' ' ')"
+		# Another process's pushes get through meanwhile.
+		out=$("$PP" client -a "$SERVER" -s $SVC -m push -z 65536,4096 \
+			-i 16 -q 4 -T 60000 2>&1) || { echo "# FAIL: $out"; ERR=1; }
+		echo "# beside it: $(echo "$out" | head -1)"
+		# bx_pp runs its work in a child: that is the process to kill.
+		kill_tree KILL $stuck
+		wait $stuck 2>/dev/null || true
+		t0=$(date +%s)
+		try check wait_until 10 idle
+		echo "# idle $(($(date +%s) - t0)) s after the kill"
+		idle || sed 's/^/# /' $DBG/stats $DBG/conns
+		b stuck.done
+	fi
+	result
+}
+
+case_deadline() {
+	if [ "$ID" -eq 0 ]; then
+		serve2_start $STUCK -n 0 -b 0 -r 4
+		b dl.up; b dl.done
+		serve2_stop
+	else
+		b dl.up
+		t0=$(date +%s)
+		out=$("$PP" client -a "$SERVER" -s $STUCK -m push -z 65536,100 \
+			-q 16 -i 8 -T 1500 2>&1) &&
+			{ echo "# FAIL: pushes to nobody succeeded: $out"; ERR=1; }
+		echo "# $(echo "$out" | tr '\n' ' ') in $(($(date +%s) - t0)) s"
+		try check sh -c "echo '$out' | grep -q '^bx_pp client: ok 0 failed 16 '"
+		try check sh -c "echo '$out' | grep -q '16 x Connection timed out'"
+		try check wait_until 10 idle
+		b dl.done
+	fi
+	result
+}
+
+case_pull_overdue() {
+	if [ "$ID" -eq 0 ]; then
+		serve_start -n 32 -b 0 -r 32
+		serve2_start $MUTE -N -n 8 -b 0 -r 4
+		sync_listen
+		b po.up; b po.done
+		# A push being read when the connection ended fails its RECV.
+		try serve_stop errors-ok
+		try sync_check
+		serve2_stop
+	else
+		b po.up
+		rm -f /tmp/sync.sum
+		"$PP" client -a "$SERVER" -s $SVC -m push -z 4096,65536 -P 2 \
+			-q 2 -t 8 -S > /tmp/po.push 2>&1 &
+		pushes=$!
+		sleep 1
+		q0=$(awk '{ for (i = 1; i < NF; i++) if ($i == "qp") print $(i + 1) }' $DBG/conns)
+		out=$("$PP" client -a "$SERVER" -s $MUTE -m pull -z 4096 -q 1 \
+			-i 1 -T 2000 2>&1) &&
+			{ echo "# FAIL: a pull nobody answered succeeded: $out"; ERR=1; }
+		echo "# $(echo "$out" | tr '\n' ' ')"
+		try check sh -c "echo '$out' | grep -q 'Connection timed out'"
+		wait $pushes || { echo "# FAIL: pushes: $(cat /tmp/po.push)"; ERR=1; }
+		echo "# beside it: $(head -2 /tmp/po.push | tr '\n' ' ')"
+		sync_add /tmp/po.push
+		try sync_send "$SERVER"
+		# The connection was ended for it, and a new one carried on.
+		q1=$(awk '{ for (i = 1; i < NF; i++) if ($i == "qp") print $(i + 1) }' $DBG/conns)
+		echo "# qp $q0 -> $q1"
+		try check [ "$q0" != "$q1" ]
+		try check wait_until 10 idle
+		b po.done
+	fi
+	result
+}
+
+ktap_plan 3
+run_test stuck_exit case_stuck_exit
+run_test deadline case_deadline
+run_test pull_overdue case_pull_overdue
+ktap_finish

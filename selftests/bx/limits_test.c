@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What one user may hold of the host-wide transport (kmod/user.c,
+ * kmod/peer.c), on one guest, as an unprivileged user (uid 65534) against
+ * root: peers, the peer table's reserve, services, operations in flight,
+ * and peers reclaimed once nothing holds them.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bx.h>
+
+#include "../kselftest_harness.h"
+
+#define PARAMS	"/sys/module/bx/parameters/"
+#define STATS	"/sys/kernel/debug/bx/stats"
+
+static long param_get(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int param_set(const char *name, long v)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", v) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/* A counter of debugfs "stats". */
+static long stat_of(const char *key)
+{
+	char k[64];
+	long v, found = -1;
+	FILE *f = fopen(STATS, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", k, &v) == 2)
+		if (!strcmp(k, key))
+			found = v;
+	fclose(f);
+	return found;
+}
+
+static int peer_add(int fd, unsigned int n)
+{
+	struct bx_peer_addr p = { .family = AF_INET };
+
+	/* 198.18.0.0/15, benchmark space: nobody answers there. */
+	p.addr[0] = 198;
+	p.addr[1] = 18 + (n >> 16 & 1);
+	p.addr[2] = n >> 8;
+	p.addr[3] = n;
+	return ioctl(fd, BX_IOC_PEER, &p) ? -errno : (int)p.id;
+}
+
+static int setup(int fd, unsigned int entries)
+{
+	struct bx_setup s = { .size = sizeof(s), .region_size = 1 << 20,
+			      .cq_entries = entries };
+
+	return ioctl(fd, BX_IOC_SETUP, &s);
+}
+
+static void drop_to_nobody(void)
+{
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		_exit(100);
+}
+
+/* Run @fn as nobody in a child; its exit status, or -1. */
+static int as_nobody(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		drop_to_nobody();
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+FIXTURE(limits) {
+	long saved[4];
+};
+
+static const char *const tunables[4] = {
+	"user_peers_max", "user_services_max", "user_ops_max",
+	"peer_linger_ms",
+};
+
+FIXTURE_SETUP(limits)
+{
+	if (geteuid())
+		SKIP(return, "needs root to drop privileges");
+	if (access("/dev/bx", F_OK))
+		SKIP(return, "bx not loaded");
+	for (int i = 0; i < 4; i++)
+		self->saved[i] = param_get(tunables[i]);
+}
+
+FIXTURE_TEARDOWN(limits)
+{
+	for (int i = 0; i < 4; i++)
+		if (self->saved[i] >= 0)
+			param_set(tunables[i], self->saved[i]);
+}
+
+/*
+ * 1100 BX_IOC_PEER as nobody: user_peers_max of them go in, then
+ * ENOSPC, and the refused ones do not grow the table either; root still
+ * adds peers; once nobody's process is gone and the peers linger no
+ * more, the table is back to what it was.
+ */
+TEST_F(limits, peers_per_user)
+{
+	int go[2], done[2], status, fd, i;
+	long base = stat_of("peers"), held;
+	char c;
+	pid_t pid;
+
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, param_set("user_peers_max", 32));
+	ASSERT_EQ(0, param_set("peer_linger_ms", 0));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int ret = 0, n = 0, code;
+
+		drop_to_nobody();
+		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(101);
+		for (i = 0; i < 1100; i++) {
+			ret = peer_add(fd, i);
+			if (ret < 0 && ret != -ENOSPC)
+				break;
+			n += ret > 0;
+		}
+		printf("# nobody: %d of 1100 peers, the rest %s\n", n,
+		       strerror(ENOSPC));
+		code = n == 32 ? 0 : 1;
+		/* The same address again costs nothing. */
+		if (peer_add(fd, 0) < 0)
+			code |= 2;
+		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(102);
+		_exit(code);
+	}
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	held = stat_of("peers");
+	fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_LT(0, peer_add(fd, 5000));
+	close(fd);
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Its 32, and nothing for the 1068 refused. */
+	EXPECT_GE(base + 32, held) TH_LOG("table %ld, was %ld", held, base);
+	/* Reclaimed: nothing holds them any more. */
+	for (i = 0; i < 150 && stat_of("peers") > base; i++)
+		usleep(100 * 1000);
+	EXPECT_GE(base, stat_of("peers"));
+}
+
+/*
+ * With no per-user limit to stop it first, an unprivileged user stops at
+ * the table's reserve (BX_PEERS_RESERVED of 1024): while it holds all it
+ * got, root still gets in.
+ */
+TEST_F(limits, peer_table_reserve)
+{
+	int go[2], done[2], status, fd, i;
+	long base = stat_of("peers"), full;
+	char c;
+	pid_t pid;
+
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, param_set("user_peers_max", 1024));
+	ASSERT_EQ(0, param_set("peer_linger_ms", 0));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int ret = 0, n = 0;
+
+		drop_to_nobody();
+		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(101);
+		for (i = 0; i < 1100; i++) {
+			ret = peer_add(fd, 10000 + i);
+			if (ret < 0)
+				break;
+			n++;
+		}
+		printf("# nobody: %d peers, then %s\n", n, strerror(-ret));
+		/* Hold them while root tries. */
+		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(102);
+		_exit(ret == -ENOSPC && n >= 1024 - 64 - base ? 0 : 1);
+	}
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	full = stat_of("peers");
+	fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_LT(0, peer_add(fd, 20000));
+	close(fd);
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Nobody stopped where the reserve begins. */
+	EXPECT_EQ(1024 - 64, full);
+	for (i = 0; i < 150 && stat_of("peers") > base; i++)
+		usleep(100 * 1000);
+	EXPECT_GE(base, stat_of("peers"));
+}
+
+/* user_services_max services, then ENOSPC; one unbound makes room. */
+static int bind_services(void *arg)
+{
+	int fd = open("/dev/bx", O_RDWR | O_CLOEXEC), fd2, code = 0;
+	struct bx_bind b = { 0 };
+
+	(void)arg;
+	if (fd < 0 || setup(fd, 8))
+		return 101;
+	fd2 = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	if (fd2 < 0 || setup(fd2, 8))
+		return 102;
+	for (int i = 0; i < 3; i++) {
+		b.service = 20000 + i;
+		if (ioctl(fd, BX_IOC_BIND, &b))
+			code |= 1;
+	}
+	/* The fourth, on another file of the same user. */
+	b.service = 20003;
+	if (ioctl(fd2, BX_IOC_BIND, &b))
+		code |= 1;
+	b.service = 20004;
+	if (ioctl(fd2, BX_IOC_BIND, &b) != -1 || errno != ENOSPC)
+		code |= 2;
+	b.service = 20000;
+	if (ioctl(fd, BX_IOC_UNBIND, &b))
+		code |= 4;
+	b.service = 20004;
+	if (ioctl(fd2, BX_IOC_BIND, &b))
+		code |= 8;
+	close(fd);
+	close(fd2);
+	return code;
+}
+
+TEST_F(limits, services_per_user)
+{
+	struct bx_bind b = { .service = 20005 };
+	int fd;
+
+	ASSERT_EQ(0, param_set("user_services_max", 4));
+	EXPECT_EQ(0, as_nobody(bind_services, NULL));
+	/* Another user (root) is not held back by nobody's count. */
+	fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup(fd, 8));
+	EXPECT_EQ(0, ioctl(fd, BX_IOC_BIND, &b));
+	close(fd);
+}
+
+static int submit_recvs(int fd, unsigned int service, int n)
+{
+	struct bx_sqe sqe = { .opcode = BX_OP_RECV, .service = service,
+			      .len = 4096 };
+	struct bx_submit s = { .sqes = (unsigned long)&sqe, .nr = 1 };
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (ioctl(fd, BX_IOC_SUBMIT, &s) != 1)
+			break;
+	return i;
+}
+
+/*
+ * user_ops_max over all of a user's files: 16 RECVs in flight, then
+ * EBUSY on either file, although each ring has room; closing one file
+ * gives its share back.
+ */
+static int fill_ops(void *arg)
+{
+	int fd = open("/dev/bx", O_RDWR | O_CLOEXEC), fd2, code = 0, n;
+	struct bx_bind b = { .service = 21000 };
+	struct bx_bind b2 = { .service = 21001 };
+
+	(void)arg;
+	if (fd < 0 || setup(fd, 64) || ioctl(fd, BX_IOC_BIND, &b))
+		return 101;
+	fd2 = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	if (fd2 < 0 || setup(fd2, 64) || ioctl(fd2, BX_IOC_BIND, &b2))
+		return 102;
+	n = submit_recvs(fd, 21000, 10);
+	n += submit_recvs(fd2, 21001, 10);
+	printf("# nobody: %d RECVs in flight over two files\n", n);
+	if (n != 16)
+		code |= 1;
+	if (submit_recvs(fd2, 21001, 1) != 0 || errno != EBUSY)
+		code |= 2;
+	close(fd);
+	if (submit_recvs(fd2, 21001, 10) != 10)
+		code |= 4;
+	close(fd2);
+	return code;
+}
+
+TEST_F(limits, ops_per_user)
+{
+	ASSERT_EQ(0, param_set("user_ops_max", 16));
+	EXPECT_EQ(0, as_nobody(fill_ops, NULL));
+}
+
+/* Limits are root's to set. */
+static int set_limit(void *arg)
+{
+	(void)arg;
+	return param_set("user_ops_max", 1000000) ? 0 : 1;
+}
+
+TEST_F(limits, tunables_root_only)
+{
+	EXPECT_EQ(0, as_nobody(set_limit, NULL));
+	EXPECT_EQ(self->saved[2], param_get("user_ops_max"));
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+#define CG	"/sys/fs/cgroup"
+
+static int write_file(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, v, strlen(v)) == (ssize_t)strlen(v) ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/* A value of a "key value" file (memory.events, /proc/vmstat), or -1. */
+static long file_key(const char *path, const char *key)
+{
+	char k[64];
+	long v, found = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", k, &v) == 2)
+		if (!strcmp(k, key))
+			found = v;
+	fclose(f);
+	return found;
+}
+
+static long mem_kb(const char *key)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) &&
+		    sscanf(line + strlen(key), ": %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static int setup_mb(int fd, long mb)
+{
+	struct bx_setup s = { .size = sizeof(s),
+			      .region_size = (unsigned long long)mb << 20,
+			      .cq_entries = 8 };
+
+	return ioctl(fd, BX_IOC_SETUP, &s) ? -errno : 0;
+}
+
+/*
+ * The default cap on all regions together is a quarter of the machine's
+ * memory: more than that fails with ENOMEM, however much is free.
+ */
+TEST(region_cap_default)
+{
+	long quarter = mem_kb("MemTotal") / 4 / 1024;
+	char buf[32] = "";
+	int fd;
+	FILE *f;
+
+	f = fopen(PARAMS "region_cap_mb", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(buf, sizeof(buf), f));
+	fclose(f);
+	if (atol(buf))
+		SKIP(return, "region_cap_mb is set (%s)", buf);
+	fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOMEM, setup_mb(fd, quarter + 16));
+	EXPECT_EQ(0, setup_mb(fd, 4));
+	close(fd);
+}
+
+/*
+ * A process in a memory cgroup of 16 MiB cannot set up a region of 64:
+ * the pages are charged to it and the setup fails with ENOMEM, with no
+ * OOM kill; a smaller one works there, a larger one elsewhere.
+ */
+TEST(memcg_region)
+{
+	int status, fd;
+	pid_t pid;
+
+	if (access(CG "/cgroup.controllers", F_OK)) {
+		mkdir(CG, 0755);
+		if (mount("none", CG, "cgroup2", 0, NULL))
+			SKIP(return, "no cgroup2: %s", strerror(errno));
+	}
+	if (write_file(CG "/cgroup.subtree_control", "+memory"))
+		SKIP(return, "no memory controller");
+	rmdir(CG "/bxt");
+	ASSERT_EQ(0, mkdir(CG "/bxt", 0755));
+	ASSERT_EQ(0, write_file(CG "/bxt/memory.max", "16M"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char me[32];
+		int code = 0, ret;
+
+		snprintf(me, sizeof(me), "%d", getpid());
+		if (write_file(CG "/bxt/cgroup.procs", me))
+			_exit(100);
+		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(101);
+		ret = setup_mb(fd, 64);
+		printf("# in 16 MiB: a region of 64 MiB: %s\n", strerror(-ret));
+		if (ret != -ENOMEM)
+			code |= 1;
+		if (setup_mb(fd, 4))
+			code |= 2;
+		close(fd);
+		_exit(code);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, file_key(CG "/bxt/memory.events", "oom_kill"));
+	rmdir(CG "/bxt");
+	/* Outside it, the same size works. */
+	fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, setup_mb(fd, 64));
+	close(fd);
+}
+
+/*
+ * Ten processes together asking for more region than the machine has
+ * (the cap lifted): some get ENOMEM, none is killed, and the OOM killer
+ * never ran. (vmalloc_user() woke it, and it killed a shell and a
+ * daemon rather than fail the setup.)
+ */
+TEST_F(limits, no_oom_kill)
+{
+	long each = mem_kb("MemTotal") / 1024 / 4, ooms, cap;
+	int go[2], ready[2], status, nomem = 0, ok = 0, killed = 0;
+	pid_t pids[10];
+	char c;
+
+	cap = param_get("region_cap_mb");
+	ooms = file_key("/proc/vmstat", "oom_kill");
+	ASSERT_LE(0, ooms);
+	ASSERT_EQ(0, param_set("region_cap_mb", 1 << 20));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	for (int i = 0; i < 10; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (pids[i] == 0) {
+			int fd = open("/dev/bx", O_RDWR | O_CLOEXEC), ret;
+			char r;
+
+			close(go[1]);
+			ret = fd < 0 ? -EBADF : setup_mb(fd, each);
+			r = ret == 0 ? 'y' : ret == -ENOMEM ? 'n' : 'e';
+			/* Hold the region until all have tried. */
+			if (write(ready[1], &r, 1) != 1 || read(go[0], &r, 1) < 0)
+				_exit(2);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < 10; i++) {
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+		ok += c == 'y';
+		nomem += c == 'n';
+	}
+	close(go[1]);
+	for (int i = 0; i < 10; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		killed += !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	param_set("region_cap_mb", cap);
+	printf("# 10 x %ld MiB: %d set up, %d ENOMEM\n", each, ok, nomem);
+	EXPECT_EQ(10, ok + nomem);
+	EXPECT_LT(0, nomem);
+	EXPECT_EQ(0, killed);
+	EXPECT_EQ(ooms, file_key("/proc/vmstat", "oom_kill"));
+}
+
+TEST_HARNESS_MAIN
