@@ -148,7 +148,8 @@ selftests: $(SELFTESTS_BIN) $(HOSTILE_BIN)
 # parameters unused by design; those two -Wextra warnings are off here.
 ST_CFLAGS := $(UCFLAGS) -Wno-unused-parameter -Wno-sign-compare
 
-$(O)/selftests/bx/%: selftests/bx/%.c uapi/linux/bx.h $(O)/ksrc/.stamp
+$(O)/selftests/bx/%: selftests/bx/%.c uapi/linux/bx.h $(wildcard selftests/bx/*.h) \
+		$(O)/ksrc/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(ST_CFLAGS) -isystem $(O)/ksrc/tools/testing/selftests/bx -o $@ $< \
 		-L$(O)/lib -lbx -lpthread
@@ -164,7 +165,7 @@ $(SELFTESTS_BIN): | $(O)/ksrc/tools/testing/selftests/bx
 # bx_hostile speaks bx's wire protocol with kmod/wire.c itself, compiled
 # in user space against the unit tests' shims (UNIT_DIR, below), without
 # the sanitizers: it runs in the guests.
-$(HOSTILE_BIN): selftests/bx/bx_hostile.c kmod/wire.c kmod/wire.h \
+$(HOSTILE_BIN): selftests/bx/bx_hostile.c selftests/bx/pp_payload.h kmod/wire.c kmod/wire.h \
 		$(wildcard tools/testing/unit/shim/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WFLAGS) $(CFLAGS) -Itools/testing/unit/shim -Ikmod \

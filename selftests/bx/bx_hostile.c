@@ -116,6 +116,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "wire.h"
+#include "pp_payload.h"
 
 #define H_PORT		7471
 #define H_RX		32		/* our receive buffers: peer's credits */
@@ -132,14 +133,6 @@
 #define H_RDMA_MS	30000		/* an RDMA op: retries run out sooner */
 #define H_RELAY_MS	60000		/* the executor's answer */
 #define H_RECONNECT_MS	30000
-
-#define PP_MAGIC	0x50505842u	/* bx_pp's "BXPP" */
-
-struct pp_req {
-	uint32_t	magic;
-	uint32_t	size;
-	uint64_t	seed;
-};
 
 enum { M_SERVE, M_CONNECT };
 enum { A_NONE, A_STALE, A_NEAR, A_RANGE, A_RELAY };
@@ -247,43 +240,6 @@ static void rand_bytes(void *p, size_t n)
 	}
 }
 
-/* bx_pp's payload stream (selftests/bx/bx_pp.c: next(), fill(), check()). */
-static uint64_t next(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
-static void fill(uint8_t *p, uint32_t len, uint64_t seed)
-{
-	uint64_t x = (len < 8 ? len : seed) | 1;
-	uint32_t i = 0;
-
-	if (len >= 8) {
-		memcpy(p, &seed, 8);
-		i = 8;
-	}
-	for (; i < len; i++)
-		p[i] = (uint8_t)(next(&x) >> 24);
-}
-
-static bool check(const uint8_t *p, uint32_t len)
-{
-	uint64_t seed = 0, x;
-	uint32_t i = 0;
-
-	if (len >= 8) {
-		memcpy(&seed, p, 8);
-		i = 8;
-	}
-	x = (len < 8 ? len : seed) | 1;
-	for (; i < len; i++)
-		if (p[i] != (uint8_t)(next(&x) >> 24))
-			return false;
-	return true;
-}
 
 /* An address as the handshake proofs take it: IPv4 v4-mapped in IPv6. */
 static void addr16(const struct sockaddr *sa, uint8_t out16[16])

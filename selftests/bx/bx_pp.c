@@ -61,16 +61,10 @@
 #include <unistd.h>
 
 #include "libbx.h"
+#include "pp_payload.h"
 
-#define PP_MAGIC	0x50505842u	/* "BXPP" */
 #define SMALL		65536
 #define BIG		(16u << 20)
-
-struct pp_req {
-	uint32_t	magic;
-	uint32_t	size;
-	uint64_t	seed;
-};
 
 static volatile sig_atomic_t stop;
 /* -T: each push's and pull's deadline (bx_sqe.timeout_ms), 0: bx's. */
@@ -113,42 +107,6 @@ static void on_term(int sig)
 	stop = 1;
 }
 
-static uint64_t next(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
-static void fill(uint8_t *p, uint32_t len, uint64_t seed)
-{
-	uint64_t x = (len < 8 ? len : seed) | 1;
-	uint32_t i = 0;
-
-	if (len >= 8) {
-		memcpy(p, &seed, 8);
-		i = 8;
-	}
-	for (; i < len; i++)
-		p[i] = (uint8_t)(next(&x) >> 24);
-}
-
-static bool check(const uint8_t *p, uint32_t len)
-{
-	uint64_t seed = 0, x;
-	uint32_t i = 0;
-
-	if (len >= 8) {
-		memcpy(&seed, p, 8);
-		i = 8;
-	}
-	x = (len < 8 ? len : seed) | 1;
-	for (; i < len; i++)
-		if (p[i] != (uint8_t)(next(&x) >> 24))
-			return false;
-	return true;
-}
 
 /*
  * The seed of a client's N-th push: the run's id in the high 32 bits,

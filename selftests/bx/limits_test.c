@@ -143,6 +143,92 @@ FIXTURE_TEARDOWN(limits)
 }
 
 /*
+ * A child that, as nobody, asks for 1100 peers from address @first on
+ * (past refusals, or stopping at the first), then holds what it got until
+ * nobody_release(); its count and last refusal come back through a pipe.
+ */
+struct nobody {
+	pid_t	pid;
+	int	go[2], done[2];
+	int	n, err;
+};
+
+static int nobody_fill(struct nobody *nb, int first, bool past)
+{
+	int res[2];
+
+	if (pipe(nb->go) || pipe(nb->done))
+		return -1;
+	nb->pid = fork();
+	if (nb->pid < 0)
+		return -1;
+	if (nb->pid == 0) {
+		int fd, ret = 0;
+		char c;
+
+		drop_to_nobody();
+		res[0] = res[1] = 0;
+		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(101);
+		for (int i = 0; i < 1100; i++) {
+			ret = peer_add(fd, first + i);
+			if (ret < 0) {
+				res[1] = -ret;
+				if (!past || ret != -ENOSPC)
+					break;
+			} else {
+				res[0]++;
+			}
+		}
+		/* The same address again costs nothing. */
+		if (res[0] && peer_add(fd, first) < 0)
+			res[1] = -1;
+		if (write(nb->done[1], res, sizeof(res)) != sizeof(res) ||
+		    read(nb->go[0], &c, 1) != 1)
+			_exit(102);
+		_exit(0);
+	}
+	if (read(nb->done[0], res, sizeof(res)) != sizeof(res))
+		return -1;
+	nb->n = res[0];
+	nb->err = res[1];
+	printf("# nobody: %d peers, refused with %s\n", nb->n,
+	       nb->err > 0 ? strerror(nb->err) : "nothing");
+	return 0;
+}
+
+/* Let it go; its exit status. */
+static int nobody_release(struct nobody *nb)
+{
+	int status;
+
+	if (write(nb->go[1], "x", 1) != 1 ||
+	    waitpid(nb->pid, &status, 0) != nb->pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Root adds a peer: 1, or cannot: 0. */
+static int root_adds(int addr)
+{
+	int fd = open("/dev/bx", O_RDWR | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = peer_add(fd, addr) > 0;
+	close(fd);
+	return ok;
+}
+
+static long wait_reclaimed(long base)
+{
+	for (int i = 0; i < 150 && stat_of("peers") > base; i++)
+		usleep(100 * 1000);
+	return stat_of("peers");
+}
+
+/*
  * 1100 BX_IOC_PEER as nobody: user_peers_max of them go in, then
  * ENOSPC, and the refused ones do not grow the table either; root still
  * adds peers; once nobody's process is gone and the peers linger no
@@ -150,57 +236,21 @@ FIXTURE_TEARDOWN(limits)
  */
 TEST_F(limits, peers_per_user)
 {
-	int go[2], done[2], status, fd, i;
 	long base = stat_of("peers"), held;
-	char c;
-	pid_t pid;
+	struct nobody nb;
 
 	ASSERT_LE(0, base);
 	ASSERT_EQ(0, param_set("user_peers_max", 32));
 	ASSERT_EQ(0, param_set("peer_linger_ms", 0));
-	ASSERT_EQ(0, pipe(go));
-	ASSERT_EQ(0, pipe(done));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		int ret = 0, n = 0, code;
-
-		drop_to_nobody();
-		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			_exit(101);
-		for (i = 0; i < 1100; i++) {
-			ret = peer_add(fd, i);
-			if (ret < 0 && ret != -ENOSPC)
-				break;
-			n += ret > 0;
-		}
-		printf("# nobody: %d of 1100 peers, the rest %s\n", n,
-		       strerror(ENOSPC));
-		code = n == 32 ? 0 : 1;
-		/* The same address again costs nothing. */
-		if (peer_add(fd, 0) < 0)
-			code |= 2;
-		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
-			_exit(102);
-		_exit(code);
-	}
-	ASSERT_EQ(1, read(done[0], &c, 1));
+	ASSERT_EQ(0, nobody_fill(&nb, 0, true));
 	held = stat_of("peers");
-	fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	EXPECT_LT(0, peer_add(fd, 5000));
-	close(fd);
-	ASSERT_EQ(1, write(go[1], "x", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(1, root_adds(5000));
+	EXPECT_EQ(0, nobody_release(&nb));
+	EXPECT_EQ(32, nb.n);
+	EXPECT_EQ(ENOSPC, nb.err);
 	/* Its 32, and nothing for the 1068 refused. */
 	EXPECT_GE(base + 32, held) TH_LOG("table %ld, was %ld", held, base);
-	/* Reclaimed: nothing holds them any more. */
-	for (i = 0; i < 150 && stat_of("peers") > base; i++)
-		usleep(100 * 1000);
-	EXPECT_GE(base, stat_of("peers"));
+	EXPECT_GE(base, wait_reclaimed(base));
 }
 
 /*
@@ -210,52 +260,21 @@ TEST_F(limits, peers_per_user)
  */
 TEST_F(limits, peer_table_reserve)
 {
-	int go[2], done[2], status, fd, i;
 	long base = stat_of("peers"), full;
-	char c;
-	pid_t pid;
+	struct nobody nb;
 
 	ASSERT_LE(0, base);
 	ASSERT_EQ(0, param_set("user_peers_max", 1024));
 	ASSERT_EQ(0, param_set("peer_linger_ms", 0));
-	ASSERT_EQ(0, pipe(go));
-	ASSERT_EQ(0, pipe(done));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		int ret = 0, n = 0;
-
-		drop_to_nobody();
-		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			_exit(101);
-		for (i = 0; i < 1100; i++) {
-			ret = peer_add(fd, 10000 + i);
-			if (ret < 0)
-				break;
-			n++;
-		}
-		printf("# nobody: %d peers, then %s\n", n, strerror(-ret));
-		/* Hold them while root tries. */
-		if (write(done[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
-			_exit(102);
-		_exit(ret == -ENOSPC && n >= 1024 - 64 - base ? 0 : 1);
-	}
-	ASSERT_EQ(1, read(done[0], &c, 1));
+	ASSERT_EQ(0, nobody_fill(&nb, 10000, false));
 	full = stat_of("peers");
-	fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	EXPECT_LT(0, peer_add(fd, 20000));
-	close(fd);
-	ASSERT_EQ(1, write(go[1], "x", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(1, root_adds(20000));
+	EXPECT_EQ(0, nobody_release(&nb));
+	EXPECT_EQ(ENOSPC, nb.err);
+	EXPECT_LE(1024 - 64 - base, nb.n);
 	/* Nobody stopped where the reserve begins. */
 	EXPECT_EQ(1024 - 64, full);
-	for (i = 0; i < 150 && stat_of("peers") > base; i++)
-		usleep(100 * 1000);
-	EXPECT_GE(base, stat_of("peers"));
+	EXPECT_GE(base, wait_reclaimed(base));
 }
 
 /* user_services_max services, then ENOSPC; one unbound makes room. */
