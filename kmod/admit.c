@@ -52,7 +52,7 @@ atomic64_t bx_violations = ATOMIC64_INIT(0);
 struct bx_allow {
 	struct rcu_head	rcu;
 	unsigned int	n;
-	struct bx_net	nets[] __counted_by(n);
+	struct bx_allow_net	nets[] __counted_by(n);
 };
 
 /* Readers under RCU; bx_admit_lock serializes the writers. */
@@ -72,7 +72,7 @@ void bx_addr_v6(const struct sockaddr *sa, u8 out[16])
 	memcpy(out, &a, 16);
 }
 
-static bool net_has(const struct bx_net *net, const struct in6_addr *a)
+static bool net_has(const struct bx_allow_net *net, const struct in6_addr *a)
 {
 	return ipv6_prefix_equal(&net->addr, a, net->plen);
 }
@@ -101,7 +101,7 @@ bool bx_allowed(const struct sockaddr *sa)
  * Replace the allow-list with @n networks (0: allow all). A prefix must
  * leave no host bits set (-EINVAL), as ip-route(8) insists.
  */
-int bx_allow_set(const struct bx_net *nets, unsigned int n)
+int bx_allow_set(const struct bx_allow_net *nets, unsigned int n)
 {
 	struct bx_allow *al = NULL, *old;
 	unsigned int i;
@@ -157,7 +157,7 @@ int bx_allow_nl_fill(struct sk_buff *skb, int type)
 }
 
 /* "10.0.0.0/8" or "fd00::/8" (a bare address: the host alone). */
-static int net_parse(const char *s, size_t len, struct bx_net *net)
+static int net_parse(const char *s, size_t len, struct bx_allow_net *net)
 {
 	const char *end, *slash = memchr(s, '/', len);
 	size_t alen = slash ? slash - s : len;
@@ -192,7 +192,7 @@ static int net_parse(const char *s, size_t len, struct bx_net *net)
 /* Module parameter "allow": a comma-separated list of networks. */
 static int allow_param_set(const char *val, const struct kernel_param *kp)
 {
-	struct bx_net *nets;
+	struct bx_allow_net *nets;
 	unsigned int n = 0;
 	const char *p = val;
 	int ret = 0;
@@ -231,7 +231,7 @@ static int allow_param_get(char *buf, const struct kernel_param *kp)
 	rcu_read_lock();
 	al = rcu_dereference(bx_allow);
 	for (i = 0; al && i < al->n; i++) {
-		const struct bx_net *net = &al->nets[i];
+		const struct bx_allow_net *net = &al->nets[i];
 
 		if (ipv6_addr_v4mapped(&net->addr))
 			len += scnprintf(buf + len, PAGE_SIZE - len, "%s%pI4/%u",

@@ -22,7 +22,7 @@ struct sk_buff;
 #define BX_SECRET_MAX		64
 
 /* A network of the allow-list: IPv4 as v4-mapped, @plen of 128 bits. */
-struct bx_net {
+struct bx_allow_net {
 	struct in6_addr	addr;
 	u8		plen;
 };
@@ -31,7 +31,7 @@ void bx_admit_uninit(void);
 
 void bx_addr_v6(const struct sockaddr *sa, u8 out[16]);
 bool bx_allowed(const struct sockaddr *sa);
-int bx_allow_set(const struct bx_net *nets, unsigned int n);
+int bx_allow_set(const struct bx_allow_net *nets, unsigned int n);
 int bx_allow_nl_fill(struct sk_buff *skb, int type);
 
 int bx_secret_set(const u8 *key, unsigned int len);

@@ -18,6 +18,7 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/miscdevice.h>
+#include <linux/nsproxy.h>
 #include <net/ipv6.h>
 #include <linux/poll.h>
 #include <linux/seq_file.h>
@@ -30,6 +31,7 @@
 #include "conn.h"
 #include "dev.h"
 #include "file.h"
+#include "net.h"
 #include "nl.h"
 #include "nl-gen.h"
 #include "op.h"
@@ -48,6 +50,7 @@ static void file_release(struct kref *ref)
 	xa_destroy(&f->reqs);
 	xa_destroy(&f->peers);
 	bx_user_put(f->user);
+	put_net(f->net);
 	kfree(f);
 }
 
@@ -127,13 +130,15 @@ static int file_nl_fill(struct sk_buff *skb, void *file)
 }
 
 /*
- * Processes with /dev/bx open. Without CAP_NET_ADMIN a caller sees the
- * files of its own user only: pids and byte counts of others are theirs.
+ * Processes with /dev/bx open in the caller's network namespace. Without
+ * CAP_NET_ADMIN a caller sees the files of its own user only: pids and
+ * byte counts of others are theirs.
  */
 int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	bool all = netlink_capable(cb->skb, CAP_NET_ADMIN);
 	kuid_t uid = NETLINK_CB(cb->skb).creds.uid;
+	struct net *net = sock_net(cb->skb->sk);
 	unsigned long i = 0;
 	struct bx_file *f;
 	int ret = 0;
@@ -143,7 +148,7 @@ int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	list_for_each_entry(f, &bx_files, node) {
 		if (i++ < cb->args[0])
 			continue;
-		if (!all && !uid_eq(f->uid, uid)) {
+		if (!net_eq(f->net, net) || (!all && !uid_eq(f->uid, uid))) {
 			cb->args[0] = i;
 			continue;
 		}
@@ -173,6 +178,7 @@ static int bx_open(struct inode *inode, struct file *filp)
 	}
 	kref_init(&f->ref);
 	f->tgid = task_tgid_nr(current);
+	f->net = get_net(current->nsproxy->net_ns);
 	xa_init(&f->peers);
 	mutex_init(&f->setup_lock);
 	spin_lock_init(&f->lock);
@@ -326,14 +332,14 @@ static struct bx_peer *file_peer(struct bx_file *f, const struct sockaddr *addr)
 
 	if (!bx_user_charge(&f->user->peers, READ_ONCE(bx_user_peers_max))) {
 		/* At its limit: only a peer it holds already. */
-		peer = bx_peer_lookup(addr);
+		peer = bx_peer_lookup(f->net, addr);
 		if (peer && xa_load(&f->peers, peer->id))
 			return peer;
 		if (peer)
 			bx_peer_put(peer);
 		return ERR_PTR(-ENOSPC);
 	}
-	peer = bx_peer_get(addr, capable(CAP_NET_ADMIN));
+	peer = bx_peer_get(f->net, addr, capable(CAP_NET_ADMIN));
 	if (IS_ERR(peer)) {
 		bx_user_uncharge(&f->user->peers);
 		return peer;
@@ -396,6 +402,9 @@ static long bx_ioc_peer(struct bx_file *f, void __user *uarg)
 	} else {
 		return -EAFNOSUPPORT;
 	}
+	/* Not through the host's devices from a namespace without one. */
+	if (!bx_net_has_rdma(f->net))
+		return -ENETUNREACH;
 	peer_k = file_peer(f, (struct sockaddr *)&ss);
 	if (IS_ERR(peer_k))
 		return PTR_ERR(peer_k);

@@ -174,10 +174,10 @@ static int conn_install(struct bx_conn *conn, const struct sockaddr *local)
 }
 
 /* A connect request from @remote is refused, @why; counted (admit.c). */
-static int conn_refuse(const struct sockaddr *remote, const char *why,
-		       int err)
+static int conn_refuse(struct net *net, const struct sockaddr *remote,
+		       const char *why, int err)
 {
-	struct bx_peer *peer = bx_peer_lookup(remote);
+	struct bx_peer *peer = bx_peer_lookup(net, remote);
 
 	bx_refused(remote, why);
 	if (peer) {
@@ -194,6 +194,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 {
 	struct sockaddr *remote = (struct sockaddr *)&id->route.addr.dst_addr;
 	struct sockaddr *local = (struct sockaddr *)&id->route.addr.src_addr;
+	struct net *net = id->route.addr.dev_addr.net;
 	const struct bx_wire_conn *req = ev->param.conn.private_data;
 	struct rdma_conn_param param;
 	struct bx_wire_accept acc = {};
@@ -206,15 +207,15 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 
 	ret = bx_wire_conn_parse(req, ev->param.conn.private_data_len, &p);
 	if (ret)
-		return conn_refuse(remote, "not bx's handshake", ret);
+		return conn_refuse(net, remote, "not bx's handshake", ret);
 	if (!bx_allowed(remote))
-		return conn_refuse(remote, "not in the allow-list", -EACCES);
+		return conn_refuse(net, remote, "not in the allow-list", -EACCES);
 	/* Our own request reflected back at us. */
 	if (p.epoch == bx_epoch)
-		return conn_refuse(remote, "our own incarnation", -EACCES);
+		return conn_refuse(net, remote, "our own incarnation", -EACCES);
 	auth = bx_secret_on();
 	if (auth != !!(p.flags & BX_WIRE_CONN_F_AUTH))
-		return conn_refuse(remote, auth ?
+		return conn_refuse(net, remote, auth ?
 				   "no proof of the cluster secret offered" :
 				   "a proof offered, but no secret is set",
 				   -EACCES);
@@ -222,7 +223,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	if (!bdev)
 		return -ENODEV;
 	/* A remote host cannot take the table's reserve (peer.c). */
-	peer = bx_peer_get(remote, false);
+	peer = bx_peer_get(net, remote, false);
 	if (IS_ERR(peer)) {
 		bx_dev_put(bdev);
 		return PTR_ERR(peer);
@@ -230,7 +231,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	if (bx_peer_refusing(peer)) {
 		bx_peer_put(peer);
 		bx_dev_put(bdev);
-		return conn_refuse(remote, "refused after a violation",
+		return conn_refuse(net, remote, "refused after a violation",
 				   -EACCES);
 	}
 	conn = bx_conn_alloc(peer, false);
@@ -549,11 +550,14 @@ static struct bx_conn *conn_connect(struct bx_peer *peer)
 	/* An address we would not accept a connection from. */
 	if (!bx_allowed((struct sockaddr *)&peer->addr))
 		return ERR_PTR(-EACCES);
+	/* Its namespace is gone (bx_peers_net_exit()). */
+	if (!bx_peer_net(peer))
+		return ERR_PTR(-ENETUNREACH);
 	conn = bx_conn_alloc(peer, true);
 	if (!conn)
 		return ERR_PTR(-ENOMEM);
-	id = rdma_create_id(&init_net, bx_cm_handler, conn, RDMA_PS_TCP,
-			    IB_QPT_RC);
+	id = rdma_create_id(bx_peer_net(peer), bx_cm_handler, conn,
+			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
 		goto err_fail;

@@ -1031,8 +1031,10 @@ static int conn_nl_fill(struct sk_buff *skb, void *conn)
 	return bx_conn_nl_fill(skb, conn);
 }
 
+/* The connections of the caller's network namespace (net.c). */
 int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	struct net *net = sock_net(cb->skb->sk);
 	unsigned long i = 0;
 	struct bx_conn *c;
 	int ret = 0;
@@ -1042,6 +1044,10 @@ int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	list_for_each_entry(c, &bx_conns, node) {
 		if (i++ < cb->args[0])
 			continue;
+		if (!net_eq(bx_peer_net(c->peer), net)) {
+			cb->args[0] = i;
+			continue;
+		}
 		ret = bx_nl_dump_one(skb, cb, BX_CMD_CONN_GET, conn_nl_fill, c);
 		if (ret)
 			break;
@@ -1057,14 +1063,19 @@ int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
  * its teardown, so its device, whose name @fn may read, is not removed
  * meanwhile (bx_conn_remove_dev() waits for the teardown).
  */
-int bx_conn_with_peer(u32 peer_id, int (*fn)(struct bx_conn *, void *),
-		      void *arg)
+int bx_conn_with_peer(struct net *net, u32 peer_id,
+		      int (*fn)(struct bx_conn *, void *), void *arg)
 {
 	struct bx_peer *peer = bx_peer_find(peer_id);
 	int ret = -ENOENT;
 
 	if (!peer)
 		return -ENOENT;
+	/* Another namespace's peer is not there. */
+	if (!net_eq(bx_peer_net(peer), net)) {
+		bx_peer_put(peer);
+		return -ENOENT;
+	}
 	mutex_lock(&peer->lock);
 	if (peer->conn)
 		ret = fn(peer->conn, arg);

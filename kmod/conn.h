@@ -17,6 +17,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
+#include <net/net_namespace.h>
 
 #include <linux/bx_netlink.h>
 
@@ -61,6 +62,8 @@ struct bx_msg;
  * @idle_since:	when reclaim first found only the table holding it (0: not
  *		idle); under bx_peers_lock
  * @gone:	on reclaim's list of peers to free
+ * @net:	its network namespace: that of the files that resolved it, or
+ *		of the listener its connect request came to (net.c)
  * @addr:	address, port BX_PORT
  * @lock:	protects @conn and @pending; process context only
  * @conn:	the connection or connection attempt (ref), or NULL
@@ -92,6 +95,7 @@ struct bx_peer {
 	u32			id;
 	unsigned long		idle_since;
 	struct list_head	gone;
+	possible_net_t		net;
 	struct sockaddr_storage	addr;
 	struct mutex		lock;	/* @conn, @pending, @epoch, @restarts */
 	struct bx_conn		*conn;
@@ -340,8 +344,9 @@ void bx_conn_uninit_peers(void);
 
 /* The peer table (peer.c). */
 bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
-struct bx_peer *bx_peer_get(const struct sockaddr *addr, bool reserve);
-struct bx_peer *bx_peer_lookup(const struct sockaddr *addr);
+struct bx_peer *bx_peer_get(struct net *net, const struct sockaddr *addr,
+			    bool reserve);
+struct bx_peer *bx_peer_lookup(struct net *net, const struct sockaddr *addr);
 struct bx_peer *bx_peer_find(u32 id);
 void bx_peer_hold(struct bx_peer *peer);
 void bx_peer_put(struct bx_peer *peer);
@@ -349,6 +354,7 @@ void bx_peers_each(void (*fn)(struct bx_peer *, void *), void *arg);
 unsigned int bx_peers_count(void);
 void bx_peers_stop(void);
 void bx_peers_uninit(void);
+void bx_peers_net_exit(struct net *net);
 
 void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
 void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
@@ -401,6 +407,11 @@ void bx_conn_mr_freed(struct bx_conn *conn);
 bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list);
 void bx_peer_recover_work(struct work_struct *work);
+
+static inline struct net *bx_peer_net(const struct bx_peer *peer)
+{
+	return read_pnet(&peer->net);
+}
 
 static inline struct ib_device *bx_conn_ibdev(struct bx_conn *conn)
 {

@@ -158,6 +158,43 @@ struct bx_dev *bx_dev_get(struct ib_device *ibdev)
 	return found;
 }
 
+/* Has @bdev a port whose network device is in @net? bx_devs_lock held. */
+static bool dev_port_in_net(struct bx_dev *bdev, struct net *net)
+{
+	struct net_device *ndev;
+	bool in = false;
+	u32 port;
+
+	rdma_for_each_port(bdev->ibdev, port) {
+		ndev = ib_device_get_netdev(bdev->ibdev, port);
+		if (!ndev)
+			continue;
+		in = net_eq(dev_net(ndev), net);
+		dev_put(ndev);
+		if (in)
+			break;
+	}
+	return in;
+}
+
+/* Is @bdev (NULL: any bound device) reachable from @net (net.c)? */
+bool bx_dev_in_net(struct bx_dev *bdev, struct net *net)
+{
+	struct bx_dev *d;
+	bool in = false;
+
+	mutex_lock(&bx_devs_lock);
+	list_for_each_entry(d, &bx_devs, node) {
+		if (bdev && d != bdev)
+			continue;
+		in = dev_port_in_net(d, net);
+		if (in)
+			break;
+	}
+	mutex_unlock(&bx_devs_lock);
+	return in;
+}
+
 unsigned int bx_dev_count(void)
 {
 	unsigned int n;
@@ -232,8 +269,10 @@ static int dev_nl_fill(struct sk_buff *skb, void *bdev)
 	return bx_dev_nl_fill(skb, bdev);
 }
 
+/* The devices reachable from the caller's namespace (net.c). */
 int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	struct net *net = sock_net(cb->skb->sk);
 	struct bx_dev *bdev;
 	unsigned long i = 0;
 	int ret = 0;
@@ -243,6 +282,10 @@ int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	list_for_each_entry(bdev, &bx_devs, node) {
 		if (i++ < cb->args[0])
 			continue;
+		if (!dev_port_in_net(bdev, net)) {
+			cb->args[0] = i;
+			continue;
+		}
 		ret = bx_nl_dump_one(skb, cb, BX_CMD_DEV_GET, dev_nl_fill, bdev);
 		if (ret)
 			break;

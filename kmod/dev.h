@@ -40,6 +40,8 @@ void bx_dev_uninit(void);
 void bx_dev_put(struct bx_dev *bdev);
 struct bx_dev *bx_dev_get(struct ib_device *ibdev);
 unsigned int bx_dev_count(void);
+struct net;
+bool bx_dev_in_net(struct bx_dev *bdev, struct net *net);
 int bx_dev_show(struct seq_file *m, void *unused);
 
 #endif /* _BX_DEV_H */

@@ -23,6 +23,8 @@
  * @node:	in the list of open files (debugfs "procs")
  * @tgid:	process that opened it
  * @uid:	its user: unprivileged dumps show a user's own files only
+ * @net:	the network namespace it was opened in (a reference): its
+ *		services, peers and connections are there (net.c)
  * @user:	its user's accounting (user.c), held until the file is freed
  * @peers:	peer id -> peer this file resolved (BX_IOC_PEER), each with
  *		a reference charged to @user; released with the file
@@ -47,6 +49,7 @@ struct bx_file {
 	struct list_head	node;
 	pid_t			tgid;
 	kuid_t			uid;
+	struct net		*net;
 	struct bx_user		*user;
 	struct xarray		peers;
 	struct mutex		setup_lock;	/* BX_IOC_SETUP */

@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "debugfs.h"
 #include "dev.h"
+#include "net.h"
 #include "nl.h"
 
 static int __init bx_init(void)
@@ -26,10 +27,14 @@ static int __init bx_init(void)
 
 	bx_debugfs_init();
 
+	ret = bx_net_init();
+	if (ret)
+		goto err_debugfs;
+
 	/* First in, last out: device and connection events go through it. */
 	ret = bx_nl_init();
 	if (ret)
-		goto err_debugfs;
+		goto err_net;
 
 	ret = bx_dev_init();
 	if (ret)
@@ -56,6 +61,8 @@ err_dev:
 	bx_dev_uninit();
 err_nl:
 	bx_nl_uninit();
+err_net:
+	bx_net_uninit();
 err_debugfs:
 	bx_debugfs_uninit();
 	return ret;
@@ -69,6 +76,7 @@ static void __exit bx_exit(void)
 	bx_conn_uninit_peers();
 	bx_admit_uninit();
 	bx_nl_uninit();
+	bx_net_uninit();
 	bx_debugfs_uninit();
 	pr_info("unloaded\n");
 }

@@ -27,19 +27,14 @@
 
 /* ---- events ------------------------------------------------------------- */
 
-static bool nl_listening(void)
-{
-	return genl_has_listeners(&bx_nl_family, &init_net, BX_NLGRP_EVENTS);
-}
-
-/* Multicast @cmd with what @fill puts for @obj. */
-static void nl_event(u8 cmd, int (*fill)(struct sk_buff *, void *),
-		     void *obj)
+/* Multicast @cmd with what @fill puts for @obj, in @net only. */
+static void nl_event(struct net *net, u8 cmd,
+		     int (*fill)(struct sk_buff *, void *), void *obj)
 {
 	struct sk_buff *skb;
 	void *hdr;
 
-	if (!nl_listening())
+	if (!genl_has_listeners(&bx_nl_family, net, BX_NLGRP_EVENTS))
 		return;
 	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb)
@@ -50,7 +45,8 @@ static void nl_event(u8 cmd, int (*fill)(struct sk_buff *, void *),
 		return;
 	}
 	genlmsg_end(skb, hdr);
-	genlmsg_multicast(&bx_nl_family, skb, 0, BX_NLGRP_EVENTS, GFP_KERNEL);
+	genlmsg_multicast_netns(&bx_nl_family, net, skb, 0, BX_NLGRP_EVENTS,
+				GFP_KERNEL);
 }
 
 static int nl_fill_conn(struct sk_buff *skb, void *conn)
@@ -68,19 +64,21 @@ static int nl_fill_dev(struct sk_buff *skb, void *bdev)
 	return bx_dev_nl_fill(skb, bdev);
 }
 
+/* A connection's or peer's events go to its namespace only (net.c). */
 void bx_nl_conn_event(struct bx_conn *conn, u8 cmd)
 {
-	nl_event(cmd, nl_fill_conn, conn);
+	nl_event(bx_peer_net(conn->peer), cmd, nl_fill_conn, conn);
 }
 
+/* Devices are the initial namespace's, where rxe's network devices are. */
 void bx_nl_dev_event(struct bx_dev *bdev, u8 cmd)
 {
-	nl_event(cmd, nl_fill_dev, bdev);
+	nl_event(&init_net, cmd, nl_fill_dev, bdev);
 }
 
 void bx_nl_peer_event(struct bx_peer *peer, u8 cmd)
 {
-	nl_event(cmd, nl_fill_peer, peer);
+	nl_event(bx_peer_net(peer), cmd, nl_fill_peer, peer);
 }
 
 /*
@@ -116,20 +114,21 @@ int bx_nl_dump_done(struct sk_buff *skb, int ret)
 /* ---- requests ----------------------------------------------------------- */
 
 /*
- * bx is host-wide and its events go to the initial namespace only: other
- * namespaces (containers) neither see its peers and processes nor set it.
+ * The dumps and events answer in every network namespace, with its own
+ * objects (net.c). What is host-wide -- the counters, the tunables, the
+ * admission settings -- is read and set from the initial namespace only.
  */
 static int nl_check_ns(struct net *net, struct netlink_ext_ack *extack)
 {
 	if (net_eq(net, &init_net))
 		return 0;
-	NL_SET_ERR_MSG(extack, "bx is host-wide: initial network namespace only");
+	NL_SET_ERR_MSG(extack, "host-wide: initial network namespace only");
 	return -EOPNOTSUPP;
 }
 
 static int nl_check_dump(struct netlink_callback *cb)
 {
-	return nl_check_ns(sock_net(cb->skb->sk), cb->extack);
+	return 0;
 }
 
 static int nl_check_do(struct genl_info *info)
@@ -175,13 +174,11 @@ int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	int ret;
 
-	ret = nl_check_do(info);
-	if (ret)
-		return ret;
 	if (GENL_REQ_ATTR_CHECK(info, BX_A_CONN_PEER_ID))
 		return -EINVAL;
 	/* Filled under the peer's lock, which keeps the device's name. */
-	ret = bx_conn_with_peer(nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]),
+	ret = bx_conn_with_peer(genl_info_net(info),
+				nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]),
 				conn_reply, info);
 	if (ret == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack,
@@ -342,7 +339,7 @@ int bx_nl_admit_get_doit(struct sk_buff *skb, struct genl_info *info)
 int bx_nl_allow_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *tb[BX_A_NET_PREFIX_LEN + 1];
-	struct bx_net *nets;
+	struct bx_allow_net *nets;
 	unsigned int n = 0;
 	struct nlattr *a;
 	int rem, ret;

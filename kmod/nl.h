@@ -29,8 +29,8 @@ int bx_nl_dump_done(struct sk_buff *skb, int ret);
 int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *conn);
 int bx_peer_nl_fill(struct sk_buff *skb, struct bx_peer *peer);
 int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
-int bx_conn_with_peer(u32 peer_id, int (*fn)(struct bx_conn *, void *),
-		      void *arg);
+int bx_conn_with_peer(struct net *net, u32 peer_id,
+		      int (*fn)(struct bx_conn *, void *), void *arg);
 int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev);
 int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
 int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);

@@ -39,6 +39,7 @@
 
 #include "conn.h"
 #include "file.h"
+#include "net.h"
 #include "op.h"
 #include "params.h"
 #include "reg.h"
@@ -50,13 +51,18 @@ atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
 atomic64_t bx_mrs_inuse = ATOMIC64_INIT(0);
 atomic64_t bx_pieces = ATOMIC64_INIT(0);
 
-/* Bound services: number -> struct bx_service. */
-static DEFINE_XARRAY(bx_services);
 /*
- * Serializes bind, unbind and the receive path's service lookup with the
- * RECV buffer it takes; process context only.
+ * Bound services are per network namespace: number -> struct bx_service
+ * in bx_net(net)->services (net.c). This lock serializes bind, unbind and
+ * the receive path's service lookup with the RECV buffer it takes;
+ * process context only.
  */
 static DEFINE_MUTEX(bx_services_lock);
+
+static struct xarray *services_of(const struct net *net)
+{
+	return &bx_net(net)->services;
+}
 
 /**
  * struct bx_service - a service number bound by a file
@@ -960,7 +966,7 @@ int bx_service_bind(struct bx_file *f, u32 service)
 	INIT_LIST_HEAD(&svc->recvs);
 
 	mutex_lock(&bx_services_lock);
-	ret = xa_insert(&bx_services, service, svc, GFP_KERNEL);
+	ret = xa_insert(services_of(f->net), service, svc, GFP_KERNEL);
 	if (!ret) {
 		spin_lock(&f->lock);
 		list_add(&svc->node, &f->services);
@@ -983,7 +989,7 @@ static void service_free(struct bx_service *svc)
 	LIST_HEAD(recvs);
 
 	lockdep_assert_held(&bx_services_lock);
-	xa_erase(&bx_services, svc->id);
+	xa_erase(services_of(f->net), svc->id);
 	spin_lock(&f->lock);
 	list_del(&svc->node);
 	list_splice_init(&svc->recvs, &recvs);
@@ -1009,7 +1015,7 @@ int bx_service_unbind(struct bx_file *f, u32 service)
 	int ret = -ENOENT;
 
 	mutex_lock(&bx_services_lock);
-	svc = xa_load(&bx_services, service);
+	svc = xa_load(services_of(f->net), service);
 	if (svc && svc->file == f) {
 		service_free(svc);
 		ret = 0;
@@ -1022,15 +1028,15 @@ int bx_service_unbind(struct bx_file *f, u32 service)
  * Take a posted RECV buffer of at least @need bytes from @service. Returns
  * its file with a reference, or NULL with the wire status in @st.
  */
-static struct bx_file *take_recv(u32 service, u32 need, struct bx_recv **out,
-				 u8 *st)
+static struct bx_file *take_recv(struct bx_conn *conn, u32 service, u32 need,
+				 struct bx_recv **out, u8 *st)
 {
 	struct bx_service *svc;
 	struct bx_file *f = NULL;
 	struct bx_recv *rv;
 
 	mutex_lock(&bx_services_lock);
-	svc = xa_load(&bx_services, service);
+	svc = xa_load(services_of(bx_peer_net(conn->peer)), service);
 	if (!svc) {
 		*st = BX_ST_NOSVC;
 		goto out;
@@ -1083,7 +1089,7 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 
 	if (!push_admit(conn, msg))
 		return;
-	f = take_recv(msg->service, msg->len, &rv, &st);
+	f = take_recv(conn, msg->service, msg->len, &rv, &st);
 	if (f) {
 		struct bx_cqe cqe = {
 			.user_data	= rv->user_data,
@@ -1176,7 +1182,7 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 
 	if (!push_admit(conn, msg))
 		return;
-	f = take_recv(msg->service, msg->len, &rv, &st);
+	f = take_recv(conn, msg->service, msg->len, &rv, &st);
 	if (!f) {
 		if (msg->seq)
 			bx_replay_done(conn, conn->peer_epoch, msg->seq, false);
@@ -1254,7 +1260,7 @@ static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
 		send_ctl(conn, BX_MSG_NACK, msg->req_id, BX_ST_NOBUFS);
 		return;
 	}
-	f = take_recv(msg->service, msg->len, &rv, &st);
+	f = take_recv(conn, msg->service, msg->len, &rv, &st);
 	if (!f) {
 		kfree(req);
 		send_ctl(conn, BX_MSG_NACK, msg->req_id, st);
@@ -1399,7 +1405,7 @@ static int submit_recv(struct bx_file *f, const struct bx_sqe *sqe)
 	rv->len = sqe->len;
 
 	mutex_lock(&bx_services_lock);
-	svc = xa_load(&bx_services, sqe->service);
+	svc = xa_load(services_of(f->net), sqe->service);
 	if (!svc || svc->file != f) {
 		ret = -ENOTCONN;
 	} else {
@@ -1550,6 +1556,11 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 		break;
 	default:
 		peer = bx_peer_find(sqe->peer);
+		/* A peer of the file's network namespace (net.c). */
+		if (peer && !net_eq(bx_peer_net(peer), f->net)) {
+			bx_peer_put(peer);
+			peer = NULL;
+		}
 		if (!peer) {
 			ret = -EINVAL;
 			break;

@@ -68,15 +68,17 @@ void bx_peer_put(struct bx_peer *peer)
 	refcount_dec(&peer->ref);
 }
 
-/* The peer of @addr, with a reference; bx_peers_lock held. */
-static struct bx_peer *peer_by_addr(const struct sockaddr *addr)
+/* The peer of @addr in @net, with a reference; bx_peers_lock held. */
+static struct bx_peer *peer_by_addr(struct net *net,
+				    const struct sockaddr *addr)
 {
 	struct bx_peer *peer;
 	unsigned long id;
 
 	lockdep_assert_held(&bx_peers_lock);
 	xa_for_each(&bx_peers, id, peer) {
-		if (bx_addr_equal((struct sockaddr *)&peer->addr, addr)) {
+		if (net_eq(bx_peer_net(peer), net) &&
+		    bx_addr_equal((struct sockaddr *)&peer->addr, addr)) {
 			bx_peer_hold(peer);
 			return peer;
 		}
@@ -85,11 +87,14 @@ static struct bx_peer *peer_by_addr(const struct sockaddr *addr)
 }
 
 /*
- * The peer of @addr, created if there is none, with a reference for the
- * caller. -ENOSPC when the table is full, or has only its reserve left
- * and @reserve (the caller has CAP_NET_ADMIN) is false.
+ * The peer of @addr in @net, created if there is none, with a reference
+ * for the caller. -ENOSPC when the table is full, or has only its reserve
+ * left and @reserve (the caller has CAP_NET_ADMIN) is false. The peer
+ * holds no reference to @net: a namespace's peers are those of its files
+ * and of its listener, which hold it.
  */
-struct bx_peer *bx_peer_get(const struct sockaddr *addr, bool reserve)
+struct bx_peer *bx_peer_get(struct net *net, const struct sockaddr *addr,
+			    bool reserve)
 {
 	unsigned int max = BX_PEERS_MAX - (reserve ? 0 : BX_PEERS_RESERVED);
 	struct bx_peer *peer;
@@ -100,7 +105,7 @@ struct bx_peer *bx_peer_get(const struct sockaddr *addr, bool reserve)
 		return ERR_PTR(-EAFNOSUPPORT);
 
 	mutex_lock(&bx_peers_lock);
-	peer = peer_by_addr(addr);
+	peer = peer_by_addr(net, addr);
 	if (peer)
 		goto out;
 	if (bx_npeers >= max) {
@@ -114,6 +119,7 @@ struct bx_peer *bx_peer_get(const struct sockaddr *addr, bool reserve)
 	}
 	/* The table's reference and the caller's. */
 	refcount_set(&peer->ref, 2);
+	write_pnet(&peer->net, net);
 	mutex_init(&peer->lock);
 	INIT_LIST_HEAD(&peer->pending);
 	spin_lock_init(&peer->sess_lock);
@@ -147,13 +153,13 @@ out:
 	return peer;
 }
 
-/* The peer of @addr if there is one, with a reference; else NULL. */
-struct bx_peer *bx_peer_lookup(const struct sockaddr *addr)
+/* The peer of @addr in @net if there is one, with a reference; else NULL. */
+struct bx_peer *bx_peer_lookup(struct net *net, const struct sockaddr *addr)
 {
 	struct bx_peer *peer;
 
 	mutex_lock(&bx_peers_lock);
-	peer = peer_by_addr(addr);
+	peer = peer_by_addr(net, addr);
 	mutex_unlock(&bx_peers_lock);
 	return peer;
 }
@@ -263,6 +269,41 @@ static void peers_reclaim_work(struct work_struct *work)
 	if (left)
 		queue_delayed_work(bx_wq, &bx_peers_gc,
 				   clamp(linger / 2, HZ / 10, 5UL * HZ));
+}
+
+/*
+ * Network namespace @net is going (net.c): its files and connections'
+ * ids, which held it, are gone. Its idle peers go now; one still held (a
+ * connection's last operations ending) forgets the namespace, so that it
+ * matches no other that may come where @net was, makes no connection
+ * (bx_peer_conn()), and is reclaimed once idle.
+ */
+void bx_peers_net_exit(struct net *net)
+{
+	struct bx_peer *peer;
+	unsigned long id;
+	LIST_HEAD(gone);
+
+	mutex_lock(&bx_peers_lock);
+	xa_for_each(&bx_peers, id, peer) {
+		if (!net_eq(bx_peer_net(peer), net))
+			continue;
+		xa_lock(&bx_peers);
+		if (refcount_read(&peer->ref) == 1) {
+			__xa_erase(&bx_peers, id);
+			list_add(&peer->gone, &gone);
+			bx_npeers--;
+		} else {
+			write_pnet(&peer->net, NULL);
+		}
+		xa_unlock(&bx_peers);
+	}
+	mutex_unlock(&bx_peers_lock);
+	while (!list_empty(&gone)) {
+		peer = list_first_entry(&gone, struct bx_peer, gone);
+		list_del(&peer->gone);
+		peer_free(peer);
+	}
 }
 
 /* At unload, after every connection and recovery ended: all of them. */

@@ -37,9 +37,9 @@ splats=${BX_SPLATS:-/rig/splats}
 # length on the debug kernel (seconds in CI: fault.sh 174, trinity.sh
 # 144, module.sh 140, nl_test 44, data_test 27, dev_test 23,
 # libbx_test 19).
-tests=${*:-fault.sh trinity.sh nl_test module.sh data_test limits_test libbx_test dev_test rdma_link.sh bxctl.sh admit.sh deadline.sh recover.sh data.sh flow.sh hostile.sh}
+tests=${*:-fault.sh trinity.sh nl_test module.sh data_test limits_test netns_test libbx_test dev_test rdma_link.sh bxctl.sh admit.sh deadline.sh recover.sh data.sh flow.sh hostile.sh}
 # Tests that use one guest alone (no bxrig barrier, no peer).
-alone=" dev_test libbx_test data_test limits_test nl_test module.sh fault.sh trinity.sh "
+alone=" dev_test libbx_test data_test limits_test netns_test nl_test module.sh fault.sh trinity.sh "
 id=${BXRIG_ID:-0} guests=${BXRIG_N:-1} k=0
 P=0 F=0 S=0
 kmemleak=/sys/kernel/debug/kmemleak

@@ -48,7 +48,9 @@
  *	by every process of the host. The file holds the peer until it is
  *	closed, which keeps the id valid for it. Errors: -EINVAL,
  *	-EAFNOSUPPORT, -ENOSPC (the user holds user_peers_max peers, or the
- *	peer table is full, its last entries kept for CAP_NET_ADMIN).
+ *	peer table is full, its last entries kept for CAP_NET_ADMIN),
+ *	-ENETUNREACH (no RDMA device's network device is in the file's
+ *	network namespace).
  *
  *  BX_IOC_BIND / BX_IOC_UNBIND (struct bx_bind, write)
  *	Own / release a service number on this host; pushes and pulls sent to
