@@ -117,7 +117,7 @@ if [ -z "$report_only" ]; then
 		done
 		# Settings bench_guest.sh reads that have no option here.
 		for v in BENCH_ROUNDS BENCH_INCAST_SETS BENCH_INCAST_RATE BENCH_PIECE_KB \
-			 BENCH_BW_SETS; do
+			 BENCH_BW_SETS BENCH_LAT_ONLY; do
 			[ -z "${!v:-}" ] || gargs+=(-e "$v=${!v}")
 		done
 		echo "bench: $ng guests ($((ng - 1)) clients), ${secs}s per cell," \

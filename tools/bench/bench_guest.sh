@@ -33,7 +33,8 @@
 #           back to back: "bench-pairbw ..." lines (BENCH_BW_SETS: bx
 #           with each of these settings too in every round, in orders
 #           that balance which cell follows which: "bench-pairbw-set
-#           ..." lines)
+#           ..." lines; with BENCH_LAT_ONLY=1, only the small-message
+#           latency cells of each setting, pull and push, BENCH_SECS each)
 #   pieces  one connection, guest 1 -> 0: 1 MiB pulls (then pushes) at
 #           depth 8 and, at the same time, a probe process pulling 4 KiB
 #           one at a time, with the server's piece_kb 0 (transfers posted
@@ -627,7 +628,15 @@ if has bw; then
 				reload_bx "$set"
 				b "bw.$r.$set"
 			fi
-			if [ "$ID" -eq 1 ]; then
+			if [ "$ID" -eq 1 ] && [ -n "${BENCH_LAT_ONLY:-}" ]; then
+				# Small messages only, without bulk cells before them.
+				for op in pull push; do
+					timeout "$CTMO" bxperf client -a "$S" -T bx -o $op \
+						-z 64,4096 -q 1 -d "$SECS" -t pairlat > /tmp/cli.out 2>&1 ||
+						fail "bxperf $op 64,4096 ($set): $(tail -3 /tmp/cli.out | tr '\n' ' ')"
+					sed -n "s/^bxperf-result tag=pairlat /bench-pairlat set=$set tool=bx round=$r /p" /tmp/cli.out
+				done
+			elif [ "$ID" -eq 1 ]; then
 				if [ "$set" = on ]; then
 					QOPTS="-nr $RDMAX" qp 1048576 1 rc_bw \
 						rc_rdma_write_bw rc_rdma_read_bw > /tmp/q.parsed

@@ -404,6 +404,7 @@ $2 == "bench-host" {
 	next
 }
 $2 == "bench-switch" { kv(); SWP[F["phase"]] = F["pauses"]; SWT[F["phase"]] = F["paused_ms"]; next }
+$2 == "bench-phase" && $4 == "start" { split($3, PH, "."); PHASE[PH[1]] = 1; next }
 $2 == "bench-env" { kv(); for (x in F) ENV[x] = F[x]; next }
 $2 == "bench-env-multi" { kv(); for (x in F) ENVM[x] = F[x]; next }
 $2 == "bench-pair" {
@@ -439,8 +440,17 @@ $2 == "bench-pairbw-set" {
 # ...and their small-message latency (mean, p99) in the same rounds.
 $2 == "bench-pairlat" {
 	kv()
-	PLT[F["set"], F["round"] + 0, F["size"]] = F["mean_us"]
-	PLT99[F["set"], F["round"] + 0, F["size"]] = F["p99_us"]
+	r = F["round"] + 0; o = F["op"]
+	PLT[F["set"], r, o, F["size"]] = F["mean_us"]
+	PLT99[F["set"], r, o, F["size"]] = F["p99_us"]
+	if (!(o in PLOPS))
+		PLOP[++PLOPN] = o
+	PLOPS[o] = 1
+	if (F["set"] != "on" && !(F["set"] in PLSETS))
+		PLSET[++PLSETN] = F["set"]
+	PLSETS[F["set"]] = 1
+	if (r > PLN)
+		PLN = r
 	next
 }
 $2 == "bench-profile" {
@@ -683,24 +693,6 @@ END {
 				       show(median(S3, q3)), show(m), \
 				       q4 ? show(S4[1]) "-" show(S4[q4]) : "-") > out
 			}
-			printf("\nTheir small-message latency, a pull at a time after each setting'"'"'s 1 MiB cells: the medians of the rounds'"'"' ratios to the defaults'"'"' in the same round (below 1: faster), and the range of the mean'"'"'s:\n\n") > out
-			printf("| setting | rounds | 64 B mean | 64 B p99 | 4 KiB mean | 4 KiB p99 | 64 B mean range |\n") > out
-			printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
-			for (i = 1; i <= PSETN; i++) {
-				st = PSET[i]
-				l1 = l2 = l3 = l4 = 0
-				for (r = 1; r <= PBN; r++) {
-					if ((x = rawratio(PLT[st, r, 64], PLT["on", r, 64])) != "") L1[++l1] = x
-					if ((x = rawratio(PLT99[st, r, 64], PLT99["on", r, 64])) != "") L2[++l2] = x
-					if ((x = rawratio(PLT[st, r, 4096], PLT["on", r, 4096])) != "") L3[++l3] = x
-					if ((x = rawratio(PLT99[st, r, 4096], PLT99["on", r, 4096])) != "") L4[++l4] = x
-				}
-				lm = median(L1, l1)
-				printf("| %s | %d | %s | %s | %s | %s | %s |\n", st, l1, \
-				       show(lm), show(median(L2, l2)), show(median(L3, l3)), \
-				       show(median(L4, l4)), \
-				       l1 ? show(L1[1]) "-" show(L1[l1]) : "-") > out
-			}
 		}
 		# Rounds with no ratio (qperf failed in each) leave the
 		# sweep'"'"'s figures standing.
@@ -711,6 +703,30 @@ END {
 		if (n3 && n4) {
 			TW = m3; TR = m4
 			TWHOW = "medians of the paired rounds"
+		}
+	}
+	# Small-message latency of the other settings, in the same rounds.
+	if (PLN && PLSETN) {
+		printf("\nSmall-message latency of the other settings, one operation at a time (after each setting'"'"'s 1 MiB cells, or alone with `BENCH_LAT_ONLY`): the medians of the rounds'"'"' ratios to the defaults'"'"' in the same round (below 1: faster), and the range of the mean'"'"'s at 64 B:\n\n") > out
+		printf("| setting | op | rounds | 64 B mean | 64 B p99 | 4 KiB mean | 4 KiB p99 | 64 B mean range |\n") > out
+		printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n") > out
+		for (i = 1; i <= PLSETN; i++) {
+			st = PLSET[i]
+			for (j = 1; j <= PLOPN; j++) {
+				o = PLOP[j]
+				l1 = l2 = l3 = l4 = 0
+				for (r = 1; r <= PLN; r++) {
+					if ((x = rawratio(PLT[st, r, o, 64], PLT["on", r, o, 64])) != "") L1[++l1] = x
+					if ((x = rawratio(PLT99[st, r, o, 64], PLT99["on", r, o, 64])) != "") L2[++l2] = x
+					if ((x = rawratio(PLT[st, r, o, 4096], PLT["on", r, o, 4096])) != "") L3[++l3] = x
+					if ((x = rawratio(PLT99[st, r, o, 4096], PLT99["on", r, o, 4096])) != "") L4[++l4] = x
+				}
+				lm = median(L1, l1)
+				printf("| %s | %s | %d | %s | %s | %s | %s | %s |\n", st, o, l1, \
+				       show(lm), show(median(L2, l2)), show(median(L3, l3)), \
+				       show(median(L4, l4)), \
+				       l1 ? show(L1[1]) "-" show(L1[l1]) : "-") > out
+			}
 		}
 	}
 	printf("\nd1/d8: 1 or 8 operations in flight from one process. 16 MiB runs one at a time only (rxe). Retransmissions in the same cells (rxe completer retries for bx, TCP RetransSegs for tcp; both machines):\n\n") > out
@@ -807,7 +823,7 @@ END {
 		ku = key("incast-" st, tp, "push", 1048576, idepth, ENV["incast_procs"], 1)
 		kq = key("incast-" st "-probe", tp, "pull", 4096, 1, 1, 0)
 		if (!have(kp) && !have(ku)) {
-			if (i <= 4)
+			if (i <= 4 && ("incast" in PHASE))
 				missing = missing " incast/" st
 			continue
 		}
@@ -927,7 +943,8 @@ END {
 	}
 	close(out)
 	targets()
-	if (!ncells) {
+	# A run of the paired rounds alone (-P bw) has no cells but those (or the latency cells of BENCH_LAT_ONLY).
+	if (!ncells && !PBN && !PLN) {
 		print "report: no bxperf results" > "/dev/stderr"
 		bad = 1
 	}

@@ -66,6 +66,9 @@ mkrun() {	# DIR Q R BW INCAST CONNS REGION [PAIRBW]
 	read -r c1 c2 c4 <<< "$conns"
 	{
 		echo "bench-env kernel=test guests=2 cpus=2 mem_kb=475136 secs=3 incast_secs=20 incast_procs=2 incast_depth=4 incast_rate=0"
+		for v in $incast; do
+			echo "bench-phase incast.${v%%:*} start"
+		done
 		[ "$conns" = - ] ||
 			for k in bx tcp; do
 				for z in 1 2 4; do
@@ -214,7 +217,7 @@ for v in 1:110:100 2:90:100 3:100:100; do
 done >> "$tmp/pairs/run/g1/result.log"
 expect pairs m m m m m m m
 ok "pairs: a setting's small-message latency against the defaults' in the same rounds" \
-	grep -Eq '^[|] on-m2 [|] 3 [|] 1[.]00 [|] 1[.]00 [|] 1[.]20 [|] 1[.]20 [|] 0[.]90-1[.]10 [|]$' "$tmp/pairs/report.md"
+	grep -Eq '^[|] on-m2 [|] pull [|] 3 [|] 1[.]00 [|] 1[.]00 [|] 1[.]20 [|] 1[.]20 [|] 0[.]90-1[.]10 [|]$' "$tmp/pairs/report.md"
 ok "pairs: a setting of BENCH_BW_SETS has its medians against the same rounds" \
 	grep -Eq '^[|] on-m2 [|] 2 [|] 16 [|] 256 [|] 3 [|] [0-9.]+ [|] 0[.]85 [|] 0[.]50 [|] 1[.]00 [|] 0[.]53-1[.]09 [|]$' "$tmp/pairs/report.md"
 ok "pairs: the throughput target says it took the rounds' medians" \
@@ -240,6 +243,15 @@ ok "pairsq: the throughput targets say they took the sweep's" \
 # No paired rounds and no host samples: not measured.
 mkrun "$tmp/bare" - - "30 30 30 30 28" "$I4 mid:400000" - 0
 expect bare - m m - m - -
+
+# The incast phase ran but lost its first settings' cells: missing, a
+# failed run. Without the incast phase (bench.sh -P bw) nothing is.
+mkrun "$tmp/lost" - - "30 30 30 30 28" "mid:400000" - 0
+ok "lost: report exits 1" sh -c "! tools/bench/report.sh '$tmp/lost' > /dev/null 2>&1"
+ok "lost: the incast cells are missing" \
+	grep -q '^[*][*]Missing cells:[*][*] incast/off incast/on incast/small incast/tcp$' "$tmp/lost/report.md"
+mkrun "$tmp/noincast" - - "30 30 30 30 28" "" - 0
+ok "noincast: report exits 0" tools/bench/report.sh "$tmp/noincast"
 
 echo "# Totals: pass:$pass fail:$fail skip:0"
 [ $fail -eq 0 ]
