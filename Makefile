@@ -33,23 +33,22 @@ LIBBX_SONAME  := libbx.so.0
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) uapi/linux/bx.h Kbuild
 
 # Files taken from linux-source at build time (never committed).
+# The kselftest frame (lib.mk, the selftests Makefile that builds and
+# installs a TARGETS=bx, the runner run_kselftest.sh) is among them.
 KSRC_FILES := scripts/checkpatch.pl scripts/spelling.txt \
-	scripts/const_structs.checkpatch \
+	scripts/const_structs.checkpatch scripts/subarch.include \
 	tools/testing/selftests/kselftest_harness.h \
 	tools/testing/selftests/kselftest.h \
+	tools/testing/selftests/lib.mk tools/testing/selftests/Makefile \
+	tools/testing/selftests/run_kselftest.sh \
+	tools/testing/selftests/kselftest \
 	tools/net/ynl/ynl-gen-c.py tools/net/ynl/lib \
 	Documentation/netlink/genetlink.yaml
 KSRC_OUT := $(addprefix $(O)/ksrc/,$(KSRC_FILES))
 
-SELFTESTS_C  := $(wildcard selftests/bx/*_test.c) selftests/bx/bx_stress.c \
-	selftests/bx/bx_pp.c selftests/bx/fail_nth.c
-SELFTESTS_SH := $(wildcard selftests/bx/*.sh)
-SELFTESTS_BIN := $(patsubst selftests/bx/%.c,$(O)/selftests/bx/%,$(SELFTESTS_C))
-# The hostile peer (hostile.sh): raw verbs, no libbx; links kmod/wire.c.
-HOSTILE_BIN := $(O)/selftests/bx/bx_hostile
-
-.PHONY: all module lib tools selftests stage vm vm-debug debug-kernel check \
-	check-run unit style sparse demo demo-run clean deps
+.PHONY: all module lib tools selftests ksft-install stage vm vm-debug \
+	debug-kernel check check-run unit style sparse demo demo-run clean deps \
+	FORCE
 
 all: module lib tools selftests
 
@@ -72,11 +71,14 @@ sparse:
 	@! grep -E "warning:|error:" $(O)/sparse.log || { echo "sparse: not clean"; exit 1; }
 	@echo "sparse: clean"
 
-$(O)/ksrc/.stamp: $(KSRC_TAR)
+# The stamp lists what was extracted: a longer KSRC_FILES extracts again.
+$(O)/ksrc/.stamp: $(KSRC_TAR) $(if $(filter-out $(file < $(O)/ksrc/.stamp),$(KSRC_FILES)),FORCE)
 	@mkdir -p $(O)/ksrc
 	tar -xf $(KSRC_TAR) -C $(O)/ksrc --strip-components=1 \
 		$(addprefix $(KSRC_TOP)/,$(KSRC_FILES))
-	@touch $@
+	@echo '$(KSRC_FILES)' > $@
+
+FORCE:
 
 $(KSRC_OUT): $(O)/ksrc/.stamp
 
@@ -141,36 +143,36 @@ $(O)/bin/bxswitch: tools/testing/vm/bxswitch.c
 	$(CC) $(UCFLAGS) -o $@ $<
 
 # ---- selftests (run inside guests) ----------------------------------------
+#
+# selftests/bx is a kselftest directory on the kernel's lib.mk; its
+# Makefile lists the tests. It is built and installed the kernel's way:
+# linux-source's tools/testing/selftests/Makefile with TARGETS=bx, run in
+# $(O)/ksrc, where selftests/bx appears as tools/testing/selftests/bx (a
+# directory of symlinks to its files, made again when a file comes or
+# goes). Objects go to $(O)/kselftest/bx; "make stage" installs the tests
+# with the kernel's runner (run_kselftest.sh, kselftest-list.txt) into
+# $(STAGE)/selftests, which the guests have as /opt/bx/selftests.
 
-selftests: $(SELFTESTS_BIN) $(HOSTILE_BIN)
+KSFT := $(O)/ksrc/tools/testing/selftests
+KSFT_INST := $(O)/kselftest/install
+KSFT_MAKE = $(MAKE) -C $(KSFT) TARGETS=bx FORCE_TARGETS=1 O=$(O) \
+	BX_TOP=$(CURDIR) LIBBX_DIR=$(O)/lib USERCFLAGS="-Werror $(CFLAGS)"
+# Our command-line variables stay up here: a CFLAGS=... would override
+# the CFLAGS of lib.mk and selftests/bx/Makefile (it goes down as
+# USERCFLAGS).
+selftests ksft-install: MAKEOVERRIDES :=
 
-# kselftest_harness.h's macros compare mixed signedness and leave
-# parameters unused by design; those two -Wextra warnings are off here.
-ST_CFLAGS := $(UCFLAGS) -Wno-unused-parameter -Wno-sign-compare
+$(KSFT)/.bx.stamp: $(O)/ksrc/.stamp selftests/bx
+	rm -rf $(KSFT)/bx && mkdir -p $(KSFT)/bx
+	cp -as $(CURDIR)/selftests/bx/. $(KSFT)/bx/
+	@touch $@
 
-$(O)/selftests/bx/%: selftests/bx/%.c uapi/linux/bx.h $(wildcard selftests/bx/*.h) \
-		$(O)/ksrc/.stamp
-	@mkdir -p $(dir $@)
-	$(CC) $(ST_CFLAGS) -isystem $(O)/ksrc/tools/testing/selftests/bx -o $@ $< \
-		-L$(O)/lib -lbx -lpthread
+selftests: $(KSFT)/.bx.stamp $(LIBBX_SO)
+	+$(KSFT_MAKE) all
 
-$(SELFTESTS_BIN): $(LIBBX_SO)
-
-# kselftest_harness.h is included as "../kselftest_harness.h".
-$(O)/ksrc/tools/testing/selftests/bx: $(O)/ksrc/.stamp
-	@mkdir -p $@
-
-$(SELFTESTS_BIN): | $(O)/ksrc/tools/testing/selftests/bx
-
-# bx_hostile speaks bx's wire protocol with kmod/wire.c itself, compiled
-# in user space against the unit tests' shims (UNIT_DIR, below), without
-# the sanitizers: it runs in the guests.
-$(HOSTILE_BIN): selftests/bx/bx_hostile.c selftests/bx/pp_payload.h kmod/wire.c kmod/wire.h \
-		$(wildcard tools/testing/unit/shim/*/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WFLAGS) $(CFLAGS) -Itools/testing/unit/shim -Ikmod \
-		-o $@ selftests/bx/bx_hostile.c kmod/wire.c \
-		-lrdmacm -libverbs -lcrypto
+ksft-install: selftests
+	rm -rf $(KSFT_INST)
+	+$(KSFT_MAKE) KSFT_INSTALL_PATH=$(KSFT_INST) install
 
 # ---- host unit tests (pure kernel code, compiled in user space) ---------
 #
@@ -225,13 +227,12 @@ $(O)/unit/fuzz_%: $(UNIT_DIR)/fuzz_%.c $$(UNIT_SRCS_$$*) kmod/wire.h
 
 STAGE := $(O)/stage
 
-stage: all
-	rm -rf $(STAGE) && mkdir -p $(STAGE)/bin $(STAGE)/lib $(STAGE)/selftests/bx
+stage: all ksft-install
+	rm -rf $(STAGE) && mkdir -p $(STAGE)/bin $(STAGE)/lib
 	cp -a $(O)/bin/. $(STAGE)/bin/
 	cp tools/bench/ftrace_prof.sh $(STAGE)/bin/
 	cp -a $(O)/lib/*.so* $(STAGE)/lib/
-	cp $(SELFTESTS_BIN) $(HOSTILE_BIN) $(SELFTESTS_SH) selftests/bx/settings \
-		selftests/bx/config $(STAGE)/selftests/bx/
+	cp -a $(KSFT_INST) $(STAGE)/selftests
 	# make bench BENCH_BASE=REF: the module of another revision too.
 	if [ -n "$(BENCH_BASE)" ] && [ -f $(O)/bench-base/bx.ko ]; then \
 		mkdir -p $(STAGE)/bench && \
