@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run bx's selftests inside a guest, like kselftest's runner, plus the
-# checks kselftest leaves to the harness around it:
+# The test rig's wrapper around bx's selftests, inside a guest: the
+# checks kselftest leaves to the harness around it.
 #
 #  - /dev/kmsg is marked before each test; a kernel splat logged while it
 #    ran (patterns in /rig/splats) fails it;
@@ -12,37 +12,74 @@
 #    something reports leaks.
 #
 # Ends with "bxrig-totals: pass N fail N skip N", which the host sums.
-# Usage: run_tests.sh [-s] [TEST...] (default: every test in this
-# directory).
 #
-# -s shares the one-guest tests among the rig's guests in turn: the
-# first runs on guest 0 only, the second on guest 1, and so on (the
-# others print where it ran); before each test that needs several guests
-# all of them meet at a barrier, so that one guest's longer share does
-# not eat into the other's barrier timeouts. Without -s every guest runs
-# every test.
+#   run_tests.sh [-s] [TEST...]
+#	runs the tests itself, each under "timeout -s KILL" (settings'
+#	timeout, three times that on the debug kernel): by default every
+#	bx test of the installed kselftest-list.txt, in its order (the
+#	order of the Makefile's TEST_GEN_PROGS, then TEST_PROGS).
+#
+#	-s shares the one-guest tests (bxrig-alone.txt, from the
+#	Makefile's BX_ALONE) among the rig's guests in turn: they run
+#	first, in that file's order, the first on guest 0 only, the second
+#	on guest 1, and so on (the others print where it ran); before each
+#	test that needs several guests all of them meet at a barrier, so
+#	that one guest's longer share does not eat into the other's
+#	barrier timeouts. Without -s every guest runs every test.
+#
+#   run_kselftest.sh -c bx | run_tests.sh -t
+#	the kernel's runner runs the tests (its timeouts, its TAP); this
+#	reads its output, passes it on, and checks and totals each test
+#	as above, from the runner's "# selftests: bx: TEST" line to its
+#	"ok"/"not ok" line (the test's own lines carry the runner's "# "
+#	prefix). The runner does not wait for it: the mark goes into the
+#	kernel log as the runner starts a test, not before (a splat in
+#	its first moments is blamed on the test before it), and a
+#	kmemleak scan here would overlap the next test, so there is one,
+#	after the last.
 dir=$(cd "$(dirname "$0")" && pwd)
-share=0
-if [ "${1:-}" = -s ]; then
-	share=1
-	shift
-fi
+mode=run share=0
+case ${1:-} in
+-s) share=1; shift ;;
+-t) mode=tap; shift ;;
+esac
 timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
 timeout=${timeout:-300}
 # KASAN, lockdep and kmemleak make the debug kernel several times slower.
 [ "${BXRIG_FLAVOR:-}" = debug ] && timeout=$((timeout * 3))
 splats=${BX_SPLATS:-/rig/splats}
-# The one-guest tests first, so that -s shares them before the guests
-# meet, in an order that deals two guests shares of about the same
-# length on the debug kernel (seconds in CI: fault.sh 174, trinity.sh
-# 144, module.sh 140, nl_test 44, data_test 27, dev_test 23,
-# libbx_test 19).
-tests=${*:-fault.sh trinity.sh nl_test module.sh data_test limits_test netns_test libbx_test dev_test rdma_link.sh bxctl.sh admit.sh deadline.sh recover.sh data.sh flow.sh hostile.sh}
-# Tests that use one guest alone (no bxrig barrier, no peer).
-alone=" dev_test libbx_test data_test limits_test netns_test nl_test module.sh fault.sh trinity.sh "
-id=${BXRIG_ID:-0} guests=${BXRIG_N:-1} k=0
+list=$dir/../kselftest-list.txt
+if [ $mode = run ] && [ $# -eq 0 ]; then
+	[ -r "$list" ] || {
+		echo "# bxtest: no $list (install with the kernel's selftests Makefile: make stage)"
+		echo "bxrig-totals: pass 0 fail 1 skip 0"
+		exit 1
+	}
+fi
+if [ $# -gt 0 ]; then
+	tests="$*"
+else
+	tests=$(sed -n 's/^bx://p' "$list" 2>/dev/null | tr '\n' ' ')
+fi
+if [ $share -eq 1 ]; then
+	alone=" $(tr '\n' ' ' < "$dir/bxrig-alone.txt")" || {
+		echo "bxrig-totals: pass 0 fail 1 skip 0"
+		exit 1
+	}
+	# The one-guest tests first, in bxrig-alone.txt's order.
+	first='' rest=''
+	for t in $alone; do
+		case " $tests " in *" $t "*) first="$first $t" ;; esac
+	done
+	for t in $tests; do
+		case $alone in *" $t "*) ;; *) rest="$rest $t" ;; esac
+	done
+	tests="$first$rest"
+fi
+id=${BXRIG_ID:-0} guests=${BXRIG_N:-1} k=0 n=0
 P=0 F=0 S=0
 kmemleak=/sys/kernel/debug/kmemleak
+out=/tmp/bxtest.$$.out
 
 [ -w $kmemleak ] && echo clear > $kmemleak
 
@@ -61,8 +98,127 @@ leaks() {
 	return 1
 }
 
+# begin TEST: mark the kernel log, say what runs.
+begin() {
+	n=$((n + 1))
+	mark="bxtest-begin:$1:$$:$n"
+	echo "$mark" > /dev/kmsg
+	echo "# bxtest: running $1"
+	t0=$(date +%s)
+}
+
+# finish TEST RC [WHY]: total TEST from its output in $out and its exit
+# status RC (WHY: how the runner reported it), check for leaks (once
+# per test, here) and splats, and add it up.
+finish() {
+	ft=$1 frc=$2 why=${3:-}
+	tot=$(grep '^# Totals:' $out | tail -1)
+	p=$(echo "$tot" | sed -n 's/.* pass:\([0-9]*\).*/\1/p')
+	f=$(echo "$tot" | sed -n 's/.* fail:\([0-9]*\).*/\1/p')
+	s=$(echo "$tot" | sed -n 's/.*skip:\([0-9]*\).*/\1/p')
+	p=${p:-0} f=${f:-0} s=${s:-0}
+	if [ -z "$tot" ]; then
+		if [ "$frc" -eq 4 ]; then
+			s=1
+		else
+			echo "# bxtest: $ft exited $frc${why:+ ($why)} without totals"
+			f=1
+		fi
+	elif [ "$frc" -ne 0 ] && [ "$frc" -ne 4 ] && [ "$f" -eq 0 ]; then
+		echo "# bxtest: $ft exited $frc${why:+ ($why)}"
+		f=1
+	fi
+	# Two scans cost about 15 s on the debug kernel: none after a test
+	# that skipped all it had; the next scan, or the last one below,
+	# still finds what it might have leaked.
+	# A leak it finds is counted once: not again for kmemleak's own
+	# line in the kernel log, which the splat patterns also match.
+	ign='^$'
+	if [ $mode = tap ]; then
+		owed="the tests"
+	elif [ $((p + f)) -gt 0 ]; then
+		if ! leaks "${owed:+$owed or }$ft"; then
+			f=$((f + 1))
+			ign='kmemleak: [0-9]+ new suspected|unreferenced object'
+		fi
+		owed=
+	else
+		owed=${owed:-$ft}
+	fi
+	if dmesg | sed -n "/$mark/,\$p" | grep -E -f "$splats" |
+		grep -v -E "$ign" > /tmp/splat.$$; then
+		echo "# bxtest: kernel splat during $ft:"
+		sed 's/^/# /' /tmp/splat.$$
+		f=$((f + 1))
+	fi
+	echo "# bxtest: $ft pass:$p fail:$f skip:$s in $(($(date +%s) - t0)) s"
+	P=$((P + p)) F=$((F + f)) S=$((S + s))
+	rm -f $out /tmp/splat.$$
+}
+
+# The kernel's runner: "# selftests: bx: T" before T, the test's output
+# prefixed "# ", then "ok N selftests: bx: T[ # SKIP]" or "not ok N
+# selftests: bx: T # exit=RC" (# TIMEOUT S seconds: RC 124).
+tap() {
+	t='' plan='' results=0
+	while IFS= read -r l; do
+		printf '%s\n' "$l"
+		case $l in
+		"1.."*)
+			[ -z "$plan" ] && plan=${l#1..}
+			;;
+		"# selftests: bx: "*)
+			t=${l#"# selftests: bx: "}
+			begin "$t"
+			: > $out
+			;;
+		"ok "*" selftests: bx: "*|"not ok "*" selftests: bx: "*)
+			results=$((results + 1))
+			why=
+			case $l in
+			"ok "*"# SKIP"*) rc=4 ;;
+			"ok "*) rc=0 ;;
+			*"# TIMEOUT"*) rc=124 why="timed out" ;;
+			*"# exit="*)
+				rc=${l##*# exit=}
+				rc=${rc%% *}
+				;;
+			*) rc=1 why="not run" ;;
+			esac
+			if [ -z "$t" ]; then
+				t=${l##*selftests: bx: }
+				t=${t%% *}
+				begin "$t"
+				: > $out
+			fi
+			finish "$t" "$rc" "$why"
+			t=
+			;;
+		*)
+			[ -n "$t" ] && printf '%s\n' "${l#\# }" >> $out
+			;;
+		esac
+	done
+	if [ -n "$t" ]; then
+		finish "$t" 1 "the runner stopped before its result"
+	fi
+	if [ -z "$plan" ] || [ "$results" -ne "$plan" ]; then
+		echo "# bxtest: the runner planned ${plan:-no} tests, reported $results"
+		F=$((F + 1))
+	fi
+}
+
+if [ $mode = tap ]; then
+	tap
+	if [ -n "${owed:-}" ] && ! leaks "$owed"; then
+		F=$((F + 1))
+	fi
+	echo "bxrig-totals: pass $P fail $F skip $S"
+	[ $F -eq 0 ]
+	exit
+fi
+
 for t in $tests; do
-	n=$((${n:-0} + 1))
 	if [ $share -eq 1 ]; then
 		case $alone in
 		*" $t "*)
@@ -83,54 +239,11 @@ for t in $tests; do
 			;;
 		esac
 	fi
-	mark="bxtest-begin:$t:$$:$n"
-	echo "$mark" > /dev/kmsg
-	echo "# bxtest: running $t"
-	t0=$(date +%s)
-	out=/tmp/bxtest.$$.out
+	begin "$t"
 	timeout -s KILL "$timeout" "$dir/$t" > $out 2>&1
 	rc=$?
 	cat $out
-	tot=$(grep '^# Totals:' $out | tail -1)
-	p=$(echo "$tot" | sed -n 's/.* pass:\([0-9]*\).*/\1/p')
-	f=$(echo "$tot" | sed -n 's/.* fail:\([0-9]*\).*/\1/p')
-	s=$(echo "$tot" | sed -n 's/.*skip:\([0-9]*\).*/\1/p')
-	p=${p:-0} f=${f:-0} s=${s:-0}
-	if [ -z "$tot" ]; then
-		if [ $rc -eq 4 ]; then
-			s=1
-		else
-			echo "# bxtest: $t exited $rc without totals"
-			f=1
-		fi
-	elif [ $rc -ne 0 ] && [ $rc -ne 4 ] && [ "$f" -eq 0 ]; then
-		echo "# bxtest: $t exited $rc"
-		f=1
-	fi
-	# Two scans cost about 15 s on the debug kernel: none after a test
-	# that skipped all it had; the next scan, or the last one below,
-	# still finds what it might have leaked.
-	# A leak it finds is counted once: not again for kmemleak's own
-	# line in the kernel log, which the splat patterns also match.
-	ign='^$'
-	if [ $((p + f)) -gt 0 ]; then
-		if ! leaks "${owed:+$owed or }$t"; then
-			f=$((f + 1))
-			ign='kmemleak: [0-9]+ new suspected|unreferenced object'
-		fi
-		owed=
-	else
-		owed=${owed:-$t}
-	fi
-	if dmesg | sed -n "/$mark/,\$p" | grep -E -f "$splats" |
-		grep -v -E "$ign" > /tmp/splat.$$; then
-		echo "# bxtest: kernel splat during $t:"
-		sed 's/^/# /' /tmp/splat.$$
-		f=$((f + 1))
-	fi
-	echo "# bxtest: $t pass:$p fail:$f skip:$s in $(($(date +%s) - t0)) s"
-	P=$((P + p)) F=$((F + f)) S=$((S + s))
-	rm -f $out /tmp/splat.$$
+	finish "$t" $rc
 done
 if [ -n "${owed:-}" ] && ! leaks "$owed"; then
 	F=$((F + 1))
