@@ -13,7 +13,8 @@
 # Contents: static busybox, the kernel modules the guests need
 # (decompressed: busybox modprobe cannot read .ko.xz) with a fresh depmod,
 # iproute2's ip/tc/rdma, the verbs userland (rxe provider, rping, qperf,
-# perftest, trinity) with every library ldd lists, and /init.
+# perftest, trinity) with every library ldd lists, coreutils' timeout for
+# kselftest's runner, and /init.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -97,6 +98,11 @@ copy_with_libs() {
 for b in $BINARIES; do
 	[ -x "$b" ] && copy_with_libs "$b" "$b"
 done
+# kselftest's runner needs coreutils' timeout as /usr/bin/timeout; the
+# rest keeps busybox's (./timeout says how).
+copy_with_libs /usr/bin/timeout /usr/lib/bxrig/timeout
+cp "$here/timeout" "$root/usr/bin/timeout"
+chmod 755 "$root/usr/bin/timeout"
 # glibc dlopen()s libgcc_s for pthread_exit() and cancellation.
 for f in /lib/x86_64-linux-gnu/libgcc_s.so.1; do
 	copy_with_libs "$f" "$f"
