@@ -6,13 +6,15 @@
 #   unit    host unit tests of the module's pure code (ASan + UBSan)
 #   fuzz    libFuzzer targets, FUZZ_SECS seconds each (default 20)
 #   stock   the selftests in qemu guests on Debian's kernel: the suite
-#           on two guests, then the cross-guest data tests on four
+#           on two guests, run by the kernel's kselftest runner
+#           (run_kselftest.sh), then the cross-guest data tests on four
 #   debug   the same selftests on the debug kernel (KASAN, lockdep,
 #           kmemleak, fault injection), plus fault.sh and trinity.sh
 #
-# Each tier reports KTAP "# Totals:" lines (guests: "bxrig-totals:");
-# a test binary that dies, a guest that does not report or shows a
-# kernel splat, counts as a failure. The last line is
+# Each tier reports KTAP "# Totals:" lines (guests: "bxrig-totals:",
+# from selftests/bx/run_tests.sh, which runs the tests or reads the
+# kernel runner's TAP); a test binary that dies, a guest that does not
+# report or shows a kernel splat, counts as a failure. The last line is
 # "N passed, N failed, N skipped"; the exit status is non-zero on any
 # failure. Select tiers with TIERS="unit fuzz stock".
 set -uo pipefail
@@ -121,27 +123,38 @@ run_guests() {
 	done
 	# For the summary: each failed test, named by the script that ran it,
 	# with how long the case ran and its first reason (lib.sh run_test).
+	# A guest whose tests the kernel's runner ran ("# selftests: bx:
+	# TEST" lines) has each test's own lines one "# " deeper (c), and
+	# the runner's "ok"/"not ok" per test, which add nothing here to
+	# the cases and run_tests.sh's "exited" line.
 	while read -r l; do failed "$name $l"; done < <(awk '
 		{ g = substr($0, 1, index($0, "|")); l = substr($0, length(g) + 2) }
-		/^g[0-9]+\| # bxtest: running / { t[g] = $NF; r[g] = a[g] = "" }
-		/^g[0-9]+\| (# FAIL: |bxrig: barrier )/ { if (r[g] == "") r[g] = substr(l, 1, 160) }
-		/^g[0-9]+\| # .* failed after [0-9]+ s$/ { a[g] = " after " $(NF - 1) " s" }
-		/^g[0-9]+\| ok / { r[g] = a[g] = "" }
-		/^g[0-9]+\| not ok / {
-			print g " " t[g] ": " l a[g] (r[g] == "" ? "" : " -- " r[g])
+		l ~ /^# selftests: bx: / { k[g] = 1 }
+		{ c = l; if (k[g] && substr(l, 1, 2) == "# ") c = substr(l, 3) }
+		k[g] && l ~ /^(not )?ok [0-9]+ selftests: / { next }
+		l ~ /^# bxtest: running / { t[g] = $NF; r[g] = a[g] = "" }
+		c ~ /^(# FAIL: |bxrig: barrier )/ { if (r[g] == "") r[g] = substr(c, 1, 160) }
+		c ~ /^# .* failed after [0-9]+ s$/ { a[g] = " after " $(NF - 1) " s" }
+		c ~ /^ok / { r[g] = a[g] = "" }
+		c ~ /^not ok / {
+			print g " " t[g] ": " c a[g] (r[g] == "" ? "" : " -- " r[g])
 			r[g] = a[g] = ""
 		}
-		/^g[0-9]+\| # bxtest: (.* (exited|splat|did not meet)|kmemleak after)/ {
+		l ~ /^# bxtest: (.* (exited|splat|did not meet)|kmemleak after)/ {
 			print g substr($0, length(g) + 3)
 		}
 		/^run.sh: guest [0-9]+ FAILED/ { print substr($0, 9) }' "$out")
 	# For the list of the slowest: "SECS SET GUEST TEST[:CASE]" per test
-	# and per case (run_tests.sh and lib.sh print how long each took).
+	# and per case (run_tests.sh and lib.sh print how long each took;
+	# under the kernel's runner, a case's line is one "# " deeper).
 	awk -v set="$name" '
+		/^g[0-9]+\| # selftests: bx: / { k[$1] = 1 }
 		/^g[0-9]+\| # bxtest: running / { t[$1] = $NF }
 		/^g[0-9]+\| # bxtest: .* in [0-9]+ s$/ { print $(NF - 1), set, $1, $4 }
-		/^g[0-9]+\| # bxtest-case: / { print $(NF - 1), set, $1, t[$1] ":" $4 }' \
-		"$out" >> "$log/times"
+		/^g[0-9]+\| # bxtest-case: / ||
+		(k[$1] && /^g[0-9]+\| # # bxtest-case: /) {
+			print $(NF - 1), set, $1, t[$1] ":" $(NF - 2)
+		}' "$out" >> "$log/times"
 	local reported=0
 	while read -r line; do
 		read -r p fl s <<< "$(sed -n 's/.*pass \([0-9]*\) fail \([0-9]*\) skip \([0-9]*\).*/\1 \2 \3/p' <<< "$line")"
@@ -166,12 +179,16 @@ run_guests() {
 }
 
 tier_stock() {
+	# The whole suite, run the upstream way: the kernel's kselftest
+	# runner, as installed by its selftests Makefile (make stage), with
+	# run_tests.sh -t reading its TAP for the rig's checks and totals.
 	# recover.sh with a cluster secret here (each reconnect proves it),
 	# without one in the debug lane; trinity as nobody in both, for a
 	# minute here.
 	run_guests stock-2 -n 2 -k stock -t 1200 -e BX_SECRET=1 \
 		-e BX_TRINITY=1 -e TRINITY_SECS=60 \
-		/opt/bx/selftests/bx/run_tests.sh
+		"/opt/bx/selftests/run_kselftest.sh -c bx 2>&1 |" \
+		/opt/bx/selftests/bx/run_tests.sh -t
 	# The cross-guest data tests share one boot of four guests: data.sh
 	# uses three of them (the fourth meets the barriers), flow.sh and
 	# hostile.sh all.
