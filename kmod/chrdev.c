@@ -35,6 +35,7 @@
 #include "nl.h"
 #include "nl-gen.h"
 #include "op.h"
+#include "svc.h"
 #include "params.h"
 
 #define BX_MMAP_REGION	0ULL

@@ -628,7 +628,7 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 	conn = bx_peer_conn(peer);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&peer->lock);
-		bx_op_fail(op, PTR_ERR(conn));
+		bx_op_end(op, PTR_ERR(conn));
 		bx_op_put(op);
 		return;
 	}

@@ -573,7 +573,7 @@ static void fail_list(struct list_head *list, int err, bool lost)
 		if (lost)
 			bx_op_lost(op, err);
 		else
-			bx_op_fail(op, err);
+			bx_op_end(op, err);
 		bx_op_put(op);
 	}
 }
@@ -743,7 +743,7 @@ static void conn_teardown(struct work_struct *work)
 	spin_unlock(&conn->lock);
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		bx_op_fenced(op);
+		bx_op_revoked(op);
 	}
 
 	/* 3. Nothing more can arrive: fail what waits for a response. */

@@ -23,6 +23,7 @@
 
 #include "dev.h"
 #include "flow.h"
+#include "params.h"
 #include "replay.h"
 #include "wire.h"
 
@@ -33,6 +34,10 @@
 #define BX_EAGER_MAX	BX_WIRE_INLINE_MAX /* largest payload sent inline */
 #define BX_SEG_MAX	SZ_1M	/* bytes per registered segment */
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
+
+/* A batch of credits never exceeds half the window; nor inline, its max. */
+static_assert(BX_RX_BUFS / 2 == BX_TUNABLE_MAX_CREDIT_BATCH);
+static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 #define BX_PEERS_MAX	1024
 /* Entries of the peer table only CAP_NET_ADMIN may take (peer.c). */
 #define BX_PEERS_RESERVED	64
@@ -196,7 +201,7 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
- * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_cut())
+ * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_plan_pieces())
  *		whose next piece is to be posted (a REPLY's first, too); it
  *		goes after the messages that are ready, so that they need
  *		not wait for all of the transfer

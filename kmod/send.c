@@ -19,6 +19,7 @@
 #include "file.h"
 #include "nl.h"
 #include "op.h"
+#include "xfer.h"
 #include "params.h"
 
 /*
@@ -174,7 +175,7 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		 * One READ per peer segment (a piece never spans two); more
 		 * work requests if rdma_rw must split one for max_sge_rd.
 		 */
-		reads = bx_op_cut(op) ? 1 : op->rdma->nrdv;
+		reads = bx_op_plan_pieces(op) ? 1 : op->rdma->nrdv;
 		cost = op->piece;
 	}
 	flow_limits(rd, &cl, &hl);
@@ -414,15 +415,10 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 		spin_unlock(&conn->lock);
 		spare = kzalloc(sizeof(*spare), GFP_KERNEL);
 		if (!spare) {
-			/*
-			 * A push's sender must hear of it: the op becomes
-			 * its PUSH_DONE, queued with our reference.
-			 */
-			if (rd) {
-				bx_op_read_abort(op, -ENOMEM);
-				return;
-			}
-			bx_op_fail(op, -ENOMEM);
+			/* A push's sender must hear of it. */
+			if (rd)
+				bx_op_answer(op, BX_ST_NOBUFS);
+			bx_op_end(op, -ENOMEM);
 			bx_op_put(op);
 			return;
 		}
@@ -484,7 +480,7 @@ void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
 	idle = !conn->mr_inuse;
 	spin_unlock(&conn->mr_lock);
 	if (idle) {
-		bx_op_fail(op, -ENOMEM);
+		bx_op_end(op, -ENOMEM);
 		bx_op_put(op);
 		return;
 	}
@@ -662,7 +658,7 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 			*opp = op;
 			return KICK_REG;
 		}
-		if (op->kind == BX_K_REPLY && bx_op_cut(op))
+		if (op->kind == BX_K_REPLY && bx_op_plan_pieces(op))
 			list_add_tail(&op->node, &conn->pieceq);
 		else
 			list_add_tail(&op->node, &conn->readyq);
