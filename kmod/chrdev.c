@@ -340,7 +340,7 @@ static struct bx_peer *file_peer(struct bx_file *f, const struct sockaddr *addr)
 			bx_peer_put(peer);
 		return ERR_PTR(-ENOSPC);
 	}
-	peer = bx_peer_get(f->net, addr, capable(CAP_NET_ADMIN));
+	peer = bx_peer_find_or_create(f->net, addr, capable(CAP_NET_ADMIN));
 	if (IS_ERR(peer)) {
 		bx_user_uncharge(&f->user->peers);
 		return peer;

@@ -154,8 +154,8 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 	conn->err_cqe.done = wr_error;
 	spin_lock_init(&conn->mr_lock);
 	INIT_LIST_HEAD(&conn->mr_free);
-	INIT_LIST_HEAD(&conn->host_node[BX_HW_TX]);
-	INIT_LIST_HEAD(&conn->host_node[BX_HW_RX]);
+	INIT_LIST_HEAD(&conn->host_node[BX_HOSTWND_TX]);
+	INIT_LIST_HEAD(&conn->host_node[BX_HOSTWND_RX]);
 	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
 	bx_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
 	INIT_DELAYED_WORK(&conn->retry_work, bx_conn_retry_work);

@@ -50,10 +50,10 @@ static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 #define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 
 /* The host's windows a connection can wait for (send.c, bx_host). */
-enum bx_hw {
-	BX_HW_TX,	/* requests and replies we send */
-	BX_HW_RX,	/* rendezvous data we READ */
-	BX_HW_N,
+enum bx_host_wnd {
+	BX_HOSTWND_TX,	/* requests and replies we send */
+	BX_HOSTWND_RX,	/* rendezvous data we READ */
+	BX_HOSTWND_N,
 };
 
 struct bx_op;
@@ -168,7 +168,7 @@ struct bx_flowq {
  *		becomes that one), by every operation assigned to it, by
  *		each host window's line it is in and by the teardown work;
  *		bx_conns holds none: teardown takes the connection off it
- * @host_node:	on bx_host.waiters[w] while @host_wait[w] (w: enum bx_hw)
+ * @host_node:	on bx_host.waiters[w] while @host_wait[w] (w: enum bx_host_wnd)
  * @node:	in bx_conns, under bx_conns_lock
  * @sweep_node:	on the deadline sweep's list of connections (conn.c)
  * @peer:	the remote host
@@ -227,9 +227,9 @@ struct bx_flowq {
  *		bx_host.lock, like @host_node and @host_turn
  * @host_turn:	a release gave it its turn: at its next try it may take
  *		from host window w ahead of the connections in line
- * @host_since:	1 + host window w's admission count when it began to
- *		wait for it (0: admitted since), under bx_host.lock; for
- *		debugfs "flow", *_passed_max
+ * @host_timed:	it waits for host window w, since...
+ * @host_since:	...that window's admission count was this (under
+ *		bx_host.lock; for debugfs "flow", *_passed_max)
  * @tx_free:	stack of free send buffers, @ntx_free entries
  * @ops:	req_id -> operation awaiting a response (own lock)
  * @mrwaitq:	admitted operations waiting for an MR (bx_mr_get())
@@ -297,9 +297,10 @@ struct bx_conn {
 	bool			established;
 	bool			kicking;
 	bool			kick_again;
-	bool			host_wait[BX_HW_N];
-	bool			host_turn[BX_HW_N];
-	u64			host_since[BX_HW_N];
+	bool			host_wait[BX_HOSTWND_N];
+	bool			host_turn[BX_HOSTWND_N];
+	bool			host_timed[BX_HOSTWND_N];
+	u64			host_since[BX_HOSTWND_N];
 	bool			rd_active;
 	unsigned long		flags;
 	struct work_struct	qp_err;
@@ -318,7 +319,7 @@ struct bx_conn {
 	struct list_head	fenceq;
 	struct ib_cqe		err_cqe;
 	u8			wpieces;
-	struct list_head	host_node[BX_HW_N];
+	struct list_head	host_node[BX_HOSTWND_N];
 	struct bx_win		wnd;
 	u64			small_passes;
 	struct bx_win		rdwnd;
@@ -349,8 +350,9 @@ void bx_conn_uninit_peers(void);
 
 /* The peer table (peer.c). */
 bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
-struct bx_peer *bx_peer_get(struct net *net, const struct sockaddr *addr,
-			    bool reserve);
+struct bx_peer *bx_peer_find_or_create(struct net *net,
+				       const struct sockaddr *addr,
+				       bool reserve);
 struct bx_peer *bx_peer_lookup(struct net *net, const struct sockaddr *addr);
 struct bx_peer *bx_peer_find(u32 id);
 void bx_peer_hold(struct bx_peer *peer);
