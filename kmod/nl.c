@@ -19,6 +19,7 @@
 #include "admit.h"
 #include "conn.h"
 #include "dev.h"
+#include "file.h"
 #include "nl.h"
 #include "nl-gen.h"
 #include "op.h"
