@@ -157,8 +157,7 @@ static void flow_line_join(struct bx_conn *conn, enum bx_host_wnd k, bool head)
  * READ windows bound what is on the wire towards this host: it is
  * charged one piece and one READ. Charged its length, a push larger
  * than rx_wnd_kb ran alone on the whole host, and the link idled
- * between its pieces (performance.rst, "Smaller pieces through a lossy
- * switch").
+ * between its pieces (performance.rst, "Findings").
  */
 static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 {
