@@ -2,15 +2,9 @@
 /*
  * bx: /dev/bx, the user API (see uapi/linux/bx.h for the contract).
  *
- * Each open file is a struct bx_file. The misc device's fops carry
- * THIS_MODULE as owner, so an open file pins the module and rmmod fails
- * with -EWOULDBLOCK until the last file is closed.
- *
- * Lifetime: the file holds the first reference to its bx_file; every
- * operation in flight holds another, and the region and ring memory have
- * their own references held by the mappings. Closing the file (even by a
- * killed process) releases services and pending requests at once; the
- * memory goes when the last DMA that may touch it has completed.
+ * Each open file is a struct bx_file (file.c). The misc device's fops
+ * carry THIS_MODULE as owner, so an open file pins the module and rmmod
+ * fails with -EWOULDBLOCK until the last file is closed.
  */
 
 #include <linux/error-injection.h>
@@ -18,7 +12,6 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/miscdevice.h>
-#include <linux/nsproxy.h>
 #include <net/ipv6.h>
 #include <linux/poll.h>
 #include <linux/seq_file.h>
@@ -32,199 +25,28 @@
 #include "dev.h"
 #include "file.h"
 #include "net.h"
-#include "nl.h"
-#include "nl-gen.h"
 #include "op.h"
+#include "svc.h"
 #include "params.h"
 
 #define BX_MMAP_REGION	0ULL
 #define BX_MMAP_CQ	BIT_ULL(32)
 
-static void file_release(struct kref *ref)
-{
-	struct bx_file *f = container_of(ref, struct bx_file, ref);
-
-	bx_cq_uninit(&f->cq);
-	if (f->region)
-		bx_region_put(f->region);
-	xa_destroy(&f->reqs);
-	xa_destroy(&f->peers);
-	bx_user_put(f->user);
-	put_net(f->net);
-	kfree(f);
-}
-
-void bx_file_get(struct bx_file *f)
-{
-	kref_get(&f->ref);
-}
-
-void bx_file_put(struct bx_file *f)
-{
-	kref_put(&f->ref, file_release);
-}
-
-/* Post a completion (unless the file is closed) and retire its slot. */
-void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe)
-{
-	bool dead;
-
-	spin_lock(&f->lock);
-	dead = f->dead;
-	spin_unlock(&f->lock);
-	/* Post before retiring, so the ring can never be over-committed. */
-	if (!dead)
-		bx_cq_post(&f->cq, cqe);
-	spin_lock(&f->lock);
-	f->inflight--;
-	spin_unlock(&f->lock);
-	bx_user_uncharge(&f->user->ops);
-}
-
-/* Open files, for debugfs "procs". */
-static LIST_HEAD(bx_files);
-static DEFINE_MUTEX(bx_files_lock);	/* bx_files, bx_files_gen */
-/* Changes with every open and release (netlink dump consistency). */
-static unsigned int bx_files_gen = 1;
-
-int bx_files_show(struct seq_file *m, void *unused)
-{
-	struct bx_file *f;
-
-	mutex_lock(&bx_files_lock);
-	list_for_each_entry(f, &bx_files, node) {
-		u32 inflight;
-
-		spin_lock(&f->lock);
-		inflight = f->inflight;
-		spin_unlock(&f->lock);
-		seq_printf(m, "pid %d bytes_tx %lld bytes_rx %lld inflight %u\n",
-			   f->tgid, atomic64_read(&f->bytes_tx),
-			   atomic64_read(&f->bytes_rx), inflight);
-	}
-	mutex_unlock(&bx_files_lock);
-	return 0;
-}
-
-static struct bx_region *file_region(struct bx_file *f);
-
-static int file_nl_fill(struct sk_buff *skb, void *file)
-{
-	struct bx_file *f = file;
-	struct bx_region *r = file_region(f);
-	u32 inflight;
-
-	spin_lock(&f->lock);
-	inflight = f->inflight;
-	spin_unlock(&f->lock);
-	if (nla_put_u32(skb, BX_A_PROC_PID, f->tgid) ||
-	    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_TX,
-			      atomic64_read(&f->bytes_tx), BX_A_PROC_PAD) ||
-	    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_RX,
-			      atomic64_read(&f->bytes_rx), BX_A_PROC_PAD) ||
-	    nla_put_u32(skb, BX_A_PROC_INFLIGHT, inflight) ||
-	    nla_put_u64_64bit(skb, BX_A_PROC_REGION_BYTES, r ? r->size : 0,
-			      BX_A_PROC_PAD))
-		return -EMSGSIZE;
-	return 0;
-}
-
-/*
- * Processes with /dev/bx open in the caller's network namespace. Without
- * CAP_NET_ADMIN a caller sees the files of its own user only: pids and
- * byte counts of others are theirs.
- */
-int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	bool all = netlink_capable(cb->skb, CAP_NET_ADMIN);
-	kuid_t uid = NETLINK_CB(cb->skb).creds.uid;
-	struct net *net = sock_net(cb->skb->sk);
-	unsigned long i = 0;
-	struct bx_file *f;
-	int ret = 0;
-
-	mutex_lock(&bx_files_lock);
-	cb->seq = bx_files_gen;
-	list_for_each_entry(f, &bx_files, node) {
-		if (i++ < cb->args[0])
-			continue;
-		if (!net_eq(f->net, net) || (!all && !uid_eq(f->uid, uid))) {
-			cb->args[0] = i;
-			continue;
-		}
-		ret = bx_nl_dump_one(skb, cb, BX_CMD_PROC_GET, file_nl_fill, f);
-		if (ret)
-			break;
-		cb->args[0] = i;
-	}
-	mutex_unlock(&bx_files_lock);
-	return bx_nl_dump_done(skb, ret);
-}
-
 static int bx_open(struct inode *inode, struct file *filp)
 {
-	struct bx_file *f;
+	struct bx_file *f = bx_file_new();
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
-	if (!f)
-		return -ENOMEM;
-	f->uid = current_uid();
-	f->user = bx_user_get(f->uid);
-	if (IS_ERR(f->user)) {
-		int ret = PTR_ERR(f->user);
-
-		kfree(f);
-		return ret;
-	}
-	kref_init(&f->ref);
-	f->tgid = task_tgid_nr(current);
-	f->net = get_net(current->nsproxy->net_ns);
-	xa_init(&f->peers);
-	mutex_init(&f->setup_lock);
-	spin_lock_init(&f->lock);
-	INIT_LIST_HEAD(&f->services);
-	xa_init_flags(&f->reqs, XA_FLAGS_ALLOC1);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	filp->private_data = f;
-	mutex_lock(&bx_files_lock);
-	list_add_tail(&f->node, &bx_files);
-	bx_files_gen++;
-	mutex_unlock(&bx_files_lock);
 	return 0;
 }
 ALLOW_ERROR_INJECTION(bx_open, ERRNO);
 
-/* The peers @f resolved: its references and its user's charges go. */
-static void file_drop_peers(struct bx_file *f)
-{
-	struct bx_peer *peer;
-	unsigned long id;
-
-	xa_for_each(&f->peers, id, peer) {
-		xa_erase(&f->peers, id);
-		bx_peer_put(peer);
-		bx_user_uncharge(&f->user->peers);
-	}
-}
-
 static int bx_release(struct inode *inode, struct file *filp)
 {
-	struct bx_file *f = filp->private_data;
-
-	mutex_lock(&bx_files_lock);
-	list_del(&f->node);
-	bx_files_gen++;
-	mutex_unlock(&bx_files_lock);
-	bx_op_file_release(f);
-	file_drop_peers(f);
-	bx_file_put(f);
+	bx_file_close(filp->private_data);
 	return 0;
-}
-
-/* The region once BX_IOC_SETUP published it, else NULL. */
-static struct bx_region *file_region(struct bx_file *f)
-{
-	/* Pairs with the store-release in bx_ioc_setup(). */
-	return smp_load_acquire(&f->region);
 }
 
 /*
@@ -339,7 +161,7 @@ static struct bx_peer *file_peer(struct bx_file *f, const struct sockaddr *addr)
 			bx_peer_put(peer);
 		return ERR_PTR(-ENOSPC);
 	}
-	peer = bx_peer_get(f->net, addr, capable(CAP_NET_ADMIN));
+	peer = bx_peer_find_or_create(f->net, addr, capable(CAP_NET_ADMIN));
 	if (IS_ERR(peer)) {
 		bx_user_uncharge(&f->user->peers);
 		return peer;
@@ -421,7 +243,7 @@ static long bx_ioc_service(struct bx_file *f, void __user *uarg, bool bind)
 		return -EFAULT;
 	if (s.resv0 || !s.service)
 		return -EINVAL;
-	if (!file_region(f))
+	if (!bx_file_region(f))
 		return -ENXIO;
 	return bind ? bx_service_bind(f, s.service) :
 		      bx_service_unbind(f, s.service);
@@ -440,7 +262,7 @@ static long bx_ioc_submit(struct bx_file *f, void __user *uarg)
 		return -EFAULT;
 	if (!s.nr || s.nr > BX_SUBMIT_MAX)
 		return -EINVAL;
-	if (!file_region(f))
+	if (!bx_file_region(f))
 		return -ENXIO;
 	if (s.wait > f->cq.mask + 1)
 		return -EINVAL;
@@ -494,7 +316,7 @@ static long bx_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 static int bx_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct bx_file *f = filp->private_data;
-	struct bx_region *region = file_region(f);
+	struct bx_region *region = bx_file_region(f);
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
 
 	if (!region)
@@ -510,7 +332,7 @@ static __poll_t bx_poll(struct file *filp, poll_table *wait)
 {
 	struct bx_file *f = filp->private_data;
 
-	if (!file_region(f))
+	if (!bx_file_region(f))
 		return 0;
 	poll_wait(filp, &f->cq.wait, wait);
 	return bx_cq_readable(&f->cq) ? EPOLLIN | EPOLLRDNORM : 0;
@@ -562,14 +384,7 @@ static DEVICE_ATTR_RO(recovering);
 static ssize_t files_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
 {
-	struct bx_file *f;
-	unsigned int n = 0;
-
-	mutex_lock(&bx_files_lock);
-	list_for_each_entry(f, &bx_files, node)
-		n++;
-	mutex_unlock(&bx_files_lock);
-	return sysfs_emit(buf, "%u\n", n);
+	return sysfs_emit(buf, "%u\n", bx_files_count());
 }
 static DEVICE_ATTR_RO(files);
 

@@ -223,7 +223,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	if (!bdev)
 		return -ENODEV;
 	/* A remote host cannot take the table's reserve (peer.c). */
-	peer = bx_peer_get(net, remote, false);
+	peer = bx_peer_find_or_create(net, remote, false);
 	if (IS_ERR(peer)) {
 		bx_dev_put(bdev);
 		return PTR_ERR(peer);
@@ -628,7 +628,7 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 	conn = bx_peer_conn(peer);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&peer->lock);
-		bx_op_fail(op, PTR_ERR(conn));
+		bx_op_end(op, PTR_ERR(conn));
 		bx_op_put(op);
 		return;
 	}

@@ -154,8 +154,8 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 	conn->err_cqe.done = wr_error;
 	spin_lock_init(&conn->mr_lock);
 	INIT_LIST_HEAD(&conn->mr_free);
-	INIT_LIST_HEAD(&conn->host_node[BX_HW_TX]);
-	INIT_LIST_HEAD(&conn->host_node[BX_HW_RX]);
+	INIT_LIST_HEAD(&conn->host_node[BX_HOSTWND_TX]);
+	INIT_LIST_HEAD(&conn->host_node[BX_HOSTWND_RX]);
 	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
 	bx_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
 	INIT_DELAYED_WORK(&conn->retry_work, bx_conn_retry_work);
@@ -573,7 +573,7 @@ static void fail_list(struct list_head *list, int err, bool lost)
 		if (lost)
 			bx_op_lost(op, err);
 		else
-			bx_op_fail(op, err);
+			bx_op_end(op, err);
 		bx_op_put(op);
 	}
 }
@@ -743,7 +743,7 @@ static void conn_teardown(struct work_struct *work)
 	spin_unlock(&conn->lock);
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		bx_op_fenced(op);
+		bx_op_revoked(op);
 	}
 
 	/* 3. Nothing more can arrive: fail what waits for a response. */

@@ -23,6 +23,8 @@
 
 #include "dev.h"
 #include "flow.h"
+#include "peer.h"
+#include "params.h"
 #include "replay.h"
 #include "wire.h"
 
@@ -33,94 +35,24 @@
 #define BX_EAGER_MAX	BX_WIRE_INLINE_MAX /* largest payload sent inline */
 #define BX_SEG_MAX	SZ_1M	/* bytes per registered segment */
 #define BX_SEG_PAGES	(BX_SEG_MAX / PAGE_SIZE + 1)
-#define BX_PEERS_MAX	1024
-/* Entries of the peer table only CAP_NET_ADMIN may take (peer.c). */
-#define BX_PEERS_RESERVED	64
-/* Peer ids go round up to this before one is used again. */
-#define BX_PEER_ID_MAX	BIT(20)
+
+/* A batch of credits never exceeds half the window; nor inline, its max. */
+static_assert(BX_RX_BUFS / 2 == BX_TUNABLE_MAX_CREDIT_BATCH);
+static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
-#define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
 #define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
 /* Operations of at most this many bytes in all pass the byte windows. */
 #define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 
 /* The host's windows a connection can wait for (send.c, bx_host). */
-enum bx_hw {
-	BX_HW_TX,	/* requests and replies we send */
-	BX_HW_RX,	/* rendezvous data we READ */
-	BX_HW_N,
+enum bx_host_wnd {
+	BX_HOSTWND_TX,	/* requests and replies we send */
+	BX_HOSTWND_RX,	/* rendezvous data we READ */
+	BX_HOSTWND_N,
 };
 
 struct bx_op;
 struct bx_msg;
-
-/**
- * struct bx_peer - a remote host, by the address of its RDMA interface
- * @ref:	the table's, and one per file that resolved it, connection
- *		to it and push or pull towards it (peer.c)
- * @id:		id for BX_IOC_PEER users, and in completions
- * @idle_since:	when reclaim first found only the table holding it (0: not
- *		idle); under bx_peers_lock
- * @gone:	on reclaim's list of peers to free
- * @net:	its network namespace: that of the files that resolved it, or
- *		of the listener its connect request came to (net.c)
- * @addr:	address, port BX_PORT
- * @lock:	protects @conn and @pending; process context only
- * @conn:	the connection or connection attempt (ref), or NULL
- * @pending:	operations waiting for @conn to come up
- * @epoch:	the peer's incarnation as its last connection reported it
- *		(0: never connected); a new value means it restarted
- * @restarts:	times a connection found a new incarnation
- * @sess_lock:	a leaf lock, any context: protects the fields below it
- * @tx_seq:	the last number given to a push to this peer
- * @unresolved:	our numbered pushes whose outcome we do not know yet, in
- *		order of number: the first is the floor (replay.h)
- * @parked:	operations in doubt (or not yet sent) after a connection
- *		failure, waiting for @recover_work to send them again
- * @recovering:	@parked is in use; ends at @recover_end (jiffies)
- * @backoff:	delay of the next attempt of @recover_work (ms)
- * @held:	the peer closed or refused our last connection: the next
- *		round of @recover_work waits BX_HOLD_MS before it tries
- * @rp:		which of this peer's pushes we delivered (replay.h)
- * @recoveries, @recovered, @recover_failed: recovery rounds, operations
- *		sent again, and operations that could not be
- * @violations:	its connections that ended in a protocol violation
- * @refused:	its connect requests refused
- * @refuse_until: its connect requests are refused until then (jiffies;
- *		0: never were)
- * @recover_work: reconnects with back-off and hands @parked over
- */
-struct bx_peer {
-	refcount_t		ref;
-	u32			id;
-	unsigned long		idle_since;
-	struct list_head	gone;
-	possible_net_t		net;
-	struct sockaddr_storage	addr;
-	struct mutex		lock;	/* @conn, @pending, @epoch, @restarts */
-	struct bx_conn		*conn;
-	struct list_head	pending;
-	u64			epoch;
-	u32			restarts;
-
-	spinlock_t		sess_lock;	/* see above */
-	u64			tx_seq;
-	struct list_head	unresolved;
-	struct list_head	parked;
-	bool			recovering;
-	unsigned long		recover_end;
-	unsigned int		backoff;
-	bool			held;
-	struct bx_replay	rp;
-	u32			recoveries;
-	u64			recovered;
-	u64			recover_failed;
-	u32			violations;
-	u32			refused;
-	unsigned long		refuse_until;
-
-	struct delayed_work	recover_work;
-};
 
 /**
  * struct bx_buf - a send or receive buffer of a connection
@@ -163,7 +95,7 @@ struct bx_flowq {
  *		becomes that one), by every operation assigned to it, by
  *		each host window's line it is in and by the teardown work;
  *		bx_conns holds none: teardown takes the connection off it
- * @host_node:	on bx_host.waiters[w] while @host_wait[w] (w: enum bx_hw)
+ * @host_node:	on bx_host.waiters[w] while @host_wait[w] (w: enum bx_host_wnd)
  * @node:	in bx_conns, under bx_conns_lock
  * @sweep_node:	on the deadline sweep's list of connections (conn.c)
  * @peer:	the remote host
@@ -196,7 +128,7 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
- * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_cut())
+ * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_plan_pieces())
  *		whose next piece is to be posted (a REPLY's first, too); it
  *		goes after the messages that are ready, so that they need
  *		not wait for all of the transfer
@@ -222,9 +154,9 @@ struct bx_flowq {
  *		bx_host.lock, like @host_node and @host_turn
  * @host_turn:	a release gave it its turn: at its next try it may take
  *		from host window w ahead of the connections in line
- * @host_since:	1 + host window w's admission count when it began to
- *		wait for it (0: admitted since), under bx_host.lock; for
- *		debugfs "flow", *_passed_max
+ * @host_timed:	it waits for host window w, since...
+ * @host_since:	...that window's admission count was this (under
+ *		bx_host.lock; for debugfs "flow", *_passed_max)
  * @tx_free:	stack of free send buffers, @ntx_free entries
  * @ops:	req_id -> operation awaiting a response (own lock)
  * @mrwaitq:	admitted operations waiting for an MR (bx_mr_get())
@@ -292,9 +224,10 @@ struct bx_conn {
 	bool			established;
 	bool			kicking;
 	bool			kick_again;
-	bool			host_wait[BX_HW_N];
-	bool			host_turn[BX_HW_N];
-	u64			host_since[BX_HW_N];
+	bool			host_wait[BX_HOSTWND_N];
+	bool			host_turn[BX_HOSTWND_N];
+	bool			host_timed[BX_HOSTWND_N];
+	u64			host_since[BX_HOSTWND_N];
 	bool			rd_active;
 	unsigned long		flags;
 	struct work_struct	qp_err;
@@ -313,7 +246,7 @@ struct bx_conn {
 	struct list_head	fenceq;
 	struct ib_cqe		err_cqe;
 	u8			wpieces;
-	struct list_head	host_node[BX_HW_N];
+	struct list_head	host_node[BX_HOSTWND_N];
 	struct bx_win		wnd;
 	u64			small_passes;
 	struct bx_win		rdwnd;
@@ -342,20 +275,6 @@ int bx_conn_init(void);
 void bx_conn_uninit(void);
 void bx_conn_uninit_peers(void);
 
-/* The peer table (peer.c). */
-bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
-struct bx_peer *bx_peer_get(struct net *net, const struct sockaddr *addr,
-			    bool reserve);
-struct bx_peer *bx_peer_lookup(struct net *net, const struct sockaddr *addr);
-struct bx_peer *bx_peer_find(u32 id);
-void bx_peer_hold(struct bx_peer *peer);
-void bx_peer_put(struct bx_peer *peer);
-void bx_peers_each(void (*fn)(struct bx_peer *, void *), void *arg);
-unsigned int bx_peers_count(void);
-void bx_peers_stop(void);
-void bx_peers_uninit(void);
-void bx_peers_net_exit(struct net *net);
-
 void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
 void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_retry(struct bx_conn *conn, struct bx_op *op);
@@ -376,14 +295,12 @@ void bx_conn_remove_dev(struct bx_dev *bdev);
 void bx_conn_port_event(void);
 void bx_push_number(struct bx_conn *conn, struct bx_op *op);
 void bx_push_resolved(struct bx_op *op);
-void bx_peer_park(struct bx_peer *peer, struct bx_op *op);
 enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
 				       const struct bx_msg *msg);
 void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered);
 int bx_conn_show(struct seq_file *m, void *unused);
 bool bx_recover_allowed(void);
 unsigned int bx_conn_count(void);
-unsigned int bx_peers_recovering(void);
 
 /*
  * Within the connection layer: conn.c (lifetime, buffers, teardown), cm.c
@@ -395,7 +312,6 @@ int bx_conn_setup_qp(struct bx_conn *conn);
 bool bx_conn_port_up(struct bx_conn *conn);
 int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 void bx_cm_auth_recv(struct bx_conn *conn, const struct bx_msg *msg);
-struct bx_conn *bx_peer_conn(struct bx_peer *peer);
 void bx_conn_connect_timeout(struct work_struct *work);
 void bx_conn_keepalive(struct work_struct *work);
 void bx_conn_retry_work(struct work_struct *work);
@@ -406,12 +322,6 @@ void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_mr_freed(struct bx_conn *conn);
 bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list);
-void bx_peer_recover_work(struct work_struct *work);
-
-static inline struct net *bx_peer_net(const struct bx_peer *peer)
-{
-	return read_pnet(&peer->net);
-}
 
 static inline struct ib_device *bx_conn_ibdev(struct bx_conn *conn)
 {

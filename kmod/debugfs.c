@@ -20,8 +20,7 @@
 #include "conn.h"
 #include "dev.h"
 #include "file.h"
-#include "op.h"
-#include "region.h"
+#include "stats.h"
 
 static struct dentry *bx_debugfs_root;
 
@@ -39,22 +38,6 @@ static const struct file_operations show_fops = {
 	.release	= single_release,
 };
 
-static int stats_show(struct seq_file *m, void *unused)
-{
-	seq_printf(m, "conns %u\n", bx_conn_count());
-	seq_printf(m, "peers %u\n", bx_peers_count());
-	seq_printf(m, "ops_inflight %lld\n", atomic64_read(&bx_ops_inflight));
-	seq_printf(m, "mrs_inuse %lld\n", atomic64_read(&bx_mrs_inuse));
-	seq_printf(m, "region_bytes %lld\n", atomic64_read(&bx_region_bytes));
-	seq_printf(m, "copied_bytes %lld\n", atomic64_read(&bx_copied_bytes));
-	seq_printf(m, "pieces %lld\n", atomic64_read(&bx_pieces));
-	seq_printf(m, "dup_pushes %lld\n", atomic64_read(&bx_dup_pushes));
-	seq_printf(m, "recovered_ops %lld\n", atomic64_read(&bx_recovered_ops));
-	seq_printf(m, "recover_failed %lld\n",
-		   atomic64_read(&bx_recover_failed));
-	return 0;
-}
-
 /* debugfs failures are not fatal: the module works without it. */
 void bx_debugfs_init(void)
 {
@@ -63,7 +46,7 @@ void bx_debugfs_init(void)
 			    &show_fops);
 	debugfs_create_file("conns", 0444, bx_debugfs_root, bx_conn_show,
 			    &show_fops);
-	debugfs_create_file("stats", 0444, bx_debugfs_root, stats_show,
+	debugfs_create_file("stats", 0444, bx_debugfs_root, bx_stats_show,
 			    &show_fops);
 	debugfs_create_file("flow", 0444, bx_debugfs_root, bx_flow_show,
 			    &show_fops);

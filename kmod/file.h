@@ -65,11 +65,18 @@ struct bx_file {
 	atomic64_t		bytes_rx;
 };
 
+struct bx_file *bx_file_new(void);
+void bx_file_close(struct bx_file *f);
 void bx_file_get(struct bx_file *f);
 void bx_file_put(struct bx_file *f);
 void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe);
+struct bx_region *bx_file_region(struct bx_file *f);
 
+struct netlink_callback;
 struct seq_file;
+struct sk_buff;
+unsigned int bx_files_count(void);
 int bx_files_show(struct seq_file *m, void *unused);
+int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
 
 #endif /* _BX_FILE_H */

@@ -67,6 +67,10 @@ static const struct netlink_range_validation bx_a_tunables_op_timeout_ms_range =
 	.max	= 3600000ULL,
 };
 
+static const struct netlink_range_validation bx_a_tunables_region_cap_mb_range = {
+	.max	= 16777216ULL,
+};
+
 /* Common nested types */
 const struct nla_policy bx_net_nl_policy[BX_A_NET_PREFIX_LEN + 1] = {
 	[BX_A_NET_ADDR] = NLA_POLICY_EXACT_LEN(16),
@@ -79,7 +83,7 @@ static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_PEER_ID + 1] = {
 };
 
 /* BX_CMD_TUNABLES_SET - do */
-static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_OP_TIMEOUT_MS + 1] = {
+static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_REGION_CAP_MB + 1] = {
 	[BX_A_TUNABLES_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_wnd_kb_range),
 	[BX_A_TUNABLES_WND_OPS] = NLA_POLICY_RANGE(NLA_U32, 1, 4096),
 	[BX_A_TUNABLES_HOST_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_kb_range),
@@ -101,6 +105,7 @@ static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_OP_TIMEOU
 	[BX_A_TUNABLES_USER_PEERS_MAX] = NLA_POLICY_RANGE(NLA_U32, 1, 1024),
 	[BX_A_TUNABLES_USER_SERVICES_MAX] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_user_services_max_range),
 	[BX_A_TUNABLES_OP_TIMEOUT_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_op_timeout_ms_range),
+	[BX_A_TUNABLES_REGION_CAP_MB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_region_cap_mb_range),
 };
 
 /* BX_CMD_ALLOW_SET - do */
@@ -151,7 +156,7 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.cmd		= BX_CMD_TUNABLES_SET,
 		.doit		= bx_nl_tunables_set_doit,
 		.policy		= bx_tunables_set_nl_policy,
-		.maxattr	= BX_A_TUNABLES_OP_TIMEOUT_MS,
+		.maxattr	= BX_A_TUNABLES_REGION_CAP_MB,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{

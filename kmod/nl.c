@@ -19,11 +19,12 @@
 #include "admit.h"
 #include "conn.h"
 #include "dev.h"
+#include "file.h"
 #include "nl.h"
 #include "nl-gen.h"
 #include "op.h"
 #include "params.h"
-#include "region.h"
+#include "stats.h"
 
 /* ---- events ------------------------------------------------------------- */
 
@@ -192,82 +193,17 @@ int bx_nl_proc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return nl_check_dump(cb) ?: bx_files_nl_dump(skb, cb);
 }
 
-static int nl_fill_stats(struct sk_buff *msg, void *unused)
-{
-	struct bx_flow_stats st;
-
-	bx_flow_nl_stats(&st);
-	if (nla_put_u32(msg, BX_A_STATS_CONNS, bx_conn_count()) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_OPS_INFLIGHT,
-			      atomic64_read(&bx_ops_inflight),
-			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_MRS_INUSE,
-			      atomic64_read(&bx_mrs_inuse), BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_REGION_BYTES,
-			      atomic64_read(&bx_region_bytes),
-			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_COPIED_BYTES,
-			      atomic64_read(&bx_copied_bytes),
-			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_TX_BYTES, st.tx, BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_TX_PEAK_BYTES, st.tx_peak,
-			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_RX_BYTES, st.rx, BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_RX_PEAK_BYTES, st.rx_peak,
-			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_BUSY_RETRIES, st.busy,
-			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_RNR_EVENTS,
-			      atomic64_read(&bx_rnr_events), BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_DUP_PUSHES,
-			      atomic64_read(&bx_dup_pushes), BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_RECOVERED_OPS,
-			      atomic64_read(&bx_recovered_ops),
-			      BX_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_RECOVER_FAILED,
-			      atomic64_read(&bx_recover_failed),
-			      BX_A_STATS_PAD) ||
-	    nla_put_u32(msg, BX_A_STATS_TX_SMALL, st.tx_small) ||
-	    nla_put_u64_64bit(msg, BX_A_STATS_SMALL_PASSES, st.small_passes,
-			      BX_A_STATS_PAD) ||
-	    nla_put_u32(msg, BX_A_STATS_PEERS, bx_peers_count()))
-		return -EMSGSIZE;
-	return 0;
-}
-
 int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return nl_check_do(info) ?: nl_reply(info, nl_fill_stats, NULL);
+	return nl_check_do(info) ?: nl_reply(info, bx_stats_nl_fill, NULL);
 }
 
 /*
- * The tunables, by attribute: u32s, except bx_flow_control, a bool that
- * travels as a u8 (its slot stays NULL). nl_test's tunables_get checks
- * that every attribute is in the reply, so a slot left out shows there.
+ * The tunables, by attribute (bx_tunables_by_attr, params.c): u32s,
+ * except bx_flow_control, a bool that travels as a u8. nl_test's
+ * tunables_get checks that every attribute is in the reply, so a slot
+ * left out shows there.
  */
-static unsigned int *const nl_tunables[BX_A_TUNABLES_MAX + 1] = {
-	[BX_A_TUNABLES_WND_KB]		= &bx_wnd_kb,
-	[BX_A_TUNABLES_WND_OPS]		= &bx_wnd_ops,
-	[BX_A_TUNABLES_HOST_WND_KB]	= &bx_host_wnd_kb,
-	[BX_A_TUNABLES_HOST_WND_OPS]	= &bx_host_wnd_ops,
-	[BX_A_TUNABLES_RX_WND_KB]	= &bx_rx_wnd_kb,
-	[BX_A_TUNABLES_RD_MAX]		= &bx_rd_max,
-	[BX_A_TUNABLES_CREDIT_BATCH]	= &bx_credit_batch,
-	[BX_A_TUNABLES_RDV_THRESHOLD]	= &bx_rdv_threshold,
-	[BX_A_TUNABLES_DRR_QUANTUM]	= &bx_drr_quantum,
-	[BX_A_TUNABLES_PIECE_KB]	= &bx_piece_kb,
-	[BX_A_TUNABLES_CONNECT_TIMEOUT_MS] = &bx_connect_timeout_ms,
-	[BX_A_TUNABLES_ACK_TIMEOUT]	= &bx_ack_timeout,
-	[BX_A_TUNABLES_RECOVER_MS]	= &bx_recover_ms,
-	[BX_A_TUNABLES_RD_DEPTH]	= &bx_rd_depth,
-	[BX_A_TUNABLES_REFUSE_MS]	= &bx_refuse_ms,
-	[BX_A_TUNABLES_PEER_LINGER_MS]	= &bx_peer_linger_ms,
-	[BX_A_TUNABLES_USER_OPS_MAX]	= &bx_user_ops_max,
-	[BX_A_TUNABLES_USER_PEERS_MAX]	= &bx_user_peers_max,
-	[BX_A_TUNABLES_USER_SERVICES_MAX] = &bx_user_services_max,
-	[BX_A_TUNABLES_OP_TIMEOUT_MS]	= &bx_op_timeout_ms,
-};
-
 static int nl_fill_tunables(struct sk_buff *msg, void *unused)
 {
 	int a;
@@ -276,8 +212,8 @@ static int nl_fill_tunables(struct sk_buff *msg, void *unused)
 		if (a == BX_A_TUNABLES_FLOW_CONTROL) {
 			if (nla_put_u8(msg, a, READ_ONCE(bx_flow_control)))
 				return -EMSGSIZE;
-		} else if (nl_tunables[a] &&
-			   nla_put_u32(msg, a, READ_ONCE(*nl_tunables[a]))) {
+		} else if (bx_tunables_by_attr[a] &&
+			   nla_put_u32(msg, a, READ_ONCE(*bx_tunables_by_attr[a]))) {
 			return -EMSGSIZE;
 		}
 	}
@@ -304,8 +240,8 @@ int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	for (a = 1; a <= BX_A_TUNABLES_MAX; a++)
-		if (info->attrs[a] && nl_tunables[a])
-			WRITE_ONCE(*nl_tunables[a],
+		if (info->attrs[a] && bx_tunables_by_attr[a])
+			WRITE_ONCE(*bx_tunables_by_attr[a],
 				   nla_get_u32(info->attrs[a]));
 	if (info->attrs[BX_A_TUNABLES_FLOW_CONTROL])
 		WRITE_ONCE(bx_flow_control,

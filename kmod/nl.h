@@ -33,7 +33,6 @@ int bx_conn_with_peer(struct net *net, u32 peer_id,
 		      int (*fn)(struct bx_conn *, void *), void *arg);
 int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev);
 int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
-int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
 /* The host's window counters, for BX_CMD_STATS_GET. */
 struct bx_flow_stats {
 	u64	tx, tx_peak;	/* host send window: bytes, peak bytes */

@@ -108,9 +108,12 @@ struct bx_rdma {
  * @unres:	PUSH: in peer->unresolved while numbered
  * @lost:	its connection failed with it in doubt or unsent: recover it
  *		(bx_peer_park()) rather than complete it, if it may be
+ * @answer:	REPLY, SRV_READ: its end answers the peer (bx_op_answer()):
+ *		a NACK, a PUSH_DONE...
+ * @answer_st:	...with this wire status
  * @fresh:	parked when submitted, during a recovery: never sent yet
  * @cut:	REPLY (RDMA WRITE), SRV_READ: its transfer goes in pieces
- *		(bx_op_cut())
+ *		(bx_op_plan_pieces())
  * @piece:	...of this many bytes (its length if not cut); a SRV_READ
  *		is charged one piece to the receive windows
  * @rw_off:	...of which this many bytes are done
@@ -150,6 +153,8 @@ struct bx_op {
 	u64			epoch;
 	struct list_head	unres;
 	bool			lost;
+	bool			answer;
+	u8			answer_st;
 	bool			fresh;
 	bool			cut;
 	u32			piece;
@@ -166,34 +171,34 @@ static inline bool bx_send_err_fatal(int err)
 	return err != -EINVAL && err != -ENOMEM;
 }
 
-/* Called by the connection layer (conn.c, send.c). */
-int bx_op_transmit(struct bx_op *op, struct bx_buf *slot);
-void bx_op_read(struct bx_op *op);
-bool bx_op_cut(struct bx_op *op);
-void bx_op_piece(struct bx_op *op);
-void bx_op_read_abort(struct bx_op *op, int err);
-void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err);
-void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
-void bx_op_fail(struct bx_op *op, int err);
-void bx_op_lost(struct bx_op *op, int err);
-void bx_op_fenced(struct bx_op *op);
-bool bx_op_expired(const struct bx_op *op);
-void bx_op_expire(struct bx_op *op);
-int bx_op_expiry_errno(const struct bx_op *op);
-void bx_op_put(struct bx_op *op);
-void bx_op_register(struct bx_op *op);
-u32 bx_op_cost(const struct bx_op *op);
+/* Lifetime and the one end path (op.c). */
+struct bx_op *bx_op_alloc(u8 kind, gfp_t gfp);
 struct bx_op *bx_op_ctl(u8 type);
+void bx_op_put(struct bx_op *op);
+void bx_op_end(struct bx_op *op, int res);
+void bx_op_lost(struct bx_op *op, int err);
+void bx_op_answer(struct bx_op *op, u8 status);
+void bx_op_revoked(struct bx_op *op);
+bool bx_op_expired(const struct bx_op *op);
+int bx_op_expiry_errno(const struct bx_op *op);
+void bx_op_expire(struct bx_op *op);
 
-/* Called by the file layer (chrdev.c). */
+/* Sending (op.c), called by the connection layer (send.c, conn.c). */
+void bx_op_send_ctl(struct bx_conn *conn, u8 type, u64 req_id, u8 status);
+int bx_op_post_msg(struct bx_op *op, struct bx_buf *slot,
+		   struct ib_send_wr *first, struct ib_send_wr *last);
+int bx_op_transmit(struct bx_op *op, struct bx_buf *slot);
+void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err);
+u32 bx_op_cost(const struct bx_op *op);
+
+/* What arrives on a connection (recv.c). */
+void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
+
+/* What a process submits (submit.c), called by the file layer. */
 int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe);
 void bx_op_file_release(struct bx_file *f);
-int bx_service_bind(struct bx_file *f, u32 service);
-int bx_service_unbind(struct bx_file *f, u32 service);
 
 extern atomic64_t bx_copied_bytes;
 extern atomic64_t bx_ops_inflight;
-extern atomic64_t bx_mrs_inuse;
-extern atomic64_t bx_pieces;
 
 #endif /* _BX_OP_H */

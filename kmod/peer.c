@@ -93,8 +93,9 @@ static struct bx_peer *peer_by_addr(struct net *net,
  * holds no reference to @net: a namespace's peers are those of its files
  * and of its listener, which hold it.
  */
-struct bx_peer *bx_peer_get(struct net *net, const struct sockaddr *addr,
-			    bool reserve)
+struct bx_peer *bx_peer_find_or_create(struct net *net,
+				       const struct sockaddr *addr,
+				       bool reserve)
 {
 	unsigned int max = BX_PEERS_MAX - (reserve ? 0 : BX_PEERS_RESERVED);
 	struct bx_peer *peer;

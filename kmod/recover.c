@@ -186,7 +186,7 @@ void bx_peer_recover_work(struct work_struct *work)
 			/* Never sent, and past its deadline or closed. */
 			if (up && err == -ETIMEDOUT && bx_op_expired(op))
 				err = bx_op_expiry_errno(op);
-			bx_op_fail(op, err);
+			bx_op_end(op, err);
 			bx_op_put(op);
 			continue;
 		}

@@ -36,19 +36,15 @@
 #include <linux/vmalloc.h>
 #include <linux/sched.h>
 
+#include "params.h"
 #include "region.h"
 
 atomic64_t bx_region_bytes = ATOMIC64_INIT(0);
 
-/* Module-wide cap on region memory, MiB; 0: a quarter of the RAM. */
-unsigned long bx_region_cap;
-module_param_named(region_cap_mb, bx_region_cap, ulong, 0644);
-MODULE_PARM_DESC(region_cap_mb, "cap on all regions together, MiB (0, the default: a quarter of the machine's memory)");
-
-/* The cap in bytes. */
+/* The cap on region memory in bytes (region_cap_mb; 0: RAM / 4). */
 static s64 region_cap(void)
 {
-	unsigned long mb = READ_ONCE(bx_region_cap);
+	unsigned long mb = READ_ONCE(bx_region_cap_mb);
 
 	if (!mb)
 		return (s64)(totalram_pages() / 4) << PAGE_SHIFT;

@@ -43,6 +43,5 @@ int bx_vmalloc_mmap(void *vaddr, size_t size, struct vm_area_struct *vma,
 		    const struct vm_operations_struct *ops, void *priv);
 
 extern atomic64_t bx_region_bytes;
-extern unsigned long bx_region_cap;
 
 #endif /* _BX_REGION_H */

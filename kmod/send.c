@@ -19,6 +19,7 @@
 #include "file.h"
 #include "nl.h"
 #include "op.h"
+#include "xfer.h"
 #include "params.h"
 
 /*
@@ -31,20 +32,20 @@ static struct {
 	struct bx_win		rx;	/* rendezvous data we are READing */
 	u32			rd_conns; /* connections with READs queued or in flight */
 	/* connections a host window stopped, in line (flow_admit()) */
-	struct list_head	waiters[BX_HW_N];
+	struct list_head	waiters[BX_HOSTWND_N];
 	/*
 	 * Operations each host window admitted, and the most it admitted
 	 * for others while one connection waited for it.
 	 */
-	u64			admits[BX_HW_N];
-	u64			passed_max[BX_HW_N];
+	u64			admits[BX_HOSTWND_N];
+	u64			passed_max[BX_HOSTWND_N];
 	u64			busy_retries;
 	u64			small_passes;	/* flow_admit_small() */
 } bx_host = {
 	.lock		= __SPIN_LOCK_UNLOCKED(bx_host.lock),
 	.waiters	= {
-		LIST_HEAD_INIT(bx_host.waiters[BX_HW_TX]),
-		LIST_HEAD_INIT(bx_host.waiters[BX_HW_RX]),
+		LIST_HEAD_INIT(bx_host.waiters[BX_HOSTWND_TX]),
+		LIST_HEAD_INIT(bx_host.waiters[BX_HOSTWND_RX]),
 	},
 };
 
@@ -118,11 +119,13 @@ static void flow_waited(struct bx_op *op, struct bx_win *w, u8 bit)
  * @conn waits for host window @k: join its line (at the head if @head),
  * unless it is in it. bx_host.lock held.
  */
-static void flow_line_join(struct bx_conn *conn, enum bx_hw k, bool head)
+static void flow_line_join(struct bx_conn *conn, enum bx_host_wnd k, bool head)
 {
 	lockdep_assert_held(&bx_host.lock);
-	if (!conn->host_since[k])
-		conn->host_since[k] = bx_host.admits[k] + 1;
+	if (!conn->host_timed[k]) {
+		conn->host_timed[k] = true;
+		conn->host_since[k] = bx_host.admits[k];
+	}
 	if (conn->host_wait[k])
 		return;
 	conn->host_wait[k] = true;
@@ -154,13 +157,12 @@ static void flow_line_join(struct bx_conn *conn, enum bx_hw k, bool head)
  * READ windows bound what is on the wire towards this host: it is
  * charged one piece and one READ. Charged its length, a push larger
  * than rx_wnd_kb ran alone on the whole host, and the link idled
- * between its pieces (performance.rst, "Smaller pieces through a lossy
- * switch").
+ * between its pieces (performance.rst, "Findings").
  */
 static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 {
 	struct bx_win *w = rd ? &conn->rdwnd : &conn->wnd;
-	enum bx_hw k = rd ? BX_HW_RX : BX_HW_TX;
+	enum bx_host_wnd k = rd ? BX_HOSTWND_RX : BX_HOSTWND_TX;
 	bool small = !rd && op->qi.cost <= BX_SMALL_OP;
 	u64 cost = op->qi.cost;
 	struct bx_win_lim cl, hl;
@@ -174,7 +176,7 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		 * One READ per peer segment (a piece never spans two); more
 		 * work requests if rdma_rw must split one for max_sge_rd.
 		 */
-		reads = bx_op_cut(op) ? 1 : op->rdma->nrdv;
+		reads = bx_op_plan_pieces(op) ? 1 : op->rdma->nrdv;
 		cost = op->piece;
 	}
 	flow_limits(rd, &cl, &hl);
@@ -193,11 +195,11 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		conn->host_turn[k] = false;
 	if (ok) {
 		bx_win_charge(hw, cost, reads);
-		if (conn->host_since[k]) {
+		if (conn->host_timed[k]) {
 			bx_host.passed_max[k] =
 				max(bx_host.passed_max[k], bx_host.admits[k] -
-				    (conn->host_since[k] - 1));
-			conn->host_since[k] = 0;
+				    conn->host_since[k]);
+			conn->host_timed[k] = false;
 		}
 		bx_host.admits[k]++;
 		/* In line but let in by an empty window: leave the line. */
@@ -255,8 +257,8 @@ static bool flow_admit_small(struct bx_conn *conn, struct bx_op *op)
 	} else {
 		/* Others' small ones: their release wakes the line. */
 		flow_waited(op, &bx_host.tx, BX_WAITED_HOST);
-		flow_line_join(conn, BX_HW_TX, conn->host_turn[BX_HW_TX]);
-		conn->host_turn[BX_HW_TX] = false;
+		flow_line_join(conn, BX_HOSTWND_TX, conn->host_turn[BX_HOSTWND_TX]);
+		conn->host_turn[BX_HOSTWND_TX] = false;
 	}
 	spin_unlock(&bx_host.lock);
 	if (ok) {
@@ -276,7 +278,7 @@ static bool flow_admit_small(struct bx_conn *conn, struct bx_op *op)
  * up again, or anew, while this runs may be counted in @n; popping it
  * early only gives it its turn early.
  */
-static void flow_wake_host(enum bx_hw k)
+static void flow_wake_host(enum bx_host_wnd k)
 {
 	unsigned int n = 0;
 	struct bx_conn *c;
@@ -348,7 +350,7 @@ void bx_flow_release(struct bx_op *op)
 	WARN_ON_ONCE(!ok);
 	/* The line first, then this connection (flow_admit()). */
 	if (wake)
-		flow_wake_host(rd ? BX_HW_RX : BX_HW_TX);
+		flow_wake_host(rd ? BX_HOSTWND_RX : BX_HOSTWND_TX);
 	bx_conn_kick(conn);
 }
 
@@ -414,15 +416,10 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 		spin_unlock(&conn->lock);
 		spare = kzalloc(sizeof(*spare), GFP_KERNEL);
 		if (!spare) {
-			/*
-			 * A push's sender must hear of it: the op becomes
-			 * its PUSH_DONE, queued with our reference.
-			 */
-			if (rd) {
-				bx_op_read_abort(op, -ENOMEM);
-				return;
-			}
-			bx_op_fail(op, -ENOMEM);
+			/* A push's sender must hear of it. */
+			if (rd)
+				bx_op_answer(op, BX_ST_NOBUFS);
+			bx_op_end(op, -ENOMEM);
 			bx_op_put(op);
 			return;
 		}
@@ -484,7 +481,7 @@ void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
 	idle = !conn->mr_inuse;
 	spin_unlock(&conn->mr_lock);
 	if (idle) {
-		bx_op_fail(op, -ENOMEM);
+		bx_op_end(op, -ENOMEM);
 		bx_op_put(op);
 		return;
 	}
@@ -597,15 +594,119 @@ static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
 	return conn->tx_free[--conn->ntx_free];
 }
 
-/* Decide the next thing to do on @conn; conn->lock held. */
-static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
-			       struct bx_buf **slotp, struct bx_msg *credit)
+/*
+ * Admit the next operation of the send queues, or if it must wait, a
+ * small one queued behind another (flow_admit_small()); conn->lock held.
+ * An admitted op goes to readyq (or pieceq, a REPLY to be written in
+ * pieces), unless it must be registered first: then it is returned in
+ * *@reg. Returns false if nothing could be admitted.
+ */
+static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 {
 	struct bx_drr_flow *flow;
 	struct bx_drr_item *it;
-	struct bx_flowq *fq;
 	struct bx_op *op;
-	bool queued;
+
+	*reg = NULL;
+	it = bx_drr_peek(&conn->txq, &flow);
+	if (!it)
+		return false;
+	op = container_of(it, struct bx_op, qi);
+	if (!flow_admit(conn, op, false)) {
+		it = bx_drr_find(&conn->txq, BX_SMALL_OP, &flow);
+		if (!it)
+			return false;
+		op = container_of(it, struct bx_op, qi);
+		if (!flow_admit_small(conn, op))
+			return false;
+	}
+	bx_drr_pop(&conn->txq, flow);
+	flowq_put(container_of(flow, struct bx_flowq, drr));
+	if (op->needs_reg && !op->registered)
+		*reg = op;
+	else if (op->kind == BX_K_REPLY && bx_op_plan_pieces(op))
+		list_add_tail(&op->node, &conn->pieceq);
+	else
+		list_add_tail(&op->node, &conn->readyq);
+	return true;
+}
+
+/*
+ * The cut transfer whose next piece may be posted now (a REPLY's WRITEs
+ * only while fewer than BX_WPIECES_MAX are in flight), taken off pieceq;
+ * conn->lock held.
+ */
+static struct bx_op *kick_next_piece(struct bx_conn *conn)
+{
+	struct bx_op *op;
+
+	list_for_each_entry(op, &conn->pieceq, node) {
+		if (op->kind == BX_K_REPLY) {
+			if (conn->wpieces >= BX_WPIECES_MAX)
+				continue;
+			conn->wpieces++;
+		}
+		list_del_init(&op->node);
+		return op;
+	}
+	return NULL;
+}
+
+/*
+ * The next rendezvous push whose RDMA READs receiver admission lets go,
+ * taken off rdq; conn->lock held.
+ */
+static struct bx_op *kick_admit_read(struct bx_conn *conn)
+{
+	struct bx_drr_flow *flow;
+	struct bx_drr_item *it;
+	struct bx_op *op;
+
+	it = bx_drr_peek(&conn->rdq, &flow);
+	if (!it)
+		return NULL;
+	op = container_of(it, struct bx_op, qi);
+	if (!flow_admit(conn, op, true))
+		return NULL;
+	bx_drr_pop(&conn->rdq, flow);
+	flowq_put(container_of(flow, struct bx_flowq, drr));
+	return op;
+}
+
+/*
+ * A bare credit update in *@slotp, if one is owed and nothing queued will
+ * carry it, or as a keepalive; conn->lock held.
+ */
+static bool kick_credit_update(struct bx_conn *conn, struct bx_msg *credit,
+			       struct bx_buf **slotp)
+{
+	bool queued = !list_empty(&conn->ctlq) || !list_empty(&conn->readyq);
+
+	if (!conn->ntx_free ||
+	    !(bx_credits_update_due(&conn->cr, queued) || conn->ka_due))
+		return false;
+	conn->ka_due = false;
+	if (!bx_credits_take_update(&conn->cr)) {
+		conn->cr.update_queued = false;
+		return false;
+	}
+	memset(credit, 0, sizeof(*credit));
+	credit->type = BX_MSG_CREDIT;
+	*slotp = kick_slot(conn, credit);
+	return true;
+}
+
+/*
+ * Decide the next thing to do on @conn, in this order: an admitted op
+ * that waited for an MR; control messages, then admitted ones (each
+ * needs a send buffer and a credit), admitting more while none waits;
+ * the next piece of a cut transfer; the READs of a rendezvous push; a
+ * bare credit update. conn->lock held.
+ */
+static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
+			       struct bx_buf **slotp, struct bx_msg *credit)
+{
+	struct bx_op *op;
 
 	if (conn->state != BX_CONN_STATE_UP)
 		return KICK_NONE;
@@ -613,17 +714,12 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 	conn->txq.quantum = READ_ONCE(bx_drr_quantum);
 	conn->rdq.quantum = conn->txq.quantum;
 
-	/* 0. Admitted operations that waited for an MR try again. */
 	op = list_first_entry_or_null(&conn->regq, struct bx_op, node);
 	if (op) {
 		list_del_init(&op->node);
 		*opp = op;
 		return KICK_REG;
 	}
-
-	/* 1. Control messages, then what is admitted: need a buffer and a
-	 * credit, never the last one.
-	 */
 	for (;;) {
 		struct list_head *q = !list_empty(&conn->ctlq) ? &conn->ctlq :
 				      !list_empty(&conn->readyq) ?
@@ -636,82 +732,27 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 			*slotp = kick_slot(conn, &op->msg);
 			return KICK_SEND;
 		}
-		if (q)
+		/* Waiting for a buffer or a credit: nothing else is sent. */
+		if (q || !kick_admit_send(conn, &op))
 			break;
-
-		/*
-		 * 2. Nothing admitted waits: admit the next send, or if it
-		 * must wait, a small one queued behind another.
-		 */
-		it = bx_drr_peek(&conn->txq, &flow);
-		if (!it)
-			break;
-		op = container_of(it, struct bx_op, qi);
-		if (!flow_admit(conn, op, false)) {
-			it = bx_drr_find(&conn->txq, BX_SMALL_OP, &flow);
-			if (!it)
-				break;
-			op = container_of(it, struct bx_op, qi);
-			if (!flow_admit_small(conn, op))
-				break;
-		}
-		bx_drr_pop(&conn->txq, flow);
-		fq = container_of(flow, struct bx_flowq, drr);
-		flowq_put(fq);
-		if (op->needs_reg && !op->registered) {
+		if (op) {
 			*opp = op;
 			return KICK_REG;
 		}
-		if (op->kind == BX_K_REPLY && bx_op_cut(op))
-			list_add_tail(&op->node, &conn->pieceq);
-		else
-			list_add_tail(&op->node, &conn->readyq);
 	}
-
-	/*
-	 * 2b. The next piece of a cut transfer: after the messages that
-	 * could go, and also while they wait for credits or buffers.
-	 */
-	list_for_each_entry(op, &conn->pieceq, node) {
-		if (op->kind == BX_K_REPLY) {
-			if (conn->wpieces >= BX_WPIECES_MAX)
-				continue;
-			conn->wpieces++;
-		}
-		list_del_init(&op->node);
+	/* Pieces also go while messages wait for credits or buffers. */
+	op = kick_next_piece(conn);
+	if (op) {
 		*opp = op;
 		return KICK_PIECE;
 	}
-
-	/* 3. RDMA READs of rendezvous pushes: receiver admission. */
-	it = bx_drr_peek(&conn->rdq, &flow);
-	if (it) {
-		op = container_of(it, struct bx_op, qi);
-		if (flow_admit(conn, op, true)) {
-			bx_drr_pop(&conn->rdq, flow);
-			fq = container_of(flow, struct bx_flowq, drr);
-			flowq_put(fq);
-			*opp = op;
-			return KICK_READ;
-		}
+	op = kick_admit_read(conn);
+	if (op) {
+		*opp = op;
+		return KICK_READ;
 	}
-
-	/* 4. A bare credit update, if owed and nothing will carry it, or
-	 * as a keepalive.
-	 */
-	queued = !list_empty(&conn->ctlq) || !list_empty(&conn->readyq);
-	if (conn->ntx_free &&
-	    (bx_credits_update_due(&conn->cr, queued) || conn->ka_due)) {
-		conn->ka_due = false;
-		if (bx_credits_take_update(&conn->cr)) {
-			memset(credit, 0, sizeof(*credit));
-			credit->type = BX_MSG_CREDIT;
-			*slotp = kick_slot(conn, credit);
-			return KICK_CREDIT;
-		}
-		conn->cr.update_queued = false;
-	}
-	return KICK_NONE;
+	return kick_credit_update(conn, credit, slotp) ? KICK_CREDIT :
+	       KICK_NONE;
 }
 
 static void kick_send(struct bx_conn *conn, struct bx_op *op,
@@ -951,9 +992,9 @@ void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 	spin_unlock(&conn->lock);
 
 	spin_lock(&bx_host.lock);
-	for (k = 0; k < BX_HW_N; k++) {
+	for (k = 0; k < BX_HOSTWND_N; k++) {
 		conn->host_turn[k] = false;
-		conn->host_since[k] = 0;
+		conn->host_timed[k] = false;
 		if (conn->host_wait[k]) {
 			conn->host_wait[k] = false;
 			list_del_init(&conn->host_node[k]);
@@ -981,7 +1022,7 @@ void bx_flow_nl_stats(struct bx_flow_stats *st)
 /* debugfs "flow": the host's windows, "key value" per line. */
 int bx_flow_show(struct seq_file *m, void *unused)
 {
-	u64 busy, small_passes, passed[BX_HW_N];
+	u64 busy, small_passes, passed[BX_HOSTWND_N];
 	struct bx_win tx, rx;
 	u32 rd_conns;
 
@@ -1001,6 +1042,6 @@ int bx_flow_show(struct seq_file *m, void *unused)
 	seq_printf(m, "rd_conns %u\nbusy_retries %llu\nrnr_events %lld\n",
 		   rd_conns, busy, atomic64_read(&bx_rnr_events));
 	seq_printf(m, "tx_passed_max %llu\nrx_passed_max %llu\nsmall_passes %llu\n",
-		   passed[BX_HW_TX], passed[BX_HW_RX], small_passes);
+		   passed[BX_HOSTWND_TX], passed[BX_HOSTWND_RX], small_passes);
 	return 0;
 }

@@ -110,7 +110,7 @@ struct bx_wire_hdr {
 
 /**
  * struct bx_wire_rdv - a buffer segment the peer may access by RDMA, for
- *	exactly one operation (see Documentation/bx.rst, "Remote access")
+ *	exactly one operation (see Documentation/bx.rst, "Trust model")
  * @addr:	remote address as registered
  * @rkey:	remote key; 0 means "no remote access granted"
  * @len:	bytes the peer may access

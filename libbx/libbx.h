@@ -154,7 +154,7 @@ int bx_reap(struct bx *bx, struct bx_cqe *cqes, unsigned int max,
  * for bx's netlink event that a connection to the peer is up. Otherwise
  * (-ECONNRESET: the peer restarted; -EHOSTDOWN: it stayed unreachable;
  * -EIO, ...) a push's fate is unknown and it is returned to the caller.
- * Documentation/bx.rst, "Recovery".
+ * Documentation/bx.rst, "Recovery semantics".
  */
 int bx_push(struct bx *bx, uint32_t peer, uint32_t service, const void *buf,
 	    uint32_t len, int timeout_ms);

@@ -236,8 +236,10 @@ case_rxpieces() {
 	try reload rx_wnd_kb=128 piece_kb=64 rd_max=1
 	if [ "$ID" -eq 0 ]; then
 		# A big buffer for each push in flight (3 clients x 2), so
-		# that all three connections have READs to wait for.
-		serve_start -n 0 -b 6
+		# that all three connections have READs to wait for: 6 x 16
+		# MiB, within the default region cap (a quarter of the RAM,
+		# less on the debug kernel, whose KASAN shadow takes some).
+		serve_start -n 0 -b 6 -r 112
 		b rxp.up; b rxp.done
 		try serve_stop
 		echo "# server: rx_peak_bytes $(flow_of rx_peak_bytes) rx_peak_reads $(flow_of rx_peak_reads) rx_waits $(flow_of rx_waits) rd_peak_bytes $(conn_max rd_peak_bytes) pieces $(stat_of pieces)"

@@ -56,6 +56,7 @@ static const char *const tun_param[NTUN + 1] = {
 	[BX_A_TUNABLES_USER_PEERS_MAX]	= "user_peers_max",
 	[BX_A_TUNABLES_USER_SERVICES_MAX] = "user_services_max",
 	[BX_A_TUNABLES_OP_TIMEOUT_MS]	= "op_timeout_ms",
+	[BX_A_TUNABLES_REGION_CAP_MB]	= "region_cap_mb",
 };
 
 /* Two valid values of each tunable (one of them differs from any value). */
@@ -81,6 +82,7 @@ static const unsigned long tun_alt[NTUN + 1][2] = {
 	[BX_A_TUNABLES_USER_PEERS_MAX]	= { 128, 512 },
 	[BX_A_TUNABLES_USER_SERVICES_MAX] = { 64, 128 },
 	[BX_A_TUNABLES_OP_TIMEOUT_MS]	= { 30000, 120000 },
+	[BX_A_TUNABLES_REGION_CAP_MB]	= { 1024, 2048 },
 };
 
 /* A tunable's value from sysfs (flow_control: Y/N as 1/0), or -1. */
@@ -599,6 +601,7 @@ TEST_F(nl, stats_get)
 	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_TX_SMALL], 4));
 	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_SMALL_PASSES], 8));
 	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_PEERS], 4));
+	EXPECT_TRUE(attr_ok(s->o[0].tb[BX_A_STATS_PIECES], 8));
 	objs_free(s);
 	free(s);
 }
@@ -710,6 +713,7 @@ TEST_F(nl, set_out_of_range)
 		{ "user-peers-max 0", BX_A_TUNABLES_USER_PEERS_MAX, 0, 1, 1024 },
 		{ "user-services-max 65537", BX_A_TUNABLES_USER_SERVICES_MAX, 65537, 1, 65536 },
 		{ "op-timeout-ms 3600001", BX_A_TUNABLES_OP_TIMEOUT_MS, 3600001, 0, 3600000 },
+		{ "region-cap-mb 16777217", BX_A_TUNABLES_REGION_CAP_MB, 16777217, 0, 16777216 },
 	};
 	long now[NTUN + 1];
 	struct bxnl_msg m;

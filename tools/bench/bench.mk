@@ -7,6 +7,8 @@
 #   make bench-fastpath  only the instruction counts (host, callgrind)
 #   make bench-report    only the report again, from the kept run
 #
+# Both write the run's summary into BENCH_DOC (performance.rst).
+#
 # BENCH_ARGS passes options to tools/bench/bench.sh (e.g. "-s 5 -I 30").
 # See tools/bench/README.md.
 
@@ -54,13 +56,19 @@ bench: deps
 BENCH_BASE ?=
 BENCH_BASE_KO := $(O)/bench-base/bx.ko
 
+# The run's summary goes into BENCH_DOC (between its bench-summary
+# markers) whatever the verdicts; bench.sh's status is make's.
+BENCH_DOC ?= Documentation/performance.rst
+
 bench-run: $(if $(BENCH_BASE),bench-base) all vm bench-fastpath
 	BENCH_BW_SETS="$(BENCH_BW_SETS)$(if $(BENCH_BASE), base)" \
-		tools/bench/bench.sh -o $(BENCH_DIR) $(BENCH_ARGS)
+		tools/bench/bench.sh -o $(BENCH_DIR) $(BENCH_ARGS); st=$$?; \
+	tools/bench/report.sh $(BENCH_DIR) --update-doc $(BENCH_DOC) \
+		> /dev/null || st=1; exit $$st
 
 .PHONY: bench-base
 bench-base:
 	tools/bench/base-ko.sh $(BENCH_BASE) $(KDIR) $(BENCH_BASE_KO)
 
 bench-report:
-	tools/bench/report.sh $(BENCH_DIR)
+	tools/bench/report.sh $(BENCH_DIR) --update-doc $(BENCH_DOC)

@@ -151,6 +151,7 @@ static const struct field stats_fields[] = {
 	{ BX_A_STATS_TX_SMALL,		"tx-small",	 F_U32, false },
 	{ BX_A_STATS_SMALL_PASSES,	"small-passes",	 F_U64, false },
 	{ BX_A_STATS_PEERS,		"peers",	 F_U32, false },
+	{ BX_A_STATS_PIECES,		"pieces",	 F_U64, false },
 	{ 0 }
 };
 
@@ -175,6 +176,7 @@ static const struct field tun_fields[] = {
 	{ BX_A_TUNABLES_USER_OPS_MAX,	"user-ops-max",	 F_U32, false },
 	{ BX_A_TUNABLES_USER_PEERS_MAX,	"user-peers-max", F_U32, false },
 	{ BX_A_TUNABLES_USER_SERVICES_MAX, "user-services-max", F_U32, false },
+	{ BX_A_TUNABLES_REGION_CAP_MB,	"region-cap-mb", F_U32, false },
 	{ BX_A_TUNABLES_OP_TIMEOUT_MS,	"op-timeout-ms", F_U32, false },
 	{ 0 }
 };
@@ -1205,7 +1207,7 @@ static void usage(FILE *f)
 "               rdv-threshold, drr-quantum, flow-control, piece-kb,\n"
 "               connect-timeout-ms, ack-timeout, recover-ms, rd-depth,\n"
 "               refuse-ms, peer-linger-ms, user-ops-max, user-peers-max,\n"
-"               user-services-max, op-timeout-ms;\n"
+"               user-services-max, op-timeout-ms, region-cap-mb;\n"
 "               \"_\" for \"-\" works too). Needs CAP_NET_ADMIN. A value\n"
 "               out of range is refused by the kernel, which says why.\n"
 "    admit      Who may be a peer: the allow-list (\"any\" when empty),\n"

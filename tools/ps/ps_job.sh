@@ -123,7 +123,7 @@ run_job() {
 		"logs in $outdir"
 	start=$(date +%s)
 	# A guest that crashed in rxe alone met the known guest crash that
-	# QEMU 7.2's cmpxchg16b caused (bx.rst, "Testing"; run.sh exits 3),
+	# QEMU 7.2's cmpxchg16b caused (testing.rst; run.sh exits 3),
 	# or a guest's link check failed before RDMA started (exit 4):
 	# the job runs once more, and the failed run stays in
 	# OUTDIR.rxe-crash or OUTDIR.rig-network.

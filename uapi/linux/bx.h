@@ -78,7 +78,7 @@
  *	completes with -ECONNRESET (outcome unknown) and a pull, whose
  *	request the server may have seen. One still awaiting its response at
  *	its deadline ends its connection (the other operations on it are
- *	recovered: bx.rst, "Recovery"). Closing the file cancels whatever it
+ *	recovered: bx.rst, "Recovery semantics"). Closing the file cancels whatever it
  *	has queued at once; what is on the wire ends at its response or its
  *	deadline.
  *	With @wait set, a call that had all @nr accepted then sleeps until

@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 report=$here/../../bench/report.sh
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-n=0 pass=0 fail=0
+n=0 pass=0 fail=0 skip=0
 
 ok() {	# DESCRIPTION COMMAND...
 	local d=$1
@@ -24,6 +24,12 @@ ok() {	# DESCRIPTION COMMAND...
 		fail=$((fail + 1))
 		echo "not ok $n $d"
 	fi
+}
+
+skip() {	# DESCRIPTION REASON
+	n=$((n + 1))
+	skip=$((skip + 1))
+	echo "ok $n $1 # SKIP $2"
 }
 
 # The verdict of the target row whose text starts with $2, in report $1.
@@ -147,7 +153,7 @@ expect() {	# NAME[:EXIT] V...
 }
 
 echo "TAP version 13"
-echo "1..87"
+echo "1..102"
 
 # The incast's four settings that every run has, the window off at 1 s.
 I4="off:1000000 on:1000000 small:1000000 tcp:1000000"
@@ -253,5 +259,41 @@ ok "lost: the incast cells are missing" \
 mkrun "$tmp/noincast" - - "30 30 30 30 28" "" - 0
 ok "noincast: report exits 0" tools/bench/report.sh "$tmp/noincast"
 
-echo "# Totals: pass:$pass fail:$fail skip:0"
+# --update-doc FILE: the summary of run "good" between the marker lines
+# of a reStructuredText document, the rest of it as it was; without the
+# markers, an error and the document untouched.
+doc=$tmp/doc.rst
+{
+	printf 'Performance\n===========\n\nBefore the summary.\n\n'
+	printf '.. bench-summary-begin\n\nAn old summary.\n\n.. bench-summary-end\n\nAfter it.\n'
+} > "$doc"
+"$report" "$tmp/good" --update-doc "$doc" > "$tmp/doc.out" 2>&1
+ok "doc: report exits 0" [ $? -eq 0 ]
+ok "doc: the old summary is gone" sh -c "! grep -q 'An old summary' '$doc'"
+ok "doc: the summary has the targets and their verdicts" \
+	grep -Eq '^small-message latency, bx pull / raw verbs RTT .* 64 B 1[.]19, 4 KiB 1[.]19 +met$' "$doc"
+ok "doc: the summary says what it ran on" grep -q '^Measured on guest kernel test: 2 guests' "$doc"
+around() {	# FILE: its lines outside the summary, the markers included
+	sed -e '/^[.][.] bench-summary-begin$/,/^[.][.] bench-summary-end$/{//!d}' "$1"
+}
+ok "doc: the text around the summary is unchanged" \
+	[ "$(around "$doc")" = "$(printf 'Performance\n===========\n\nBefore the summary.\n\n.. bench-summary-begin\n.. bench-summary-end\n\nAfter it.')" ]
+if command -v rst2html > /dev/null; then
+	ok "doc: valid reStructuredText" sh -c "rst2html --halt=warning '$doc' > /dev/null"
+else
+	skip "doc: valid reStructuredText" "no rst2html (python3-docutils)"
+fi
+cp "$doc" "$tmp/doc1.rst"
+"$report" "$tmp/good" --update-doc "$doc" > /dev/null 2>&1
+ok "doc: a second update changes nothing" cmp -s "$doc" "$tmp/doc1.rst"
+printf 'No markers here.\n' > "$tmp/nomark.rst"
+"$report" "$tmp/good" --update-doc "$tmp/nomark.rst" > "$tmp/nomark.out" 2>&1
+ok "nomark: report exits 2" [ $? -eq 2 ]
+ok "nomark: the error names the markers" grep -q 'bench-summary-begin' "$tmp/nomark.out"
+ok "nomark: the document is untouched" [ "$(cat "$tmp/nomark.rst")" = "No markers here." ]
+printf '.. bench-summary-end\n.. bench-summary-begin\n' > "$tmp/swapped.rst"
+ok "swapped: the markers in the wrong order are refused" \
+	sh -c "! '$report' '$tmp/good' --update-doc '$tmp/swapped.rst' > /dev/null 2>&1"
+
+echo "# Totals: pass:$pass fail:$fail skip:$skip"
 [ $fail -eq 0 ]

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bx: peers -- the remote hosts, one struct bx_peer each, in a table by
+ * id and by (namespace, address) (peer.c), with what recovery keeps of
+ * them across connections (recover.c).
+ */
+#ifndef _BX_PEER_H
+#define _BX_PEER_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+
+#include "replay.h"
+
+#define BX_PEERS_MAX	1024
+/* Entries of the peer table only CAP_NET_ADMIN may take (peer.c). */
+#define BX_PEERS_RESERVED	64
+/* Peer ids go round up to this before one is used again. */
+#define BX_PEER_ID_MAX	BIT(20)
+#define BX_HOLD_MS	1000U	/* see struct bx_peer, @held */
+
+struct bx_conn;
+struct bx_op;
+
+/**
+ * struct bx_peer - a remote host, by the address of its RDMA interface
+ * @ref:	the table's, and one per file that resolved it, connection
+ *		to it and push or pull towards it (peer.c)
+ * @id:		id for BX_IOC_PEER users, and in completions
+ * @idle_since:	when reclaim first found only the table holding it (0: not
+ *		idle); under bx_peers_lock
+ * @gone:	on reclaim's list of peers to free
+ * @net:	its network namespace: that of the files that resolved it, or
+ *		of the listener its connect request came to (net.c)
+ * @addr:	address, port BX_PORT
+ * @lock:	protects @conn and @pending; process context only
+ * @conn:	the connection or connection attempt (ref), or NULL
+ * @pending:	operations waiting for @conn to come up
+ * @epoch:	the peer's incarnation as its last connection reported it
+ *		(0: never connected); a new value means it restarted
+ * @restarts:	times a connection found a new incarnation
+ * @sess_lock:	a leaf lock, any context: protects the fields below it
+ * @tx_seq:	the last number given to a push to this peer
+ * @unresolved:	our numbered pushes whose outcome we do not know yet, in
+ *		order of number: the first is the floor (replay.h)
+ * @parked:	operations in doubt (or not yet sent) after a connection
+ *		failure, waiting for @recover_work to send them again
+ * @recovering:	@parked is in use; ends at @recover_end (jiffies)
+ * @backoff:	delay of the next attempt of @recover_work (ms)
+ * @held:	the peer closed or refused our last connection: the next
+ *		round of @recover_work waits BX_HOLD_MS before it tries
+ * @rp:		which of this peer's pushes we delivered (replay.h)
+ * @recoveries, @recovered, @recover_failed: recovery rounds, operations
+ *		sent again, and operations that could not be
+ * @violations:	its connections that ended in a protocol violation
+ * @refused:	its connect requests refused
+ * @refuse_until: its connect requests are refused until then (jiffies;
+ *		0: never were)
+ * @recover_work: reconnects with back-off and hands @parked over
+ */
+struct bx_peer {
+	refcount_t		ref;
+	u32			id;
+	unsigned long		idle_since;
+	struct list_head	gone;
+	possible_net_t		net;
+	struct sockaddr_storage	addr;
+	struct mutex		lock;	/* @conn, @pending, @epoch, @restarts */
+	struct bx_conn		*conn;
+	struct list_head	pending;
+	u64			epoch;
+	u32			restarts;
+
+	spinlock_t		sess_lock;	/* see above */
+	u64			tx_seq;
+	struct list_head	unresolved;
+	struct list_head	parked;
+	bool			recovering;
+	unsigned long		recover_end;
+	unsigned int		backoff;
+	bool			held;
+	struct bx_replay	rp;
+	u32			recoveries;
+	u64			recovered;
+	u64			recover_failed;
+	u32			violations;
+	u32			refused;
+	unsigned long		refuse_until;
+
+	struct delayed_work	recover_work;
+};
+
+/* The peer table (peer.c). */
+bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
+struct bx_peer *bx_peer_find_or_create(struct net *net,
+				       const struct sockaddr *addr,
+				       bool reserve);
+struct bx_peer *bx_peer_lookup(struct net *net, const struct sockaddr *addr);
+struct bx_peer *bx_peer_find(u32 id);
+void bx_peer_hold(struct bx_peer *peer);
+void bx_peer_put(struct bx_peer *peer);
+void bx_peers_each(void (*fn)(struct bx_peer *, void *), void *arg);
+unsigned int bx_peers_count(void);
+void bx_peers_stop(void);
+void bx_peers_uninit(void);
+void bx_peers_net_exit(struct net *net);
+void bx_peer_park(struct bx_peer *peer, struct bx_op *op);
+struct bx_conn *bx_peer_conn(struct bx_peer *peer);
+void bx_peer_recover_work(struct work_struct *work);
+unsigned int bx_peers_recovering(void);
+
+static inline struct net *bx_peer_net(const struct bx_peer *peer)
+{
+	return read_pnet(&peer->net);
+}
+
+#endif /* _BX_PEER_H */

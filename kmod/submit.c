@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: what a process submits (BX_IOC_SUBMIT, one sqe at a time): checked
+ * against its file (region bounds, reserved fields, sizes), counted
+ * against the room in its completion ring and its user's share of
+ * operations in flight, and turned into an operation (op.c) or a posted
+ * RECV (svc.c). Every accepted sqe ends with exactly one completion.
+ */
+
+#include <linux/slab.h>
+
+#include "conn.h"
+#include "file.h"
+#include "op.h"
+#include "params.h"
+#include "svc.h"
+
+/* The deadline of @sqe's operation in jiffies (never 0), or 0: none. */
+static unsigned long op_deadline(const struct bx_sqe *sqe)
+{
+	unsigned int ms = sqe->timeout_ms ?: READ_ONCE(bx_op_timeout_ms);
+
+	if (!ms)
+		return 0;
+	return (jiffies + msecs_to_jiffies(ms)) ?: 1;
+}
+
+static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
+{
+	struct bx_req *req;
+	struct bx_op *op;
+	int ret;
+
+	if (sqe->token > U32_MAX)
+		return -ENOENT;
+	op = bx_op_alloc(BX_K_REPLY, GFP_KERNEL_ACCOUNT);
+	if (!op)
+		return -ENOMEM;
+	op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL_ACCOUNT);
+	if (!op->rdma) {
+		bx_op_put(op);
+		return -ENOMEM;
+	}
+	req = bx_svc_take_req(f, sqe->token, sqe->len, &ret);
+	if (!req) {
+		bx_op_put(op);
+		return ret;
+	}
+	bx_file_get(f);
+	op->file = f;
+	op->deadline = op_deadline(sqe);
+	op->user_data = sqe->user_data;
+	op->off = sqe->off;
+	op->len = sqe->len;
+	op->conn = req->conn;
+	op->msg.req_id = req->req_id;
+	op->rdma->nrdv = req->nrdv;
+	memcpy(op->rdma->rdv, req->rdv, sizeof(req->rdv[0]) * req->nrdv);
+	kfree(req);
+	op->cqe.done = NULL;
+	bx_conn_queue(op->conn, op);
+	bx_conns_sweep(false);
+	return 0;
+}
+
+static int submit_request(struct bx_file *f, const struct bx_sqe *sqe)
+{
+	struct bx_peer *peer;
+	struct bx_op *op;
+
+	peer = bx_peer_find(sqe->peer);
+	/* A peer of the file's network namespace (net.c). */
+	if (peer && !net_eq(bx_peer_net(peer), f->net)) {
+		bx_peer_put(peer);
+		peer = NULL;
+	}
+	if (!peer)
+		return -EINVAL;
+	op = bx_op_alloc(sqe->opcode, GFP_KERNEL_ACCOUNT);
+	if (!op) {
+		bx_peer_put(peer);
+		return -ENOMEM;
+	}
+	bx_file_get(f);
+	op->file = f;
+	op->deadline = op_deadline(sqe);
+	op->user_data = sqe->user_data;
+	op->off = sqe->off;
+	op->len = sqe->len;
+	op->service = sqe->service;
+	op->peer = peer;
+	op->resp_off = sqe->resp_off;
+	op->resp_len = sqe->resp_len;
+	op->needs_reg = (op->kind == BX_K_PUSH ? op->len :
+			 op->resp_len) > READ_ONCE(bx_rdv_threshold);
+	bx_conn_submit(peer, op);
+	bx_conns_sweep(false);
+	return 0;
+}
+
+static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe)
+{
+	struct bx_region *r = f->region;
+
+	if (sqe->flags || sqe->resv0 || sqe->resv2)
+		return -EINVAL;
+	switch (sqe->opcode) {
+	case BX_OP_PUSH:
+	case BX_OP_PULL:
+		/* The peer itself is looked up by submit_request(). */
+		if (!sqe->service || sqe->token || !sqe->peer)
+			return -EINVAL;
+		if (sqe->len > BX_MSG_MAX)
+			return -EMSGSIZE;
+		if (!bx_region_valid(r, sqe->off, sqe->len))
+			return -EINVAL;
+		if (sqe->opcode == BX_OP_PUSH)
+			return (sqe->resp_off || sqe->resp_len) ? -EINVAL : 0;
+		/* A request travels inline; its response may be large. */
+		if (sqe->len > BX_EAGER_MAX || sqe->resp_len > BX_MSG_MAX)
+			return -EMSGSIZE;
+		return bx_region_valid(r, sqe->resp_off, sqe->resp_len) ?
+		       0 : -EINVAL;
+	case BX_OP_RECV:
+		if (sqe->peer || sqe->token || sqe->resp_off || sqe->resp_len ||
+		    sqe->timeout_ms)
+			return -EINVAL;
+		if (sqe->len > BX_MSG_MAX)
+			return -EMSGSIZE;
+		return bx_region_valid(r, sqe->off, sqe->len) ? 0 : -EINVAL;
+	case BX_OP_REPLY:
+		if (sqe->peer || sqe->service || sqe->resp_off || sqe->resp_len)
+			return -EINVAL;
+		if (sqe->len > BX_MSG_MAX)
+			return -EMSGSIZE;
+		return bx_region_valid(r, sqe->off, sqe->len) ? 0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
+}
+
+int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
+{
+	int ret;
+
+	ret = check_sqe(f, sqe);
+	if (ret)
+		return ret;
+
+	/*
+	 * Room for this operation's completion, whatever happens, and in its
+	 * user's share of operations in flight (user.c).
+	 */
+	spin_lock(&f->lock);
+	if (f->inflight + bx_cq_pending(&f->cq) > f->cq.mask) {
+		spin_unlock(&f->lock);
+		return -EBUSY;
+	}
+	f->inflight++;
+	spin_unlock(&f->lock);
+	if (!bx_user_charge(&f->user->ops, READ_ONCE(bx_user_ops_max))) {
+		ret = -EBUSY;
+		goto out;
+	}
+
+	switch (sqe->opcode) {
+	case BX_OP_RECV:
+		ret = bx_svc_post_recv(f, sqe);
+		break;
+	case BX_OP_REPLY:
+		ret = submit_reply(f, sqe);
+		break;
+	default:
+		ret = submit_request(f, sqe);
+		break;
+	}
+	if (ret)
+		bx_user_uncharge(&f->user->ops);
+out:
+	if (ret) {
+		spin_lock(&f->lock);
+		f->inflight--;
+		spin_unlock(&f->lock);
+	}
+	return ret;
+}
+
+/*
+ * The file is going away: its services stop receiving, posted RECVs are
+ * dropped, requesters still waiting for a reply learn it will not come
+ * (svc.c), and what it queued on the connections is ended by the sweep
+ * at once (-ECANCELED; bx_op_expired()). Operations on the wire finish
+ * with their response, or at their deadline, and drop their references to
+ * the file and its region.
+ */
+void bx_op_file_release(struct bx_file *f)
+{
+	spin_lock(&f->lock);
+	f->dead = true;
+	spin_unlock(&f->lock);
+	bx_svc_release(f);
+	/* What it queued goes now (bx_conn_sweep()). */
+	bx_conns_sweep(true);
+}

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bx: rendezvous transfers.
+ *
+ * Requester. A push's source or a pull's sink larger than rdv_threshold
+ * is registered before the request goes out (bx_op_register()): mapped in
+ * segments of at most BX_SEG_MAX bytes, each with an FRWR MR of the
+ * connection's PD, a random key byte and a random iova (reg.c), posted on
+ * the connection's registration QP; the request then carries the
+ * segments' descriptors. When the op ends, its segments are invalidated
+ * (LOCAL_INV) before it completes (bx_xfer_revoke()), so the peer reaches
+ * the buffer only while the operation is in flight; a failed
+ * invalidation waits for the connection's fence.
+ *
+ * Server. A REPLY larger than the inline limit, to a sink with keys, is
+ * RDMA WRITEs (rdma_rw) into the requester's segments followed by the
+ * PULL_WRITTEN SEND; a SRV_READ (the server side of a rendezvous push) is
+ * RDMA READs from the pusher's segments into a RECV buffer. Transfers
+ * longer than piece_kb go in pieces, one admitted at a time
+ * (bx_op_plan_pieces(), send.c), so that small messages do not wait
+ * behind a whole transfer.
+ */
+
+#include <linux/slab.h>
+#include <rdma/mr_pool.h>
+#include <rdma/rw.h>
+
+#include "conn.h"
+#include "file.h"
+#include "op.h"
+#include "params.h"
+#include "reg.h"
+#include "xfer.h"
+
+atomic64_t bx_mrs_inuse = ATOMIC64_INIT(0);
+atomic64_t bx_pieces = ATOMIC64_INIT(0);
+
+/*
+ * Registration WRs are unsignaled; a completion comes only if one fails,
+ * and then the QP is in error: say why, the teardown does the rest.
+ */
+static void reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("memory registration failed: %s\n",
+				    ib_wc_status_msg(wc->status));
+}
+
+static struct ib_cqe reg_cqe = { .done = reg_done };
+
+/*
+ * Unmap @seg and give its MR back. A valid MR goes back only once its
+ * connection is fenced: the pool is then freed with the PD, never used
+ * again (reg.c).
+ */
+static void seg_release(struct bx_op *op, struct bx_seg *seg,
+			enum dma_data_direction dir)
+{
+	struct ib_device *dev = op->conn->bdev->ibdev;
+
+	if (seg->nents)
+		ib_dma_unmap_sg(dev, seg->sgt.sgl, seg->sgt.orig_nents, dir);
+	seg->nents = 0;
+	if (seg->mr) {
+		seg->valid = false;
+		bx_mr_put(op->conn, seg->mr);
+		atomic64_dec(&bx_mrs_inuse);
+		seg->mr = NULL;
+	}
+	sg_free_table(&seg->sgt);
+}
+
+static enum dma_data_direction op_dir(struct bx_op *op)
+{
+	return op->kind == BX_K_PUSH ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+}
+
+/* Unmap and give back @op's segments (PUSH, PULL). */
+void bx_xfer_release(struct bx_op *op)
+{
+	u8 i;
+
+	if (!op->rdma)
+		return;
+	for (i = 0; i < op->rdma->nseg; i++)
+		seg_release(op, &op->rdma->seg[i], op_dir(op));
+	op->rdma->nseg = 0;
+}
+
+/*
+ * Map [off, off + len) of the region in segments of at most BX_SEG_MAX
+ * bytes, each with an MR of the connection's PD, a fresh random key byte
+ * and a random iova (reg.c); fill msg->rdv and chain the REG_MR WRs.
+ * Returns the last WR of the chain (its first is &rdma->reg[0].wr), or an
+ * ERR_PTR: -EAGAIN when the connection has no MR left.
+ */
+static struct ib_send_wr *segs_register(struct bx_op *op, u64 off, u32 len,
+					int access)
+{
+	struct bx_conn *conn = op->conn;
+	struct bx_region *r = op->file->region;
+	struct bx_rdma *rd = op->rdma;
+	u32 done = 0;
+	int ret;
+
+	rd->nseg = 0;
+	while (done < len) {
+		struct bx_seg *seg = &rd->seg[rd->nseg];
+		struct ib_reg_wr *reg = &rd->reg[rd->nseg];
+		u32 n = min(len - done, BX_SEG_MAX);
+
+		seg->off = off + done;
+		seg->len = n;
+		ret = bx_region_sg(r, seg->off, n, &seg->sgt);
+		if (ret)
+			goto err;
+		rd->nseg++;
+		seg->nents = ib_dma_map_sg(conn->bdev->ibdev, seg->sgt.sgl,
+					   seg->sgt.orig_nents, op_dir(op));
+		if (!seg->nents) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		seg->mr = bx_mr_get(conn);
+		if (!seg->mr) {
+			ret = -EAGAIN;
+			goto err;
+		}
+		atomic64_inc(&bx_mrs_inuse);
+		ib_update_fast_reg_key(seg->mr, bx_mr_key(seg->mr->rkey));
+		ret = ib_map_mr_sg(seg->mr, seg->sgt.sgl, seg->nents, NULL,
+				   PAGE_SIZE);
+		if (ret != seg->nents) {
+			ret = ret < 0 ? ret : -EINVAL;
+			goto err;
+		}
+		seg->mr->iova = bx_mr_iova(seg->mr->iova);
+		*reg = (struct ib_reg_wr){
+			.wr.opcode	= IB_WR_REG_MR,
+			.wr.wr_cqe	= &reg_cqe,
+			.mr		= seg->mr,
+			.key		= seg->mr->rkey,
+			.access		= access,
+		};
+		if (rd->nseg > 1)
+			rd->reg[rd->nseg - 2].wr.next = &reg->wr;
+		op->msg.rdv[rd->nseg - 1] = (struct bx_rdv){
+			.addr	= seg->mr->iova,
+			.rkey	= seg->mr->rkey,
+			.len	= n,
+		};
+		done += n;
+	}
+	op->msg.nrdv = rd->nseg;
+	return &rd->reg[rd->nseg - 1].wr;
+
+err:
+	bx_xfer_release(op);
+	return ERR_PTR(ret);
+}
+
+/*
+ * @op's MRs may still be valid and could not be invalidated: its peer
+ * could still reach them. It completes only once the connection, which
+ * this fails, is fenced. Takes over the caller's reference.
+ */
+static void op_fence(struct bx_op *op)
+{
+	if (bx_conn_fence(op->conn, op))
+		bx_op_revoked(op);
+}
+
+static void inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+	u8 i;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("invalidation failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		op_fence(op);
+		return;
+	}
+	for (i = 0; i < op->rdma->nseg; i++)
+		op->rdma->seg[i].valid = false;
+	bx_op_revoked(op);
+}
+
+/*
+ * Revoke the peer's access to every registered segment of ending @op
+ * (LOCAL_INV on the registration QP). Returns false if there is nothing
+ * to revoke -- nothing valid, or the connection is fenced -- and the
+ * caller goes on ending the op; true if bx_op_revoked() will, once the
+ * invalidation completed or the connection is fenced (with a reference
+ * of its own).
+ */
+bool bx_xfer_revoke(struct bx_op *op)
+{
+	struct bx_rdma *rd = op->rdma;
+	u8 i, n = 0;
+
+	if (rd)
+		for (i = 0; i < rd->nseg; i++)
+			if (rd->seg[i].valid)
+				rd->inv[n++] = (struct ib_send_wr){
+					.opcode = IB_WR_LOCAL_INV,
+					.wr_cqe = &reg_cqe,
+					.ex.invalidate_rkey = rd->seg[i].mr->rkey,
+				};
+	if (!n || READ_ONCE(op->conn->fenced))
+		return false;
+	for (i = 0; i + 1 < n; i++)
+		rd->inv[i].next = &rd->inv[i + 1];
+	op->cqe.done = inv_done;
+	rd->inv[n - 1].wr_cqe = &op->cqe;
+	rd->inv[n - 1].send_flags = IB_SEND_SIGNALED;
+	kref_get(&op->ref);
+	/* Not posted: the teardown drains (fenced), or the QP failed. */
+	if (bx_reg_post(op->conn, &rd->inv[0]))
+		op_fence(op);
+	return true;
+}
+
+static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+	u8 i;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		/*
+		 * The registration QP is in the error state: the connection
+		 * cannot go on. Nothing of the op reached the peer (its
+		 * descriptors go out after this): it was never sent.
+		 */
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("memory registration failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		bx_conn_fail(op->conn, -EIO);
+		bx_op_lost(op, -ENOTCONN);
+		bx_op_put(op);
+		return;
+	}
+	for (i = 0; i < op->rdma->nseg; i++)
+		op->rdma->seg[i].valid = true;
+	op->registered = true;
+	/* Admitted already: next in line for a send buffer. */
+	bx_conn_ready(op->conn, op);
+}
+
+/*
+ * Register the buffer of a rendezvous push or pull on the connection's
+ * registration QP; the operation re-enters the send queue once that
+ * completed, or waits for MRs if the connection has none left. Takes over
+ * the caller's (queue) reference.
+ */
+void bx_op_register(struct bx_op *op)
+{
+	u32 rlen = op->kind == BX_K_PUSH ? op->len : op->resp_len;
+	u64 roff = op->kind == BX_K_PUSH ? op->off : op->resp_off;
+	struct ib_send_wr *last;
+	int access, ret;
+
+	if (!op->rdma)
+		op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
+	if (!op->rdma) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	access = IB_ACCESS_LOCAL_WRITE | (op->kind == BX_K_PUSH ?
+		 IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE);
+	last = segs_register(op, roff, rlen, access);
+	if (IS_ERR(last)) {
+		ret = PTR_ERR(last);
+		if (ret == -EAGAIN) {
+			bx_conn_mr_wait(op->conn, op);
+			return;
+		}
+		goto err;
+	}
+	op->cqe.done = reg_op_done;
+	last->wr_cqe = &op->cqe;
+	last->send_flags = IB_SEND_SIGNALED;
+	ret = bx_reg_post(op->conn, &op->rdma->reg[0].wr);
+	if (ret) {
+		bx_xfer_release(op);
+		goto err;
+	}
+	return;
+
+err:
+	bx_op_end(op, ret);
+	bx_op_put(op);
+}
+
+static void rw_release(struct bx_op *op, enum dma_data_direction dir)
+{
+	struct bx_rdma *rd = op->rdma;
+	u8 i;
+
+	if (!rd)
+		return;
+	for (i = 0; i < rd->nseg; i++) {
+		struct bx_seg *seg = &rd->seg[i];
+
+		if (seg->nents)
+			rdma_rw_ctx_destroy(&rd->rw[i], op->conn->qp,
+					    op->conn->cm_id->port_num,
+					    seg->sgt.sgl, seg->sgt.orig_nents,
+					    dir);
+		seg->nents = 0;
+		sg_free_table(&seg->sgt);
+	}
+	rd->nseg = 0;
+}
+
+/*
+ * Set up RDMA READs or WRITEs for bytes [@from, @from + @len) of @op's
+ * rendezvous transfer: the file's region from op->off + @from, the peer's
+ * segments rd->rdv from byte @from of their concatenation, at most
+ * @maxseg of them. Returns the first WR of the chain, whose last WR is
+ * linked to @next (or signals op->cqe if NULL), and in *@setlen (unless
+ * NULL) the bytes it moves.
+ */
+static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
+				   u8 maxseg, enum dma_data_direction dir,
+				   struct ib_send_wr *next, u32 *setlen)
+{
+	struct bx_conn *conn = op->conn;
+	struct bx_rdma *rd = op->rdma;
+	struct ib_send_wr *chain = next;
+	u32 done = 0, in, n;
+	int ret, i;
+	u8 d;
+
+	while (done < len && rd->nseg < maxseg) {
+		struct bx_seg *seg = &rd->seg[rd->nseg];
+		u64 at = (u64)from + done;
+
+		n = bx_rdv_piece(rd->rdv, rd->nrdv, at, len - done, &d, &in);
+		if (!n)
+			break;
+		ret = bx_region_sg(op->file->region, op->off + at, n,
+				   &seg->sgt);
+		if (ret)
+			goto err;
+		ret = rdma_rw_ctx_init(&rd->rw[rd->nseg], conn->qp,
+				       conn->cm_id->port_num, seg->sgt.sgl,
+				       seg->sgt.orig_nents, 0,
+				       rd->rdv[d].addr + in, rd->rdv[d].rkey,
+				       dir);
+		if (ret < 0) {
+			sg_free_table(&seg->sgt);
+			goto err;
+		}
+		seg->nents = ret;
+		rd->nseg++;
+		done += n;
+	}
+	/* Nothing to post cannot happen: lengths were checked at parse. */
+	if (!rd->nseg)
+		return ERR_PTR(-EINVAL);
+	for (i = rd->nseg - 1; i >= 0; i--)
+		chain = rdma_rw_ctx_wrs(&rd->rw[i], conn->qp,
+					conn->cm_id->port_num,
+					chain ? NULL : &op->cqe, chain);
+	if (setlen)
+		*setlen = done;
+	return chain;
+
+err:
+	rw_release(op, dir);
+	return ERR_PTR(ret);
+}
+
+static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static enum dma_data_direction rw_dir(const struct bx_op *op)
+{
+	return op->kind == BX_K_SRV_READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+}
+
+/* Release the rdma_rw contexts of @op's transfer (REPLY, SRV_READ). */
+void bx_xfer_rw_release(struct bx_op *op)
+{
+	rw_release(op, rw_dir(op));
+}
+
+/*
+ * The READ of rendezvous push @op (SRV_READ) ended: @ok, all of it was
+ * read. Its RECV completes and its sender hears PUSH_DONE. Takes over the
+ * caller's reference.
+ */
+static void read_end(struct bx_op *op, bool ok)
+{
+	bx_op_answer(op, ok ? BX_ST_OK : BX_ST_REMOTE_IO);
+	bx_op_end(op, ok ? op->len : -EREMOTEIO);
+	bx_op_put(op);
+}
+
+/* REPLY @op goes inline (copied): small, or a sink without keys. */
+static bool reply_inline(const struct bx_op *op)
+{
+	return (op->len <= READ_ONCE(bx_rdv_threshold) &&
+		op->len <= BX_EAGER_MAX) || !op->rdma->rdv[0].rkey;
+}
+
+/*
+ * Decide whether admitted rendezvous @op (a REPLY that WRITEs, or a
+ * SRV_READ) goes in pieces, and of what size: transfers longer than
+ * piece_kb do. Sets op->cut and op->piece (its length if not cut), so
+ * that a SRV_READ is charged the piece it then posts; returns op->cut.
+ */
+bool bx_op_plan_pieces(struct bx_op *op)
+{
+	u32 piece = READ_ONCE(bx_piece_kb) << 10;
+
+	op->cut = false;
+	op->piece = op->len;
+	if (!op->rdma || (op->kind == BX_K_REPLY && reply_inline(op)))
+		return false;
+	if (piece && op->len > piece) {
+		op->cut = true;
+		op->piece = piece;
+	}
+	return op->cut;
+}
+
+/*
+ * Post the next piece of cut @op: RDMA WRITEs of a REPLY or READs of a
+ * SRV_READ, up to piece_kb and never across two of the peer's segments,
+ * signalled to op->cqe. Takes over the caller's (queue) reference; on
+ * failure ends the op.
+ */
+void bx_op_piece(struct bx_op *op)
+{
+	bool rd = op->kind == BX_K_SRV_READ;
+	enum dma_data_direction dir = rw_dir(op);
+	struct ib_send_wr *first;
+	int ret;
+
+	if (!rd)
+		op->cqe.done = write_piece_done;
+	first = rw_setup(op, op->rw_off,
+			 min(op->piece, op->len - op->rw_off), 1, dir, NULL,
+			 &op->rw_len);
+	ret = IS_ERR(first) ? PTR_ERR(first) : bx_conn_post(op->conn, first);
+	if (!ret) {
+		atomic64_inc(&bx_pieces);
+		return;
+	}
+	if (!IS_ERR(first))
+		rw_release(op, dir);
+	if (rd) {
+		read_end(op, false);
+		return;
+	}
+	bx_conn_piece_end(op->conn);
+	bx_op_answer(op, BX_ST_REMOTE_IO);
+	bx_op_end(op, ret);
+	bx_op_put(op);
+}
+
+/* A piece of cut REPLY @op was written (or not); takes its reference. */
+static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+	struct bx_conn *conn = op->conn;
+
+	rw_release(op, DMA_TO_DEVICE);
+	bx_conn_piece_end(conn);
+	if (wc->status != IB_WC_SUCCESS) {
+		bool flush = wc->status == IB_WC_WR_FLUSH_ERR;
+
+		if (!flush) {
+			pr_warn_ratelimited("RDMA WRITE to %pISc failed: %s\n",
+					    &conn->peer->addr,
+					    ib_wc_status_msg(wc->status));
+			bx_conn_fail(conn, -EIO);
+		}
+		bx_op_end(op, flush ? -ECONNRESET : -EIO);
+		bx_op_put(op);
+		return;
+	}
+	op->rw_off += op->rw_len;
+	/* All written: the PULL_WRITTEN SEND is all that is left. */
+	if (op->rw_off >= op->len)
+		bx_conn_ready(conn, op);
+	else
+		bx_conn_pieceq(conn, op);
+}
+
+/* REPLY @op in @slot: inline, or its WRITEs (if not cut) then the SEND. */
+int bx_xfer_transmit_reply(struct bx_op *op, struct bx_buf *slot)
+{
+	struct bx_region *r = op->file->region;
+	struct ib_send_wr *first, *last;
+
+	/* Small, or a sink without keys: inline (never once cut). */
+	if (!op->cut && reply_inline(op)) {
+		op->msg.type = BX_MSG_PULL_RESP;
+		op->msg.len = op->len;
+		op->msg.payload = op->len ? bx_region_ptr(r, op->off) : NULL;
+		atomic64_add(op->len, &bx_copied_bytes);
+		return bx_op_post_msg(op, slot, NULL, NULL);
+	}
+	op->msg.type = BX_MSG_PULL_WRITTEN;
+	op->msg.len = op->len;
+	/* Cut: its pieces were written, one after another. */
+	if (op->cut)
+		return bx_op_post_msg(op, slot, NULL, NULL);
+	/* RDMA WRITEs then the SEND: RC delivers them in this order. */
+	first = rw_setup(op, 0, op->len, BX_WIRE_MAX_RDV, DMA_TO_DEVICE, NULL,
+			 NULL);
+	if (IS_ERR(first))
+		return PTR_ERR(first);
+	for (last = first; last->next; last = last->next)
+		;
+	/* rw_setup() signalled the last WRITE; the SEND completes the op. */
+	last->send_flags &= ~IB_SEND_SIGNALED;
+	last->wr_cqe = NULL;
+	return bx_op_post_msg(op, slot, first, last);
+}
+
+static void read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct bx_op *op = container_of(wc->wr_cqe, struct bx_op, cqe);
+	bool ok = wc->status == IB_WC_SUCCESS;
+
+	if (!ok && wc->status != IB_WC_WR_FLUSH_ERR) {
+		pr_warn_ratelimited("RDMA READ from %pISc failed: %s\n",
+				    &op->conn->peer->addr,
+				    ib_wc_status_msg(wc->status));
+		/* Our QP is in the error state: the connection ends. */
+		bx_conn_fail(op->conn, -EIO);
+	}
+	rw_release(op, DMA_FROM_DEVICE);
+	if (ok && op->cut) {
+		op->rw_off += op->rw_len;
+		if (op->rw_off < op->len) {
+			bx_conn_pieceq(op->conn, op);
+			return;
+		}
+	}
+	read_end(op, ok);
+}
+
+/*
+ * Issue the RDMA READs of an admitted SRV_READ (bx_op_plan_pieces() cut
+ * it or not); takes over the caller's (queue) reference.
+ */
+void bx_op_read(struct bx_op *op)
+{
+	struct ib_send_wr *first;
+
+	op->cqe.done = read_done;
+	if (op->cut) {
+		bx_op_piece(op);
+		return;
+	}
+	first = rw_setup(op, 0, op->len, BX_WIRE_MAX_RDV, DMA_FROM_DEVICE,
+			 NULL, NULL);
+	if (IS_ERR(first) || bx_conn_post(op->conn, first)) {
+		if (!IS_ERR(first))
+			rw_release(op, DMA_FROM_DEVICE);
+		read_end(op, false);
+	}
+}
