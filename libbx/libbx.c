@@ -25,10 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
 #include <linux/bx_netlink.h>
 
 #include "alloc.h"
-#include "bxnl.h"
 #include "libbx.h"
 
 #define SYNC_TAG	(1ULL << 63)
@@ -568,42 +569,157 @@ static bool conn_failed(int err)
  * module) the wait is a plain sleep.
  */
 struct peer_watch {
-	struct bxnl	nl;
+	struct mnl_socket *nl;
+	uint16_t	family;
 	bool		tried;
 	bool		ok;
 };
 
-static int watch_cb(const struct nlmsghdr *nlh, void *arg)
-{
-	const struct nlattr *tb[BX_A_CONN_MAX + 1];
-	uint32_t *peer = arg, id;
-	uint8_t cmd = bxnl_genl_cmd(nlh);
+/* Generic netlink's controller: @family's id and its events group. */
+struct family_ids {
+	uint16_t	family;
+	uint32_t	mcgrp;
+};
 
-	if (cmd != BX_CMD_CONN_UP_NTF && cmd != BX_CMD_RECOVERED_NTF)
-		return 0;
-	if (bxnl_parse_genl(nlh, tb, BX_A_CONN_MAX) ||
-	    !bxnl_get_u32(tb[BX_A_CONN_PEER_ID], &id))
-		return 0;
-	return id == *peer;
+static int grp_cb(const struct nlattr *grp, void *arg)
+{
+	const struct nlattr *tb[CTRL_ATTR_MCAST_GRP_MAX + 1] = { NULL };
+	const struct nlattr *a;
+	struct family_ids *ids = arg;
+
+	mnl_attr_for_each_nested(a, grp) {
+		uint16_t type = mnl_attr_get_type(a);
+
+		if (type <= CTRL_ATTR_MCAST_GRP_MAX)
+			tb[type] = a;
+	}
+	if (!tb[CTRL_ATTR_MCAST_GRP_NAME] || !tb[CTRL_ATTR_MCAST_GRP_ID] ||
+	    mnl_attr_validate(tb[CTRL_ATTR_MCAST_GRP_NAME], MNL_TYPE_NUL_STRING) ||
+	    mnl_attr_validate(tb[CTRL_ATTR_MCAST_GRP_ID], MNL_TYPE_U32))
+		return MNL_CB_OK;
+	if (!strcmp(mnl_attr_get_str(tb[CTRL_ATTR_MCAST_GRP_NAME]),
+		    BX_MCGRP_EVENTS))
+		ids->mcgrp = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
+	return MNL_CB_OK;
+}
+
+static int family_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct family_ids *ids = arg;
+	const struct nlattr *a, *grp;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		switch (mnl_attr_get_type(a)) {
+		case CTRL_ATTR_FAMILY_ID:
+			if (!mnl_attr_validate(a, MNL_TYPE_U16))
+				ids->family = mnl_attr_get_u16(a);
+			break;
+		case CTRL_ATTR_MCAST_GROUPS:
+			if (mnl_attr_validate(a, MNL_TYPE_NESTED))
+				break;
+			mnl_attr_for_each_nested(grp, a)
+				if (!mnl_attr_validate(grp, MNL_TYPE_NESTED))
+					grp_cb(grp, ids);
+			break;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+/* Ask the controller for bx's family id and events group; 0 or -1. */
+static int family_resolve(struct mnl_socket *nl, struct family_ids *ids)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	unsigned int portid = mnl_socket_get_portid(nl), seq = 1;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *genl;
+	ssize_t n;
+	int ret;
+
+	nlh->nlmsg_type = GENL_ID_CTRL;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
+	genl->cmd = CTRL_CMD_GETFAMILY;
+	genl->version = 1;
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, BX_FAMILY_NAME);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -1;
+	do {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n <= 0)
+			return -1;
+		ret = mnl_cb_run(buf, (size_t)n, seq, portid, family_cb, ids);
+	} while (ret > MNL_CB_STOP);
+	return ret < 0 || !ids->family || !ids->mcgrp ? -1 : 0;
 }
 
 static void watch_open(struct peer_watch *w)
 {
+	struct family_ids ids = { 0 };
+	int grp;
+
 	w->tried = true;
-	if (bxnl_open(&w->nl))
+	w->nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
+	if (!w->nl)
 		return;
-	if (bxnl_resolve(&w->nl, BX_FAMILY_NAME, BX_MCGRP_EVENTS) ||
-	    bxnl_join(&w->nl, w->nl.mcgrp)) {
-		bxnl_close(&w->nl);
-		return;
-	}
+	if (mnl_socket_bind(w->nl, 0, MNL_SOCKET_AUTOPID) ||
+	    family_resolve(w->nl, &ids))
+		goto fail;
+	grp = (int)ids.mcgrp;
+	if (mnl_socket_setsockopt(w->nl, NETLINK_ADD_MEMBERSHIP, &grp,
+				  sizeof(grp)))
+		goto fail;
+	w->family = ids.family;
 	w->ok = true;
+	return;
+fail:
+	mnl_socket_close(w->nl);
+	w->nl = NULL;
+}
+
+static void watch_close(struct peer_watch *w)
+{
+	if (w->nl)
+		mnl_socket_close(w->nl);
+	w->nl = NULL;
+	w->ok = false;
+}
+
+struct watch_arg {
+	uint16_t	family;
+	uint32_t	peer;
+};
+
+/* An event: MNL_CB_STOP if it says a connection to our peer is up. */
+static int watch_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct watch_arg *wa = arg;
+	const struct genlmsghdr *genl;
+	const struct nlattr *a;
+
+	if (nlh->nlmsg_type != wa->family ||
+	    !mnl_nlmsg_ok(nlh, (int)nlh->nlmsg_len) ||
+	    nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(*genl))
+		return MNL_CB_OK;
+	genl = mnl_nlmsg_get_payload(nlh);
+	if (genl->cmd != BX_CMD_CONN_UP_NTF &&
+	    genl->cmd != BX_CMD_RECOVERED_NTF)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(*genl))
+		if (mnl_attr_get_type(a) == BX_A_CONN_PEER_ID &&
+		    !mnl_attr_validate(a, MNL_TYPE_U32) &&
+		    mnl_attr_get_u32(a) == wa->peer)
+			return MNL_CB_STOP;
+	return MNL_CB_OK;
 }
 
 /* Sleep @ms, or less if a connection to @peer comes up meanwhile. */
 static void watch_wait(struct peer_watch *w, uint32_t peer, int ms)
 {
 	int64_t end = now_ms() + ms;
+	struct watch_arg wa = { .peer = peer };
+	char buf[MNL_SOCKET_BUFFER_SIZE];
 
 	if (!w->tried)
 		watch_open(w);
@@ -611,13 +727,12 @@ static void watch_wait(struct peer_watch *w, uint32_t peer, int ms)
 		usleep((useconds_t)ms * 1000);
 		return;
 	}
+	wa.family = w->family;
 	for (;;) {
-		struct pollfd pfd = { .fd = w->nl.fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = mnl_socket_get_fd(w->nl),
+				      .events = POLLIN };
 		int left = (int)(end - now_ms()), n;
-		const struct nlmsghdr *nlh;
 		ssize_t len;
-		size_t at = 0;
-		bool bad;
 
 		if (left <= 0)
 			return;
@@ -626,19 +741,17 @@ static void watch_wait(struct peer_watch *w, uint32_t peer, int ms)
 			continue;
 		if (n <= 0)
 			return;
-		len = bxnl_recv(&w->nl);
-		if (len == -ENOBUFS)
+		len = mnl_socket_recvfrom(w->nl, buf, sizeof(buf));
+		if (len < 0 && errno == ENOBUFS)
 			return;		/* events lost: maybe ours; go */
-		if (len < 0) {
-			bxnl_close(&w->nl);
-			w->ok = false;
+		if (len <= 0) {
+			watch_close(w);
 			return;
 		}
-		while ((nlh = bxnl_next(&w->nl, &at, (size_t)len, &bad)))
-			if (nlh->nlmsg_type == w->nl.family &&
-			    nlh->nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN &&
-			    watch_cb(nlh, &peer))
-				return;
+		/* Events: sequence 0, port 0 (the kernel); no ACKs here. */
+		if (mnl_cb_run(buf, (size_t)len, 0, 0, watch_cb, &wa) ==
+		    MNL_CB_STOP)
+			return;
 	}
 }
 
@@ -673,8 +786,7 @@ static int run_sync_retry(struct bx *bx, const struct bx_sqe *proto,
 		watch_wait(&w, proto->peer, backoff);
 		backoff = backoff * 2 > 100 ? 100 : backoff * 2;
 	}
-	if (w.ok)
-		bxnl_close(&w.nl);
+	watch_close(&w);
 	return ret;
 }
 

@@ -27,7 +27,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <linux/bx.h>
+/*
+ * bx's uapi header, next to this one: installed as <bx/linux/bx.h>, so
+ * that it never collides with the distribution's <linux/...> headers.
+ */
+#include "linux/bx.h"
 
 #ifdef __cplusplus
 extern "C" {

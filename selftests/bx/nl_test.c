@@ -10,7 +10,7 @@
  * resumes where it stopped; device events carry the dump's attributes.
  *
  * Runs as root in a rig guest with bx loaded and rxe0 on eth0. Uses
- * bxctl's netlink client (libbx/bxnl.h).
+ * bxctl's netlink client (tools/bxctl/bxnl.h).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

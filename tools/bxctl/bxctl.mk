@@ -2,11 +2,12 @@
 # defined; appends $(O)/bin/bxctl to TOOLS.
 #
 # bxctl needs no library: its netlink client is the header-only
-# libbx/bxnl.h, which libbx and selftests/bx/nl_test.c include too (the
-# selftest rule knows only the .c file, so the header dependency of
-# nl_test is added here).
+# tools/bxctl/bxnl.h (GPL-2.0, like bxctl), which selftests/bx/nl_test.c
+# and netns_test.c include too (the selftest rule knows only the .c file,
+# so the header dependency of nl_test is added here). libbx does not use
+# it: its event watcher is on libmnl.
 
-BXCTL_HDRS := libbx/bxnl.h uapi/linux/bx_netlink.h
+BXCTL_HDRS := tools/bxctl/bxnl.h uapi/linux/bx_netlink.h
 
 TOOLS += $(O)/bin/bxctl
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * bxnl.h: a small, self-contained generic netlink client (no libmnl), for
- * libbx, bxctl and bx's selftests. Header-only: every function is static
+ * bxctl and bx's selftests. Header-only: every function is static
  * inline.
  *
  *   struct bxnl nl;
