@@ -24,11 +24,24 @@ KSRC_TOP := linux-source-6.12
 
 CC	?= gcc
 CFLAGS	?= -O2 -g
-WFLAGS	:= -Wall -Wextra -Werror
-UCFLAGS	:= -std=gnu11 $(WFLAGS) $(CFLAGS) -I$(CURDIR)/uapi -I$(CURDIR)/libbx
+# -Werror is for bx's own builds and CI; packagers may set WERROR=.
+WERROR	?= -Werror
+WFLAGS	:= -Wall -Wextra $(WERROR)
+UCFLAGS	:= -std=gnu11 $(WFLAGS) $(CPPFLAGS) $(CFLAGS) -I$(CURDIR)/uapi -I$(CURDIR)/libbx
 
 LIBBX_VERSION := 0.1.0
 LIBBX_SONAME  := libbx.so.0
+
+# make install: GNU-style directories; DESTDIR is prepended to all.
+PREFIX	?= /usr/local
+LIBDIR	?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+SBINDIR	?= $(PREFIX)/sbin
+MANDIR	?= $(PREFIX)/share/man
+DOCDIR	?= $(PREFIX)/share/doc/bx
+SYSCONFDIR ?= /etc
+UDEVDIR	?= /lib/udev/rules.d
+INSTALL	?= install
 
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) uapi/linux/bx.h Kbuild
 
@@ -118,8 +131,8 @@ LIBBX_SRCS := $(wildcard libbx/*.c)
 
 $(LIBBX_SO): $(patsubst libbx/%.c,$(O)/libbx/%.pic.o,$(LIBBX_SRCS)) libbx/libbx.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,$(LIBBX_SONAME) -Wl,--version-script=libbx/libbx.map -pthread \
-		-Wl,--no-undefined -o $@ $(filter %.o,$^)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIBBX_SONAME) -Wl,--version-script=libbx/libbx.map -pthread \
+		-Wl,--no-undefined -o $@ $(filter %.o,$^) -lmnl
 	ln -sf libbx.so.$(LIBBX_VERSION) $(O)/lib/$(LIBBX_SONAME)
 	ln -sf $(LIBBX_SONAME) $(O)/lib/libbx.so
 
@@ -127,9 +140,14 @@ $(LIBBX_A): $(patsubst libbx/%.c,$(O)/libbx/%.o,$(LIBBX_SRCS))
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(O)/lib/libbx.pc: libbx/libbx.pc.in
+# Written again whenever PREFIX, LIBDIR or INCLUDEDIR change.
+PC_VARS := $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(LIBBX_VERSION)
+$(O)/lib/libbx.pc: libbx/libbx.pc.in $(if $(filter-out $(file < $(O)/lib/.pc-vars),$(PC_VARS)),FORCE)
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|/usr/local|' -e 's|@VERSION@|$(LIBBX_VERSION)|' $< > $@
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(LIBBX_VERSION)|' $< > $@
+	@echo '$(PC_VARS)' > $(O)/lib/.pc-vars
 
 # ---- tools ----------------------------------------------------------------
 

@@ -1088,7 +1088,7 @@ int bx_conn_init(void)
 {
 	struct sockaddr_in any = {
 		.sin_family	= AF_INET,
-		.sin_port	= htons(BX_PORT),
+		.sin_port	= htons(bx_port),
 	};
 	int ret;
 

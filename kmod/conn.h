@@ -28,7 +28,6 @@
 #include "replay.h"
 #include "wire.h"
 
-#define BX_PORT		7471	/* rdma_cm port bx listens on */
 #define BX_RX_BUFS	128	/* receive buffers = initial peer credits */
 #define BX_TX_SLOTS	64	/* send buffers per connection */
 #define BX_MSG_SIZE	8192	/* bytes of each send/receive buffer */

@@ -12,6 +12,9 @@
  */
 
 #include <linux/module.h>
+#include <net/genetlink.h>
+
+#include <linux/bx_netlink.h>
 
 #include "admit.h"
 #include "chrdev.h"
@@ -85,5 +88,7 @@ module_init(bx_init);
 module_exit(bx_exit);
 
 MODULE_LICENSE("GPL");
+/* bxctl (or any netlink client) asking for the family loads bx. */
+MODULE_ALIAS_GENL_FAMILY(BX_FAMILY_NAME);
 MODULE_DESCRIPTION("bx: host-wide RDMA transport for parameter servers");
 MODULE_AUTHOR("The bx authors");

@@ -59,7 +59,11 @@ static const struct kernel_param_ops tunable_ops = {
  * early and the device sends it as soon as the last one's response is
  * in, without waiting for bx to handle the completion.
  */
-#define BX_TUNABLE_DEFINE(name, ATTR, def, lo, hi, desc)			unsigned int bx_##name = (def);						static struct bx_tunable bx_t_##name = { &bx_##name, lo, hi };		module_param_cb(name, &tunable_ops, &bx_t_##name, 0644);		MODULE_PARM_DESC(name, desc " [" #lo ".." #hi ", default " #def "]");
+#define BX_TUNABLE_DEFINE(name, ATTR, def, lo, hi, desc)		\
+	unsigned int bx_##name = (def);					\
+	static struct bx_tunable bx_t_##name = { &bx_##name, lo, hi };	\
+	module_param_cb(name, &tunable_ops, &bx_t_##name, 0644);	\
+	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi ", default " #def "]");
 BX_TUNABLES(BX_TUNABLE_DEFINE)
 #undef BX_TUNABLE_DEFINE
 
@@ -71,6 +75,17 @@ unsigned int *const bx_tunables_by_attr[BX_A_TUNABLES_MAX + 1] = {
 };
 
 #undef BX_TUNABLE_ATTR
+
+/*
+ * The rdma_cm port bx listens on and connects to, the same on every host
+ * of a cluster. Read when a namespace's listener starts (module load):
+ * not writable at runtime.
+ */
+unsigned int bx_port = BX_PORT_DEFAULT;
+static struct bx_tunable bx_t_port = { &bx_port, 1, 65535 };
+module_param_cb(port, &tunable_ops, &bx_t_port, 0444);
+MODULE_PARM_DESC(port, "rdma_cm port bx listens on and connects to, "
+		 "the same on all hosts [1..65535, default 7471]");
 
 bool bx_flow_control = true;
 module_param_named(flow_control, bx_flow_control, bool, 0644);

@@ -86,6 +86,10 @@ enum { BX_TUNABLES(BX_TUNABLE_MAX) };
 
 extern unsigned int *const bx_tunables_by_attr[];
 
+/* The rdma_cm port: a load-time parameter, not a runtime tunable. */
+#define BX_PORT_DEFAULT	7471
+extern unsigned int bx_port;
+
 /* Not a number: on, or off for benchmarks (a u8 in netlink). */
 extern bool bx_flow_control;
 

@@ -131,12 +131,12 @@ struct bx_peer *bx_peer_find_or_create(struct net *net,
 		struct sockaddr_in *sin = (struct sockaddr_in *)&peer->addr;
 
 		*sin = *(const struct sockaddr_in *)addr;
-		sin->sin_port = htons(BX_PORT);
+		sin->sin_port = htons(bx_port);
 	} else {
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&peer->addr;
 
 		*sin6 = *(const struct sockaddr_in6 *)addr;
-		sin6->sin6_port = htons(BX_PORT);
+		sin6->sin6_port = htons(bx_port);
 	}
 	ret = xa_alloc_cyclic(&bx_peers, &new_id, peer,
 			      XA_LIMIT(1, BX_PEER_ID_MAX), &bx_peers_next,

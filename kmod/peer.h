@@ -37,7 +37,7 @@ struct bx_op;
  * @gone:	on reclaim's list of peers to free
  * @net:	its network namespace: that of the files that resolved it, or
  *		of the listener its connect request came to (net.c)
- * @addr:	address, port BX_PORT
+ * @addr:	address, port bx_port
  * @lock:	protects @conn and @pending; process context only
  * @conn:	the connection or connection attempt (ref), or NULL
  * @pending:	operations waiting for @conn to come up
