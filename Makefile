@@ -11,12 +11,19 @@
 #   make style      checkpatch.pl --strict on the kernel sources
 #   make sparse     sparse (C=2 W=1) on the module
 #
-# KDIR defaults to the build dir of the newest installed Debian 6.12
-# kernel headers; override with KDIR=... (and KVER=... for the guests).
+# bx.ko is built against the running kernel's build dir when it has one
+# (kernel convention), else against the guests' kernel; override with
+# KVER=... or KDIR=... . The test rig's guests boot the newest installed
+# Debian 6.12 kernel (GUEST_KVER) and, in the "old" lane, Debian 12's
+# default 6.1 kernel (OLD_KVER); each gets bx.ko built for it.
 
 MAKEFLAGS += --no-print-directory
 
-KVER	?= $(shell ls -d /lib/modules/6.12.*-amd64 2>/dev/null | sort -V | tail -1 | xargs -r basename)
+newest_kver = $(shell ls -d /lib/modules/$(1).*-amd64 2>/dev/null | sort -V | tail -1 | xargs -r basename)
+GUEST_KVER ?= $(call newest_kver,6.12)
+OLD_KVER ?= $(call newest_kver,6.1)
+RUNNING_KVER := $(shell uname -r)
+KVER	?= $(if $(wildcard /lib/modules/$(RUNNING_KVER)/build),$(RUNNING_KVER),$(GUEST_KVER))
 KDIR	?= /lib/modules/$(KVER)/build
 O	?= $(CURDIR)/build
 KSRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
@@ -59,7 +66,7 @@ KSRC_FILES := scripts/checkpatch.pl scripts/spelling.txt \
 	Documentation/netlink/genetlink.yaml
 KSRC_OUT := $(addprefix $(O)/ksrc/,$(KSRC_FILES))
 
-.PHONY: all module lib tools selftests ksft-install stage vm vm-debug \
+.PHONY: all module lib tools selftests ksft-install stage vm vm-old vm-debug \
 	debug-kernel check check-run unit style sparse demo demo-run clean deps \
 	FORCE
 
@@ -263,12 +270,33 @@ stage: all ksft-install
 		mkdir -p $(STAGE)/bench && \
 		cp $(O)/bench-base/bx.ko $(STAGE)/bench/bx-base.ko; fi
 
+# bx.ko for another kernel than KDIR's, from a copy of the sources (so
+# that the main build is untouched): $(call kmod_for,KDIR,OUTDIR).
+kmod_for = rm -rf $(2) && mkdir -p $(2)/kmod $(2)/uapi/linux && \
+	cp Kbuild $(2)/ && cp kmod/*.c kmod/*.h $(2)/kmod/ && \
+	cp uapi/linux/*.h $(2)/uapi/linux/ && \
+	$(MAKE) -C $(1) M=$(2) KCFLAGS=-Werror modules
+
+# A guest image of Debian kernel $(1) with bx.ko $(2) in $(O)/vm/$(3).
+vm_image = mkdir -p $(O)/vm/$(3) && \
+	tools/testing/vm/mkinitramfs.sh -o $(O)/vm/$(3)/initramfs.cpio.gz \
+		-k $(1) -r / -b $(2) -s $(STAGE) && \
+	printf 'KERNEL=%s\nINITRD=%s\nKVER=%s\n' /boot/vmlinuz-$(1) \
+		$(O)/vm/$(3)/initramfs.cpio.gz $(1) > $(O)/vm/$(3)/env
+
 vm: stage
-	@mkdir -p $(O)/vm/stock
-	tools/testing/vm/mkinitramfs.sh -o $(O)/vm/stock/initramfs.cpio.gz \
-		-k $(KVER) -r / -b bx.ko -s $(STAGE)
-	printf 'KERNEL=%s\nINITRD=%s\nKVER=%s\n' /boot/vmlinuz-$(KVER) \
-		$(O)/vm/stock/initramfs.cpio.gz $(KVER) > $(O)/vm/stock/env
+ifeq ($(KVER),$(GUEST_KVER))
+	$(call vm_image,$(GUEST_KVER),bx.ko,stock)
+else
+	$(call kmod_for,/lib/modules/$(GUEST_KVER)/build,$(O)/kmod-stock)
+	$(call vm_image,$(GUEST_KVER),$(O)/kmod-stock/bx.ko,stock)
+endif
+
+# The "old" lane: Debian 12's default kernel (6.1).
+vm-old: stage
+	@test -n "$(OLD_KVER)" || { echo "no 6.1 kernel (make deps)"; exit 1; }
+	$(call kmod_for,/lib/modules/$(OLD_KVER)/build,$(O)/kmod-old)
+	$(call vm_image,$(OLD_KVER),$(O)/kmod-old/bx.ko,old)
 
 # The debug lane: a small kernel with KASAN, lockdep, kmemleak and fault
 # injection, built from linux-source-6.12 and cached under $(O)/debug-kernel
@@ -282,17 +310,59 @@ debug-kernel:
 
 vm-debug: stage debug-kernel
 	@mkdir -p $(O)/vm/debug
-	rm -rf $(O)/kmod-debug && mkdir -p $(O)/kmod-debug/kmod $(O)/kmod-debug/uapi/linux
-	cp Kbuild $(O)/kmod-debug/
-	cp kmod/*.c kmod/*.h $(O)/kmod-debug/kmod/
-	cp uapi/linux/*.h $(O)/kmod-debug/uapi/linux/
 	. $(DEBUG_OUT)/current/env && \
-	$(MAKE) -C $$DBG_KDIR M=$(O)/kmod-debug KCFLAGS=-Werror modules && \
+	$(call kmod_for,$$DBG_KDIR,$(O)/kmod-debug) && \
 	tools/testing/vm/mkinitramfs.sh -o $(O)/vm/debug/initramfs.cpio.gz \
 		-k $$DBG_KVER -r $${DBG_MODDIR%/lib/modules/*} \
 		-b $(O)/kmod-debug/bx.ko -s $(STAGE) && \
 	printf 'KERNEL=%s\nINITRD=%s\nKVER=%s\n' $$DBG_BZIMAGE \
 		$(O)/vm/debug/initramfs.cpio.gz $$DBG_KVER > $(O)/vm/debug/env
+
+# ---- install ----------------------------------------------------------------
+#
+#   make install          libbx (shared, static, headers under bx/, .pc),
+#                         bxctl, the udev rule, the modprobe.d example,
+#                         the man pages; DESTDIR, PREFIX, LIBDIR,
+#                         INCLUDEDIR, SBINDIR, MANDIR, SYSCONFDIR, UDEVDIR
+#   make modules_install  bx.ko into /lib/modules/KVER/updates (DESTDIR)
+#   make install-dkms     the module's sources into /usr/src/bx-VERSION
+#                         with dkms.conf, for "dkms build bx/VERSION"
+
+DKMS_SRC := /usr/src/bx-$(LIBBX_VERSION)
+
+$(O)/dist/bx.conf: kmod/params.h tools/modprobe-conf.sh
+	@mkdir -p $(dir $@)
+	tools/modprobe-conf.sh $< > $@
+
+.PHONY: install install-lib install-tools install-dkms modules_install
+install: install-lib install-tools install-man
+
+install-lib: lib
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/bx/linux
+	$(INSTALL) -m 0644 $(LIBBX_SO) $(LIBBX_A) $(DESTDIR)$(LIBDIR)/
+	ln -sf libbx.so.$(LIBBX_VERSION) $(DESTDIR)$(LIBDIR)/$(LIBBX_SONAME)
+	ln -sf $(LIBBX_SONAME) $(DESTDIR)$(LIBDIR)/libbx.so
+	$(INSTALL) -m 0644 $(O)/lib/libbx.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(INSTALL) -m 0644 libbx/libbx.h $(DESTDIR)$(INCLUDEDIR)/bx/
+	$(INSTALL) -m 0644 uapi/linux/bx.h uapi/linux/bx_netlink.h \
+		$(DESTDIR)$(INCLUDEDIR)/bx/linux/
+
+install-tools: $(O)/bin/bxctl $(O)/dist/bx.conf
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UDEVDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/modprobe.d
+	$(INSTALL) -m 0755 $(O)/bin/bxctl $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -m 0644 dist/60-bx.rules $(DESTDIR)$(UDEVDIR)/
+	$(INSTALL) -m 0644 $(O)/dist/bx.conf $(DESTDIR)$(SYSCONFDIR)/modprobe.d/
+
+install-dkms:
+	$(INSTALL) -d $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/uapi/linux
+	$(INSTALL) -m 0644 Kbuild dkms.conf $(DESTDIR)$(DKMS_SRC)/
+	$(INSTALL) -m 0644 kmod/*.c kmod/*.h $(DESTDIR)$(DKMS_SRC)/kmod/
+	$(INSTALL) -m 0644 uapi/linux/*.h $(DESTDIR)$(DKMS_SRC)/uapi/linux/
+
+modules_install: bx.ko
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates modules_install
 
 # ---- tests ----------------------------------------------------------------
 
@@ -304,12 +374,12 @@ check: deps
 demo: deps
 	$(MAKE) demo-run
 
-# LANES selects the guest lanes: both by default, or "stock" or "debug"
-# alone. The debug lane (KASAN, lockdep, kmemleak, fault injection) first
+# LANES selects the guest lanes: all three by default, or some of "stock",
+# "old" (Debian 12's 6.1 kernel) and "debug". The debug lane (KASAN, lockdep, kmemleak, fault injection) first
 # builds its kernel once (cached in build/debug-kernel).
-LANES ?= stock debug
+LANES ?= stock old debug
 
-check-run: all unit vm $(if $(filter debug,$(LANES)),vm-debug)
+check-run: all unit vm $(if $(filter old,$(LANES)),vm-old) $(if $(filter debug,$(LANES)),vm-debug)
 	TIERS="unit fuzz $(LANES)" tools/testing/check.sh
 
 # The main job: a parameter server on guest 0, workers on the others, over

@@ -29,7 +29,6 @@
  */
 
 #include <crypto/hash.h>
-#include <crypto/utils.h>
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <linux/moduleparam.h>

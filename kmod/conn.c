@@ -597,7 +597,7 @@ bool bx_conn_port_up(struct bx_conn *conn)
 	if (!id->device || ib_get_cached_port_state(id->device, id->port_num,
 						    &state))
 		return true;
-	ndev = ib_device_get_netdev(id->device, id->port_num);
+	ndev = bx_ib_port_netdev(id->device, id->port_num);
 	if (!ndev)
 		return state == IB_PORT_ACTIVE;
 	up = netif_running(ndev) && netif_carrier_ok(ndev);

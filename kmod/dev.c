@@ -166,7 +166,7 @@ static bool dev_port_in_net(struct bx_dev *bdev, struct net *net)
 	u32 port;
 
 	rdma_for_each_port(bdev->ibdev, port) {
-		ndev = ib_device_get_netdev(bdev->ibdev, port);
+		ndev = bx_ib_port_netdev(bdev->ibdev, port);
 		if (!ndev)
 			continue;
 		in = net_eq(dev_net(ndev), net);
@@ -233,7 +233,7 @@ int bx_dev_show(struct seq_file *m, void *unused)
 
 			if (ib_query_port(ibdev, port, &attr))
 				continue;
-			ndev = ib_device_get_netdev(ibdev, port);
+			ndev = bx_ib_port_netdev(ibdev, port);
 			seq_printf(m, "%s index %u port %u state %s mtu %d netdev %s\n",
 				   dev_name(&ibdev->dev), bdev->index, port,
 				   port_state_name(attr.state),
@@ -255,7 +255,7 @@ int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev)
 	struct net_device *ndev;
 	int ret;
 
-	ndev = ib_device_get_netdev(ibdev, port);
+	ndev = bx_ib_port_netdev(ibdev, port);
 	ret = nla_put_string(skb, BX_A_DEV_NAME, dev_name(&ibdev->dev)) ||
 	      nla_put_u32(skb, BX_A_DEV_PORT, port) ||
 	      (ndev && nla_put_string(skb, BX_A_DEV_NETDEV, netdev_name(ndev)));

@@ -286,8 +286,9 @@ int bx_nl_allow_set_doit(struct sk_buff *skb, struct genl_info *info)
 	nets = kcalloc(BX_ALLOW_MAX, sizeof(*nets), GFP_KERNEL);
 	if (!nets)
 		return -ENOMEM;
-	nlmsg_for_each_attr_type(a, BX_A_ADMIT_NET, info->nlhdr,
-				 GENL_HDRLEN, rem) {
+	nlmsg_for_each_attr(a, info->nlhdr, GENL_HDRLEN, rem) {
+		if (nla_type(a) != BX_A_ADMIT_NET)
+			continue;
 		if (n == BX_ALLOW_MAX) {
 			NL_SET_ERR_MSG_ATTR(info->extack, a,
 					    "too many networks (at most 64)");
@@ -338,6 +339,7 @@ int bx_nl_secret_set_doit(struct sk_buff *skb, struct genl_info *info)
 
 int bx_nl_init(void)
 {
+	bx_nl_compat_ops();
 	return genl_register_family(&bx_nl_family);
 }
 

@@ -84,8 +84,8 @@ unsigned int *const bx_tunables_by_attr[BX_A_TUNABLES_MAX + 1] = {
 unsigned int bx_port = BX_PORT_DEFAULT;
 static struct bx_tunable bx_t_port = { &bx_port, 1, 65535 };
 module_param_cb(port, &tunable_ops, &bx_t_port, 0444);
-MODULE_PARM_DESC(port, "rdma_cm port bx listens on and connects to, "
-		 "the same on all hosts [1..65535, default 7471]");
+MODULE_PARM_DESC(port,
+		 "rdma_cm port bx listens on and connects to, the same on all hosts [1..65535, default 7471]");
 
 bool bx_flow_control = true;
 module_param_named(flow_control, bx_flow_control, bool, 0644);

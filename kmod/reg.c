@@ -70,7 +70,7 @@ static int reg_qp_connect(struct ib_qp *qp, u32 port)
 	rdma_ah_set_port_num(&a.ah_attr, port);
 	rdma_ah_set_grh(&a.ah_attr, &gid, 0, 0, 1, 0);
 	if (a.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
-		struct net_device *ndev = ib_device_get_netdev(dev, port);
+		struct net_device *ndev = bx_ib_port_netdev(dev, port);
 
 		if (!ndev)
 			return -ENODEV;

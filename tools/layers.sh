@@ -17,10 +17,10 @@ set -euo pipefail
 # layer  files (by base name: NAME.c and NAME.h)
 LAYERS='
 0 wire flow replay
-1 params region cq dev user
+1 compat params region cq dev user
 2 net peer conn cm admit reg send recover
 3 op xfer recv svc submit
-4 file chrdev nl nl-gen stats debugfs main
+4 file chrdev nl nl-gen nl-gen-compat stats debugfs main
 '
 NAMES=(pure resources transport operations interfaces)
 

@@ -5,6 +5,8 @@
 #
 #   unit    host unit tests of the module's pure code (ASan + UBSan)
 #   fuzz    libFuzzer targets, FUZZ_SECS seconds each (default 20)
+#   old     the data path, netlink and recovery selftests on Debian 12's
+#           default kernel (6.1)
 #   stock   the selftests in qemu guests on Debian's kernel: the suite
 #           on two guests, run by the kernel's kselftest runner
 #           (run_kselftest.sh), then the cross-guest data tests on four
@@ -22,7 +24,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 O=${O:-$top/build}
-TIERS=${TIERS:-unit fuzz stock debug}
+TIERS=${TIERS:-unit fuzz stock old debug}
 FUZZ_SECS=${FUZZ_SECS:-20}
 P=0 F=0 S=0
 FAILED=()	# what failed, one line each, repeated just before the totals
@@ -195,6 +197,15 @@ tier_stock() {
 	run_guests stock-4 -n 4 -k stock -m 1024 -t 1500 \
 		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh flow.sh \
 		hostile.sh
+}
+
+tier_old() {
+	# Debian 12's default kernel (6.1, make vm-old): bx built with the
+	# compat layer, the data path and recovery, the netlink family
+	# (ops table and the events group's permission differ there).
+	run_guests old-2 -n 2 -k old -t 1200 -e BX_SECRET=1 \
+		/opt/bx/selftests/bx/run_tests.sh nl_test data_test \
+		libbx_test recover.sh
 }
 
 tier_debug() {
