@@ -9,6 +9,7 @@ PKGS=(
 	# build: module against Debian's 6.12 headers, static checks
 	build-essential linux-headers-6.12-amd64 linux-source-6.12 sparse
 	bc bison flex libelf-dev libssl-dev xz-utils cpio gzip kmod
+	man-db groff-base
 	# kselftest: lib.mk installs tests with rsync
 	rsync
 	# userspace: sanitizers, fuzzing, verbs headers for the raw baseline

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Manual pages (issue #29). Included by the top-level Makefile, or run
+# from the top of the tree with "make -f man/man.mk TARGET".
+#
+#   MAN_PAGES     every page, relative to the top of the tree; a page
+#                 that only holds ".so man3/OTHER.3" is a link to OTHER
+#   man-check     render every page with man(1); any warning fails
+#   install-man   install into $(DESTDIR)$(MANDIR)/manN (MANDIR defaults
+#                 to $(PREFIX)/share/man, PREFIX to /usr/local)
+#
+# tools/testing/unit/man_test.sh checks the same and more (a page for
+# every function of libbx/libbx.map, this list against man/).
+
+MAN_PAGES := \
+	man/man3/libbx.3 \
+	man/man3/bx_open.3 man/man3/bx_close.3 man/man3/bx_fd.3 \
+	man/man3/bx_get_info.3 \
+	man/man3/bx_setup.3 man/man3/bx_region.3 man/man3/bx_region_size.3 \
+	man/man3/bx_eager_max.3 \
+	man/man3/bx_buf_alloc.3 man/man3/bx_buf_free.3 \
+	man/man3/bx_peer.3 \
+	man/man3/bx_bind.3 man/man3/bx_unbind.3 \
+	man/man3/bx_push.3 man/man3/bx_push_async.3 man/man3/bx_prep_push.3 \
+	man/man3/bx_pull.3 man/man3/bx_pull_async.3 man/man3/bx_prep_pull.3 \
+	man/man3/bx_recv.3 man/man3/bx_recv_async.3 man/man3/bx_prep_recv.3 \
+	man/man3/bx_reply.3 man/man3/bx_reply_async.3 \
+	man/man3/bx_prep_reply.3 \
+	man/man3/bx_submit.3 man/man3/bx_submit_wait.3 \
+	man/man3/bx_reap.3 \
+	man/man4/bx.4 \
+	man/man8/bxctl.8
+
+PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
+
+MAN_SECTIONS := $(sort $(notdir $(patsubst %/,%,$(dir $(MAN_PAGES)))))
+
+.PHONY: man-check install-man
+
+# From man/, so that man(1) finds the targets of ".so manN/PAGE.N".
+man-check:
+	@fail=0; \
+	for p in $(patsubst man/%,%,$(MAN_PAGES)); do \
+		err=$$(cd man && LC_ALL=C.UTF-8 MANWIDTH=80 \
+			man --warnings -l "$$p" 2>&1 > /dev/null) || \
+			err="$${err:-man exited non-zero}"; \
+		if [ -n "$$err" ]; then \
+			echo "man-check: $$p:"; echo "$$err" | sed 's/^/  /'; \
+			fail=1; \
+		fi; \
+	done; \
+	[ $$fail -eq 0 ] && echo "man-check: $(words $(MAN_PAGES)) pages, no warnings"
+
+install-man:
+	$(foreach s,$(MAN_SECTIONS), \
+		install -d '$(DESTDIR)$(MANDIR)/$(s)' && \
+		install -m 0644 $(filter man/$(s)/%,$(MAN_PAGES)) \
+			'$(DESTDIR)$(MANDIR)/$(s)/' &&) true
