@@ -162,6 +162,7 @@ TOOLS := $(O)/bin/bxrig $(O)/bin/bxswitch
 include tools/ps/ps.mk
 include tools/bench/bench.mk
 include tools/bxctl/bxctl.mk
+include man/man.mk
 
 tools: $(TOOLS)
 

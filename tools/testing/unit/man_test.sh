@@ -87,7 +87,7 @@ bx4_tunables() {
 		grep -qxF ".IR $name \" ($lo to $hi; default $def)\"" "$man/man4/bx.4" ||
 			{ echo "bx.4: $name ($lo to $hi; default $def) missing"; bad=1; }
 	done < <(tunables)
-	for name in flow_control allow; do
+	for name in port flow_control allow; do
 		grep -q "^\.IR $name \" (" "$man/man4/bx.4" ||
 			{ echo "bx.4: $name missing"; bad=1; }
 	done
@@ -105,7 +105,7 @@ abi_tunables() {
 			END { exit !(found && ok) }' "$abi" ||
 			{ echo "sysfs-module-bx: $name ($lo to $hi, default $def.) missing"; bad=1; }
 	done < <(tunables)
-	for name in flow_control allow; do
+	for name in port flow_control allow; do
 		grep -qx "What:[[:space:]]*/sys/module/bx/parameters/$name" "$abi" ||
 			{ echo "sysfs-module-bx: $name missing"; bad=1; }
 	done
