@@ -87,16 +87,16 @@ static int nl_put_conn(struct sk_buff *skb, const struct bx_conn_info *c)
 	    nla_put_u32(skb, BX_A_CONN_GRANT, c->cr.grant) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_CREDIT_STALLS, c->cr.stalls) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_CREDIT_UPDATES, c->cr.updates) ||
-	    nl_put_conn_u64(skb, BX_A_CONN_WND_BYTES, c->wnd.bytes) ||
-	    nla_put_u32(skb, BX_A_CONN_WND_OPS, c->wnd.ops) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_WND_BYTES_INFLIGHT, c->wnd.bytes) ||
+	    nla_put_u32(skb, BX_A_CONN_WND_OPS_INFLIGHT, c->wnd.ops) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_WND_PEAK_BYTES, c->wnd.peak_bytes) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_WND_WAITS, c->wnd.waits) ||
-	    nl_put_conn_u64(skb, BX_A_CONN_RD_BYTES, c->rdwnd.bytes) ||
-	    nla_put_u32(skb, BX_A_CONN_RD_READS, c->rdwnd.reads) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_RD_BYTES_INFLIGHT, c->rdwnd.bytes) ||
+	    nla_put_u32(skb, BX_A_CONN_RD_READS_INFLIGHT, c->rdwnd.reads) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_RD_PEAK_BYTES, c->rdwnd.peak_bytes) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_BUSY_RETRIES, c->busy_retries) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_RNR, c->rnr_events) ||
-	    nla_put_u32(skb, BX_A_CONN_WND_SMALL, c->wnd.small) ||
+	    nla_put_u32(skb, BX_A_CONN_WND_SMALL_INFLIGHT, c->wnd.small) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_SMALL_PASSES, c->small_passes))
 		return -EMSGSIZE;
 	return 0;

@@ -2,9 +2,11 @@
 /*
  * bx: the host-wide counters. One table names each: its netlink
  * attribute (Documentation/netlink/specs/bx.yaml) and its line in
- * /sys/kernel/debug/bx/stats. bx_stats_each() takes one snapshot of all
- * of them, which netlink's stats-get (nl.c) and debugfs (debugfs.c)
- * print.
+ * /sys/kernel/debug/bx/stats: the attribute's name with "_" for "-",
+ * but for the gauges, whose netlink names end in "-inflight" and whose
+ * debugfs names do not (tx_bytes is tx-bytes-inflight). bx_stats_each()
+ * takes one snapshot of all of them, which netlink's stats-get (nl.c)
+ * and debugfs (debugfs.c) print.
  */
 
 #include "conn.h"
@@ -21,16 +23,16 @@ static const struct bx_stat bx_stats[] = {
 	{ "region_bytes",	BX_A_STATS_REGION_BYTES,	false },
 	{ "copied_bytes",	BX_A_STATS_COPIED_BYTES,	false },
 	{ "pieces",		BX_A_STATS_PIECES,		false },
-	{ "tx_bytes",		BX_A_STATS_TX_BYTES,		false },
+	{ "tx_bytes",		BX_A_STATS_TX_BYTES_INFLIGHT,	false },
 	{ "tx_peak_bytes",	BX_A_STATS_TX_PEAK_BYTES,	false },
-	{ "rx_bytes",		BX_A_STATS_RX_BYTES,		false },
+	{ "rx_bytes",		BX_A_STATS_RX_BYTES_INFLIGHT,	false },
 	{ "rx_peak_bytes",	BX_A_STATS_RX_PEAK_BYTES,	false },
 	{ "busy_retries",	BX_A_STATS_BUSY_RETRIES,	false },
 	{ "rnr_events",		BX_A_STATS_RNR_EVENTS,		false },
 	{ "dup_pushes",		BX_A_STATS_DUP_PUSHES,		false },
 	{ "recovered_ops",	BX_A_STATS_RECOVERED_OPS,	false },
 	{ "recover_failed",	BX_A_STATS_RECOVER_FAILED,	false },
-	{ "tx_small",		BX_A_STATS_TX_SMALL,		true },
+	{ "tx_small",		BX_A_STATS_TX_SMALL_INFLIGHT,	true },
 	{ "small_passes",	BX_A_STATS_SMALL_PASSES,	false },
 };
 
@@ -47,16 +49,16 @@ static void stats_read(u64 v[BX_A_STATS_MAX + 1])
 	v[BX_A_STATS_REGION_BYTES] = atomic64_read(&bx_region_bytes);
 	v[BX_A_STATS_COPIED_BYTES] = atomic64_read(&bx_copied_bytes);
 	v[BX_A_STATS_PIECES] = atomic64_read(&bx_pieces);
-	v[BX_A_STATS_TX_BYTES] = hi.tx.bytes;
+	v[BX_A_STATS_TX_BYTES_INFLIGHT] = hi.tx.bytes;
 	v[BX_A_STATS_TX_PEAK_BYTES] = hi.tx.peak_bytes;
-	v[BX_A_STATS_RX_BYTES] = hi.rx.bytes;
+	v[BX_A_STATS_RX_BYTES_INFLIGHT] = hi.rx.bytes;
 	v[BX_A_STATS_RX_PEAK_BYTES] = hi.rx.peak_bytes;
 	v[BX_A_STATS_BUSY_RETRIES] = hi.busy_retries;
 	v[BX_A_STATS_RNR_EVENTS] = hi.rnr_events;
 	v[BX_A_STATS_DUP_PUSHES] = atomic64_read(&bx_dup_pushes);
 	v[BX_A_STATS_RECOVERED_OPS] = atomic64_read(&bx_recovered_ops);
 	v[BX_A_STATS_RECOVER_FAILED] = atomic64_read(&bx_recover_failed);
-	v[BX_A_STATS_TX_SMALL] = hi.tx.small;
+	v[BX_A_STATS_TX_SMALL_INFLIGHT] = hi.tx.small;
 	v[BX_A_STATS_SMALL_PASSES] = hi.small_passes;
 }
 
