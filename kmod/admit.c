@@ -24,7 +24,7 @@
  *    Our own connections to it are not held back: the application chose
  *    that peer.
  *
- * Refusals and violations are counted (netlink stats-get, conn-get) and
+ * Refusals and violations are counted (netlink admit-get, conn-get) and
  * logged at a limited rate, so that a hostile host cannot flood the log.
  */
 
@@ -36,7 +36,6 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
-#include <net/netlink.h>
 
 #include "admit.h"
 #include "conn.h"
@@ -132,8 +131,11 @@ int bx_allow_set(const struct bx_allow_net *nets, unsigned int n)
 	return 0;
 }
 
-/* One nested @type per network: BX_A_NET_ADDR, BX_A_NET_PREFIX_LEN. */
-int bx_allow_nl_fill(struct sk_buff *skb, int type)
+/*
+ * Call @fn on each network of the allow-list, in order, until it returns
+ * nonzero, which is returned. Under RCU: @fn must not sleep.
+ */
+int bx_allow_each(int (*fn)(const struct bx_allow_net *, void *), void *arg)
 {
 	const struct bx_allow *al;
 	unsigned int i;
@@ -141,16 +143,8 @@ int bx_allow_nl_fill(struct sk_buff *skb, int type)
 
 	rcu_read_lock();
 	al = rcu_dereference(bx_allow);
-	for (i = 0; al && i < al->n && !ret; i++) {
-		struct nlattr *nest = nla_nest_start(skb, type);
-
-		if (!nest ||
-		    nla_put(skb, BX_A_NET_ADDR, 16, &al->nets[i].addr) ||
-		    nla_put_u8(skb, BX_A_NET_PREFIX_LEN, al->nets[i].plen))
-			ret = -EMSGSIZE;
-		else
-			nla_nest_end(skb, nest);
-	}
+	for (i = 0; al && i < al->n && !ret; i++)
+		ret = fn(&al->nets[i], arg);
 	rcu_read_unlock();
 	return ret;
 }

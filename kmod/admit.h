@@ -15,7 +15,6 @@
 #include "wire.h"
 
 struct bx_peer;
-struct sk_buff;
 
 #define BX_ALLOW_MAX		64	/* networks in the allow-list */
 #define BX_SECRET_MIN		16	/* bytes of a cluster secret */
@@ -32,7 +31,7 @@ void bx_admit_uninit(void);
 void bx_addr_v6(const struct sockaddr *sa, u8 out[16]);
 bool bx_allowed(const struct sockaddr *sa);
 int bx_allow_set(const struct bx_allow_net *nets, unsigned int n);
-int bx_allow_nl_fill(struct sk_buff *skb, int type);
+int bx_allow_each(int (*fn)(const struct bx_allow_net *, void *), void *arg);
 
 int bx_secret_set(const u8 *key, unsigned int len);
 bool bx_secret_on(void);

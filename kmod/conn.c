@@ -20,11 +20,11 @@
  * shows up as an error, never as a silent retry.
  *
  * The files of the connection layer: this one (peers, a connection's
- * lifetime, its buffers and completions, teardown, the dumps), cm.c
- * (rdma_cm: connecting, accepting, the handshake, keepalives), send.c
- * (the windows, admission and queues, and bx_conn_kick(), which decides
- * what goes on the wire next) and recover.c (pushes numbered, parked and
- * sent again after a failure).
+ * lifetime, its buffers and completions, teardown, the snapshots that
+ * netlink and debugfs print), cm.c (rdma_cm: connecting, accepting, the
+ * handshake, keepalives), send.c (the windows, admission and queues, and
+ * bx_conn_kick(), which decides what goes on the wire next) and
+ * recover.c (pushes numbered, parked and sent again after a failure).
  *
  * Teardown (bx_conn_fail() -> conn_teardown(), in order): the state
  * becomes DOWN, so nothing new is queued; the peer forgets the connection
@@ -44,18 +44,14 @@
 
 #include <linux/error-injection.h>
 #include <linux/in.h>
-#include <linux/in6.h>
 #include <linux/random.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 
 #include "admit.h"
 #include "conn.h"
 #include "file.h"
 #include "nl.h"
-#include "nl-gen.h"
 #include "op.h"
 #include "params.h"
 #include "reg.h"
@@ -63,9 +59,13 @@
 
 u64 bx_epoch;
 
-/* All connections not yet torn down; for debugfs and device removal. */
+/*
+ * All connections not yet torn down; for device removal, the deadline
+ * sweep and the dumps (bx_conns_each()).
+ */
 static LIST_HEAD(bx_conns);
-static DEFINE_MUTEX(bx_conns_lock);	/* bx_conns, bx_conns_gen */
+/* bx_conns, bx_conns_gen, conn->cm_waiting; process context only */
+static DEFINE_MUTEX(bx_conns_lock);
 /* Changes with every add to or removal from bx_conns (netlink dumps). */
 static unsigned int bx_conns_gen = 1;
 
@@ -875,196 +875,102 @@ unsigned int bx_conn_count(void)
 	return n;
 }
 
-static const char *state_name(enum bx_conn_state s)
-{
-	return s == BX_CONN_STATE_UP ? "up" :
-	       s == BX_CONN_STATE_CONNECTING ? "connecting" : "down";
-}
-
 /*
- * debugfs "conns": one line per connection, "key value" pairs after the
- * peer address; the credit, window and READ window counters of flow.h.
+ * @c as netlink and debugfs show it. Process context; takes its peer's
+ * @sess_lock, then its @lock, then its @mr_lock, one at a time. Its
+ * device's name is read too: the caller holds what keeps the device (a
+ * connection on bx_conns, or its peer's, is not torn down yet, and
+ * bx_conn_remove_dev() waits for that).
  */
-int bx_conn_show(struct seq_file *m, void *unused)
+void bx_conn_snapshot(struct bx_conn *c, struct bx_conn_info *ci)
 {
-	struct bx_conn *c;
-
-	mutex_lock(&bx_conns_lock);
-	list_for_each_entry(c, &bx_conns, node) {
-		unsigned long id, nops = 0;
-		struct bx_op *op;
-
-		xa_for_each(&c->ops, id, op)
-			nops++;
-		spin_lock(&c->lock);
-		seq_printf(m, "peer %pISc id %u state %s %s dev %s qp %u awaiting %lu tx %llu rx %llu tx_free %d",
-			   &c->peer->addr, c->peer->id, state_name(c->state),
-			   c->active ? "active" : "passive",
-			   c->bdev ? dev_name(&c->bdev->ibdev->dev) : "-",
-			   READ_ONCE(c->qpn), nops, c->tx_msgs,
-			   c->rx_msgs, c->ntx_free);
-		seq_printf(m, " credits %u credits_max %u grant %u granted %llu used %llu stalls %llu updates %llu",
-			   c->cr.credits, c->cr.max, c->cr.grant, c->cr.granted,
-			   c->cr.used, c->cr.stalls, c->cr.updates);
-		seq_printf(m, " wnd_bytes %llu wnd_ops %u wnd_peak_bytes %llu wnd_peak_ops %u wnd_waits %llu wnd_small %u small_passes %llu",
-			   c->wnd.bytes, c->wnd.ops, c->wnd.peak_bytes,
-			   c->wnd.peak_ops, c->wnd.waits, c->wnd.small,
-			   c->small_passes);
-		seq_printf(m, " rd_bytes %llu rd_reads %u rd_peak_bytes %llu rd_peak_reads %u rd_waits %llu",
-			   c->rdwnd.bytes, c->rdwnd.reads, c->rdwnd.peak_bytes,
-			   c->rdwnd.peak_reads, c->rdwnd.waits);
-		seq_printf(m, " queued %u rd_queued %u busy_retries %llu rnr %llu restarts %u ack_timeout %u wpieces %u",
-			   c->txq.nactive, c->rdq.nactive, c->busy_retries,
-			   c->rnr_events, READ_ONCE(c->peer->restarts),
-			   READ_ONCE(c->ack_timeout), c->wpieces);
-		seq_printf(m, " readyq %zu retryq %zu mrwaitq %zu regq %zu mrs %u mrs_free %u\n",
-			   list_count_nodes(&c->readyq),
-			   list_count_nodes(&c->retryq),
-			   list_count_nodes(&c->mrwaitq),
-			   list_count_nodes(&c->regq), c->mr_count,
-			   c->mr_count - c->mr_inuse);
-		spin_unlock(&c->lock);
-	}
-	mutex_unlock(&bx_conns_lock);
-	return 0;
-}
-
-/* ---- netlink ------------------------------------------------------------ */
-
-static int nl_put_u64(struct sk_buff *skb, int type, u64 v)
-{
-	return nla_put_u64_64bit(skb, type, v, BX_A_CONN_PAD);
-}
-
-/*
- * Put @peer's attributes (BX_A_CONN_PEER_*, recovery counters) into @skb;
- * also the whole of a recovery event.
- */
-int bx_peer_nl_fill(struct sk_buff *skb, struct bx_peer *peer)
-{
-	struct sockaddr *sa = (struct sockaddr *)&peer->addr;
-	u32 parked = 0, rounds, violations, refused;
-	u64 recovered, failed, dups;
-	struct in6_addr a6;
 	struct bx_op *op;
+	unsigned long id;
 
-	if (sa->sa_family == AF_INET)
-		ipv6_addr_set_v4mapped(((struct sockaddr_in *)sa)->sin_addr.s_addr,
-				       &a6);
-	else
-		a6 = ((struct sockaddr_in6 *)sa)->sin6_addr;
-	spin_lock(&peer->sess_lock);
-	list_for_each_entry(op, &peer->parked, node)
-		parked++;
-	rounds = peer->recoveries;
-	recovered = peer->recovered;
-	failed = peer->recover_failed;
-	dups = peer->rp.dups;
-	violations = peer->violations;
-	refused = peer->refused;
-	spin_unlock(&peer->sess_lock);
-
-	if (nla_put_u32(skb, BX_A_CONN_PEER_ID, peer->id) ||
-	    nla_put(skb, BX_A_CONN_PEER_ADDR, sizeof(a6), &a6) ||
-	    nla_put_u32(skb, BX_A_CONN_PEER_RESTARTS,
-			READ_ONCE(peer->restarts)) ||
-	    nla_put_u32(skb, BX_A_CONN_PARKED, parked) ||
-	    nla_put_u32(skb, BX_A_CONN_RECOVERIES, rounds) ||
-	    nl_put_u64(skb, BX_A_CONN_RECOVERED_OPS, recovered) ||
-	    nl_put_u64(skb, BX_A_CONN_RECOVER_FAILED, failed) ||
-	    nl_put_u64(skb, BX_A_CONN_DUP_PUSHES, dups) ||
-	    nla_put_u32(skb, BX_A_CONN_PEER_VIOLATIONS, violations) ||
-	    nla_put_u32(skb, BX_A_CONN_PEER_REFUSED, refused) ||
-	    nla_put_u32(skb, BX_A_CONN_PEER_REFUSING_MS,
-			bx_peer_refusing(peer)))
-		return -EMSGSIZE;
-	return 0;
-}
-
-/* Put @conn's attributes (BX_A_CONN_*) into @skb. */
-int bx_conn_nl_fill(struct sk_buff *skb, struct bx_conn *c)
-{
-	unsigned long id, nops = 0;
-	struct bx_op *op;
-	int ret;
-
+	memset(ci, 0, sizeof(*ci));
+	bx_peer_snapshot(c->peer, &ci->peer);
+	if (c->bdev)
+		strscpy(ci->dev, dev_name(&c->bdev->ibdev->dev));
+	ci->peer_epoch = c->peer_epoch;
+	ci->qpn = READ_ONCE(c->qpn);
 	xa_for_each(&c->ops, id, op)
-		nops++;
-
-	if (bx_peer_nl_fill(skb, c->peer) ||
-	    (c->bdev && nla_put_string(skb, BX_A_CONN_DEV_NAME,
-				       dev_name(&c->bdev->ibdev->dev))) ||
-	    nl_put_u64(skb, BX_A_CONN_PEER_EPOCH, c->peer_epoch) ||
-	    nla_put_u32(skb, BX_A_CONN_AWAITING, nops))
-		return -EMSGSIZE;
+		ci->awaiting++;
 
 	spin_lock(&c->lock);
-	ret = nla_put_u32(skb, BX_A_CONN_STATE, c->state) ||
-	      (c->active && nla_put_flag(skb, BX_A_CONN_ACTIVE)) ||
-	      (c->auth && nla_put_flag(skb, BX_A_CONN_AUTH)) ||
-	      nla_put_u32(skb, BX_A_CONN_QPN, READ_ONCE(c->qpn)) ||
-	      nla_put_s32(skb, BX_A_CONN_ERR, c->err) ||
-	      nl_put_u64(skb, BX_A_CONN_TX_MSGS, c->tx_msgs) ||
-	      nl_put_u64(skb, BX_A_CONN_RX_MSGS, c->rx_msgs) ||
-	      nla_put_u32(skb, BX_A_CONN_CREDITS, c->cr.credits) ||
-	      nla_put_u32(skb, BX_A_CONN_CREDITS_MAX, c->cr.max) ||
-	      nla_put_u32(skb, BX_A_CONN_GRANT, c->cr.grant) ||
-	      nl_put_u64(skb, BX_A_CONN_CREDIT_STALLS, c->cr.stalls) ||
-	      nl_put_u64(skb, BX_A_CONN_CREDIT_UPDATES, c->cr.updates) ||
-	      nl_put_u64(skb, BX_A_CONN_WND_BYTES, c->wnd.bytes) ||
-	      nla_put_u32(skb, BX_A_CONN_WND_OPS, c->wnd.ops) ||
-	      nl_put_u64(skb, BX_A_CONN_WND_PEAK_BYTES, c->wnd.peak_bytes) ||
-	      nl_put_u64(skb, BX_A_CONN_WND_WAITS, c->wnd.waits) ||
-	      nl_put_u64(skb, BX_A_CONN_RD_BYTES, c->rdwnd.bytes) ||
-	      nla_put_u32(skb, BX_A_CONN_RD_READS, c->rdwnd.reads) ||
-	      nl_put_u64(skb, BX_A_CONN_RD_PEAK_BYTES, c->rdwnd.peak_bytes) ||
-	      nl_put_u64(skb, BX_A_CONN_BUSY_RETRIES, c->busy_retries) ||
-	      nl_put_u64(skb, BX_A_CONN_RNR, c->rnr_events) ||
-	      nla_put_u32(skb, BX_A_CONN_WND_SMALL, c->wnd.small) ||
-	      nl_put_u64(skb, BX_A_CONN_SMALL_PASSES, c->small_passes);
+	ci->state = c->state;
+	ci->active = c->active;
+	ci->auth = c->auth;
+	ci->ack_timeout = READ_ONCE(c->ack_timeout);
+	ci->err = c->err;
+	ci->tx_msgs = c->tx_msgs;
+	ci->rx_msgs = c->rx_msgs;
+	ci->tx_free = c->ntx_free;
+	ci->cr = c->cr;
+	ci->wnd = c->wnd;
+	ci->small_passes = c->small_passes;
+	ci->rdwnd = c->rdwnd;
+	ci->queued = c->txq.nactive;
+	ci->rd_queued = c->rdq.nactive;
+	ci->busy_retries = c->busy_retries;
+	ci->rnr_events = c->rnr_events;
+	ci->wpieces = c->wpieces;
+	ci->readyq = list_count_nodes(&c->readyq);
+	ci->retryq = list_count_nodes(&c->retryq);
+	ci->mrwaitq = list_count_nodes(&c->mrwaitq);
+	ci->regq = list_count_nodes(&c->regq);
 	spin_unlock(&c->lock);
-	return ret ? -EMSGSIZE : 0;
+
+	spin_lock(&c->mr_lock);
+	ci->mrs = c->mr_count;
+	ci->mrs_inuse = c->mr_inuse;
+	spin_unlock(&c->mr_lock);
 }
 
-static int conn_nl_fill(struct sk_buff *skb, void *conn)
+/**
+ * bx_conns_each - call @fn on a snapshot of each connection
+ * @pos:	connections of the list to skip, then how many are done (a
+ *		dump resumes there); NULL: from the first
+ * @gen:	if not NULL, set to the list's generation, which changes
+ *		with every add and removal (a dump's consistency)
+ * @fn:		returns nonzero to stop: that connection is not done
+ * @arg:	for @fn
+ *
+ * Runs under bx_conns_lock, in process context, and calls @fn with no
+ * spinlock held: @fn may sleep. Returns what @fn returned to stop, else 0.
+ */
+int bx_conns_each(unsigned long *pos, unsigned int *gen,
+		  int (*fn)(const struct bx_conn_info *, void *), void *arg)
 {
-	return bx_conn_nl_fill(skb, conn);
-}
-
-/* The connections of the caller's network namespace (net.c). */
-int bx_conn_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	struct net *net = sock_net(cb->skb->sk);
-	unsigned long i = 0;
+	unsigned long i = 0, skip = pos ? *pos : 0;
+	struct bx_conn_info ci;
 	struct bx_conn *c;
 	int ret = 0;
 
 	mutex_lock(&bx_conns_lock);
-	cb->seq = bx_conns_gen;
+	if (gen)
+		*gen = bx_conns_gen;
 	list_for_each_entry(c, &bx_conns, node) {
-		if (i++ < cb->args[0])
+		if (i++ < skip)
 			continue;
-		if (!net_eq(bx_peer_net(c->peer), net)) {
-			cb->args[0] = i;
-			continue;
-		}
-		ret = bx_nl_dump_one(skb, cb, BX_CMD_CONN_GET, conn_nl_fill, c);
+		bx_conn_snapshot(c, &ci);
+		ret = fn(&ci, arg);
 		if (ret)
 			break;
-		cb->args[0] = i;
+		if (pos)
+			*pos = i;
 	}
 	mutex_unlock(&bx_conns_lock);
-	return bx_nl_dump_done(skb, ret);
+	return ret;
 }
 
 /*
- * Call @fn on the connection to peer @peer_id, or return -ENOENT. It runs
- * under the peer's lock: a connection its peer still holds has not begun
- * its teardown, so its device, whose name @fn may read, is not removed
- * meanwhile (bx_conn_remove_dev() waits for the teardown).
+ * A snapshot of the connection to peer @peer_id of @net, or -ENOENT. It
+ * is taken under the peer's lock: a connection its peer still holds has
+ * not begun its teardown, so its device, whose name it reads, is not
+ * removed meanwhile (bx_conn_remove_dev() waits for the teardown).
  */
-int bx_conn_with_peer(struct net *net, u32 peer_id,
-		      int (*fn)(struct bx_conn *, void *), void *arg)
+int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
+			   struct bx_conn_info *ci)
 {
 	struct bx_peer *peer = bx_peer_find(peer_id);
 	int ret = -ENOENT;
@@ -1077,8 +983,10 @@ int bx_conn_with_peer(struct net *net, u32 peer_id,
 		return -ENOENT;
 	}
 	mutex_lock(&peer->lock);
-	if (peer->conn)
-		ret = fn(peer->conn, arg);
+	if (peer->conn) {
+		bx_conn_snapshot(peer->conn, ci);
+		ret = 0;
+	}
 	mutex_unlock(&peer->lock);
 	bx_peer_put(peer);
 	return ret;

@@ -281,7 +281,6 @@ void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_piece_end(struct bx_conn *conn);
 void bx_flow_release(struct bx_op *op);
-int bx_flow_show(struct seq_file *m, void *unused);
 void bx_conn_kick(struct bx_conn *conn);
 struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
 				     u32 len);
@@ -297,9 +296,83 @@ void bx_push_resolved(struct bx_op *op);
 enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
 				       const struct bx_msg *msg);
 void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered);
-int bx_conn_show(struct seq_file *m, void *unused);
 bool bx_recover_allowed(void);
 unsigned int bx_conn_count(void);
+
+/**
+ * struct bx_conn_info - a connection at one moment (netlink, debugfs)
+ * @peer:	its peer's
+ * @dev:	its device's name, "" before address resolution
+ * @peer_epoch, @qpn, @state, @active, @auth, @ack_timeout, @err,
+ * @tx_msgs, @rx_msgs, @cr, @small_passes, @busy_retries, @rnr_events,
+ * @wpieces: struct bx_conn's
+ * @awaiting:	operations awaiting a response
+ * @tx_free:	free send buffers
+ * @wnd, @rdwnd: the send and READ windows: in flight now, peaks, waits
+ * @queued, @rd_queued: processes with sends, READs queued
+ * @readyq, @retryq, @mrwaitq, @regq: operations on those queues
+ * @mrs, @mrs_inuse: MRs of its PD, of which operations hold these
+ */
+struct bx_conn_info {
+	struct bx_peer_info	peer;
+	char			dev[IB_DEVICE_NAME_MAX];
+	u64			peer_epoch;
+	unsigned long		awaiting;
+	u32			qpn;
+	enum bx_conn_state	state;
+	bool			active;
+	bool			auth;
+	u8			ack_timeout;
+	u8			wpieces;
+	int			err;
+	u64			tx_msgs;
+	u64			rx_msgs;
+	int			tx_free;
+	struct bx_credits	cr;
+	struct bx_win		wnd;
+	u64			small_passes;
+	struct bx_win		rdwnd;
+	u32			queued;
+	u32			rd_queued;
+	u64			busy_retries;
+	u64			rnr_events;
+	size_t			readyq;
+	size_t			retryq;
+	size_t			mrwaitq;
+	size_t			regq;
+	u32			mrs;
+	u32			mrs_inuse;
+};
+
+void bx_conn_snapshot(struct bx_conn *conn, struct bx_conn_info *ci);
+int bx_conns_each(unsigned long *pos, unsigned int *gen,
+		  int (*fn)(const struct bx_conn_info *, void *), void *arg);
+int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
+			   struct bx_conn_info *ci);
+
+/**
+ * struct bx_host_info - the host's windows at one moment (send.c; netlink
+ * stats-get, debugfs "flow" and "stats")
+ * @tx:		its send window: in flight now, peaks, waits
+ * @rx:		its receive window (rendezvous READs), likewise
+ * @rd_conns:	connections with READs queued or in flight
+ * @passed_max:	per window (enum bx_host_wnd): the most operations it
+ *		admitted for others while one connection waited
+ * @busy_retries: operations a busy receiver bounced, since load
+ * @small_passes: small operations admitted past a window, since load
+ * @rnr_events:	RNR errors, since load
+ */
+struct bx_host_info {
+	struct bx_win	tx;
+	struct bx_win	rx;
+	u32		rd_conns;
+	u64		passed_max[BX_HOSTWND_N];
+	u64		busy_retries;
+	u64		small_passes;
+	s64		rnr_events;
+};
+
+void bx_host_snapshot(struct bx_host_info *hi);
 
 /*
  * Within the connection layer: conn.c (lifetime, buffers, teardown), cm.c

@@ -27,12 +27,12 @@
 #include "conn.h"
 #include "dev.h"
 #include "nl.h"
-#include "nl-gen.h"
 
 /*
- * bx_devs_lock protects bx_devs and bx_ndevs. Taken in process context
- * only: from ib_client add()/remove() (which may sleep) and from readers
- * such as debugfs and BX_IOC_GET_INFO.
+ * bx_devs_lock protects bx_devs, bx_ndevs and bx_devs_gen. Taken in
+ * process context only: from ib_client add()/remove() (which may sleep)
+ * and from readers such as debugfs and netlink (bx_devs_each()) and
+ * BX_IOC_GET_INFO.
  */
 static DEFINE_MUTEX(bx_devs_lock);
 static LIST_HEAD(bx_devs);
@@ -205,94 +205,105 @@ unsigned int bx_dev_count(void)
 	return n;
 }
 
-static const char *port_state_name(enum ib_port_state state)
+/*
+ * @bdev's port @port: its names; with @query, also its state, if
+ * ib_query_port() answers (else false).
+ */
+static bool dev_snapshot(struct bx_dev *bdev, u32 port, bool query,
+			 struct bx_dev_info *di)
 {
-	switch (state) {
-	case IB_PORT_DOWN:		return "DOWN";
-	case IB_PORT_INIT:		return "INIT";
-	case IB_PORT_ARMED:		return "ARMED";
-	case IB_PORT_ACTIVE:		return "ACTIVE";
-	case IB_PORT_ACTIVE_DEFER:	return "ACTIVE_DEFER";
-	default:			return "NOP";
+	struct ib_device *ibdev = bdev->ibdev;
+	struct net_device *ndev;
+	struct ib_port_attr attr;
+
+	memset(di, 0, sizeof(*di));
+	if (query) {
+		if (ib_query_port(ibdev, port, &attr))
+			return false;
+		di->state = attr.state;
+		di->mtu = ib_mtu_enum_to_int(attr.active_mtu);
 	}
+	strscpy(di->name, dev_name(&ibdev->dev));
+	di->index = bdev->index;
+	di->port = port;
+	ndev = bx_ib_port_netdev(ibdev, port);
+	if (ndev) {
+		strscpy(di->netdev, netdev_name(ndev));
+		dev_put(ndev);
+	}
+	return true;
 }
 
-/* debugfs "devices": one line per bound device and port. */
-int bx_dev_show(struct seq_file *m, void *unused)
+/* @bdev as netlink shows it: its first port (for its events). */
+void bx_dev_snapshot(struct bx_dev *bdev, struct bx_dev_info *di)
 {
-	struct bx_dev *bdev;
+	dev_snapshot(bdev, rdma_start_port(bdev->ibdev), false, di);
+}
+
+/* @fn on each port of @bdev that answers a query; bx_devs_lock held. */
+static int dev_ports_each(struct bx_dev *bdev,
+			  int (*fn)(const struct bx_dev_info *, void *),
+			  void *arg)
+{
+	struct bx_dev_info di;
 	u32 port;
+	int ret;
 
-	mutex_lock(&bx_devs_lock);
-	list_for_each_entry(bdev, &bx_devs, node) {
-		struct ib_device *ibdev = bdev->ibdev;
-
-		rdma_for_each_port(ibdev, port) {
-			struct net_device *ndev;
-			struct ib_port_attr attr;
-
-			if (ib_query_port(ibdev, port, &attr))
-				continue;
-			ndev = bx_ib_port_netdev(ibdev, port);
-			seq_printf(m, "%s index %u port %u state %s mtu %d netdev %s\n",
-				   dev_name(&ibdev->dev), bdev->index, port,
-				   port_state_name(attr.state),
-				   ib_mtu_enum_to_int(attr.active_mtu),
-				   ndev ? netdev_name(ndev) : "-");
-			if (ndev)
-				dev_put(ndev);
-		}
+	rdma_for_each_port(bdev->ibdev, port) {
+		if (!dev_snapshot(bdev, port, true, &di))
+			continue;
+		ret = fn(&di, arg);
+		if (ret)
+			return ret;
 	}
-	mutex_unlock(&bx_devs_lock);
 	return 0;
 }
 
-/* Put @bdev's attributes (BX_A_DEV_*) into @skb: its first port. */
-int bx_dev_nl_fill(struct sk_buff *skb, struct bx_dev *bdev)
+/**
+ * bx_devs_each - call @fn on a snapshot of each bound device
+ * @net:	only the devices reachable from it (NULL: every one)
+ * @ports:	each port that answers a query, with its state (debugfs),
+ *		instead of the first port without it (netlink)
+ * @pos:	devices of the list to skip, then how many are done (a
+ *		dump resumes there); NULL: from the first
+ * @gen:	if not NULL, set to the list's generation, which changes
+ *		with every add and removal (a dump's consistency)
+ * @fn:		returns nonzero to stop: that device is not done
+ * @arg:	for @fn
+ *
+ * Runs under bx_devs_lock, in process context: @fn may sleep. Returns
+ * what @fn returned to stop, else 0.
+ */
+int bx_devs_each(struct net *net, bool ports, unsigned long *pos,
+		 unsigned int *gen,
+		 int (*fn)(const struct bx_dev_info *, void *), void *arg)
 {
-	struct ib_device *ibdev = bdev->ibdev;
-	u32 port = rdma_start_port(ibdev);
-	struct net_device *ndev;
-	int ret;
-
-	ndev = bx_ib_port_netdev(ibdev, port);
-	ret = nla_put_string(skb, BX_A_DEV_NAME, dev_name(&ibdev->dev)) ||
-	      nla_put_u32(skb, BX_A_DEV_PORT, port) ||
-	      (ndev && nla_put_string(skb, BX_A_DEV_NETDEV, netdev_name(ndev)));
-	if (ndev)
-		dev_put(ndev);
-	return ret ? -EMSGSIZE : 0;
-}
-
-static int dev_nl_fill(struct sk_buff *skb, void *bdev)
-{
-	return bx_dev_nl_fill(skb, bdev);
-}
-
-/* The devices reachable from the caller's namespace (net.c). */
-int bx_dev_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	struct net *net = sock_net(cb->skb->sk);
+	unsigned long i = 0, skip = pos ? *pos : 0;
+	struct bx_dev_info di;
 	struct bx_dev *bdev;
-	unsigned long i = 0;
 	int ret = 0;
 
 	mutex_lock(&bx_devs_lock);
-	cb->seq = bx_devs_gen;
+	if (gen)
+		*gen = bx_devs_gen;
 	list_for_each_entry(bdev, &bx_devs, node) {
-		if (i++ < cb->args[0])
+		if (i++ < skip)
 			continue;
-		if (!dev_port_in_net(bdev, net)) {
-			cb->args[0] = i;
-			continue;
+		if (!net || dev_port_in_net(bdev, net)) {
+			if (ports) {
+				ret = dev_ports_each(bdev, fn, arg);
+			} else {
+				bx_dev_snapshot(bdev, &di);
+				ret = fn(&di, arg);
+			}
+			if (ret)
+				break;
 		}
-		ret = bx_nl_dump_one(skb, cb, BX_CMD_DEV_GET, dev_nl_fill, bdev);
-		if (ret)
-			break;
-		cb->args[0] = i;
+		if (pos)
+			*pos = i;
 	}
 	mutex_unlock(&bx_devs_lock);
-	return bx_nl_dump_done(skb, ret);
+	return ret;
 }
 
 int bx_dev_init(void)

@@ -7,7 +7,7 @@
 
 #include <linux/kref.h>
 #include <linux/list.h>
-#include <linux/seq_file.h>
+#include <linux/if.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
@@ -42,6 +42,29 @@ struct bx_dev *bx_dev_get(struct ib_device *ibdev);
 unsigned int bx_dev_count(void);
 struct net;
 bool bx_dev_in_net(struct bx_dev *bdev, struct net *net);
-int bx_dev_show(struct seq_file *m, void *unused);
+
+/**
+ * struct bx_dev_info - a port of a bound device at one moment (netlink,
+ * debugfs)
+ * @name:	the RDMA device's name
+ * @index:	struct bx_dev's @index
+ * @port:	the port's number
+ * @netdev:	the network device under the port, "" if none
+ * @state:	the port's state (queried ports only, bx_devs_each())
+ * @mtu:	its active MTU in bytes (likewise)
+ */
+struct bx_dev_info {
+	char			name[IB_DEVICE_NAME_MAX];
+	u32			index;
+	u32			port;
+	char			netdev[IFNAMSIZ];
+	enum ib_port_state	state;
+	int			mtu;
+};
+
+void bx_dev_snapshot(struct bx_dev *bdev, struct bx_dev_info *di);
+int bx_devs_each(struct net *net, bool ports, unsigned long *pos,
+		 unsigned int *gen,
+		 int (*fn)(const struct bx_dev_info *, void *), void *arg);
 
 #endif /* _BX_DEV_H */

@@ -11,14 +11,10 @@
  */
 
 #include <linux/nsproxy.h>
-#include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <net/genetlink.h>
 
 #include "conn.h"
 #include "file.h"
-#include "nl.h"
-#include "nl-gen.h"
 #include "op.h"
 
 static void file_release(struct kref *ref)
@@ -62,9 +58,10 @@ void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe)
 	bx_user_uncharge(&f->user->ops);
 }
 
-/* Open files, for debugfs "procs". */
+/* Open files, for debugfs "procs" and netlink's proc-get. */
 static LIST_HEAD(bx_files);
-static DEFINE_MUTEX(bx_files_lock);	/* bx_files, bx_files_gen */
+/* bx_files, bx_files_gen; process context only (open, release, dumps) */
+static DEFINE_MUTEX(bx_files_lock);
 /* Changes with every open and release (netlink dump consistency). */
 static unsigned int bx_files_gen = 1;
 
@@ -81,76 +78,57 @@ unsigned int bx_files_count(void)
 	return n;
 }
 
-int bx_files_show(struct seq_file *m, void *unused)
+/* @f as netlink and debugfs show it. */
+static void file_snapshot(struct bx_file *f, struct bx_file_info *fi)
 {
-	struct bx_file *f;
-
-	mutex_lock(&bx_files_lock);
-	list_for_each_entry(f, &bx_files, node) {
-		u32 inflight;
-
-		spin_lock(&f->lock);
-		inflight = f->inflight;
-		spin_unlock(&f->lock);
-		seq_printf(m, "pid %d bytes_tx %lld bytes_rx %lld inflight %u\n",
-			   f->tgid, atomic64_read(&f->bytes_tx),
-			   atomic64_read(&f->bytes_rx), inflight);
-	}
-	mutex_unlock(&bx_files_lock);
-	return 0;
-}
-
-static int file_nl_fill(struct sk_buff *skb, void *file)
-{
-	struct bx_file *f = file;
 	struct bx_region *r = bx_file_region(f);
-	u32 inflight;
 
+	fi->pid = f->tgid;
+	fi->uid = f->uid;
+	fi->net = f->net;
+	fi->bytes_tx = atomic64_read(&f->bytes_tx);
+	fi->bytes_rx = atomic64_read(&f->bytes_rx);
 	spin_lock(&f->lock);
-	inflight = f->inflight;
+	fi->inflight = f->inflight;
 	spin_unlock(&f->lock);
-	if (nla_put_u32(skb, BX_A_PROC_PID, f->tgid) ||
-	    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_TX,
-			      atomic64_read(&f->bytes_tx), BX_A_PROC_PAD) ||
-	    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_RX,
-			      atomic64_read(&f->bytes_rx), BX_A_PROC_PAD) ||
-	    nla_put_u32(skb, BX_A_PROC_INFLIGHT, inflight) ||
-	    nla_put_u64_64bit(skb, BX_A_PROC_REGION_BYTES, r ? r->size : 0,
-			      BX_A_PROC_PAD))
-		return -EMSGSIZE;
-	return 0;
+	fi->region_bytes = r ? r->size : 0;
 }
 
-/*
- * Processes with /dev/bx open in the caller's network namespace. Without
- * CAP_NET_ADMIN a caller sees the files of its own user only: pids and
- * byte counts of others are theirs.
+/**
+ * bx_files_each - call @fn on a snapshot of each open file
+ * @pos:	files of the list to skip, then how many are done (a dump
+ *		resumes there); NULL: from the first
+ * @gen:	if not NULL, set to the list's generation, which changes
+ *		with every open and release (a dump's consistency)
+ * @fn:		returns nonzero to stop: that file is not done
+ * @arg:	for @fn
+ *
+ * Runs under bx_files_lock, in process context: @fn may sleep. Returns
+ * what @fn returned to stop, else 0.
  */
-int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb)
+int bx_files_each(unsigned long *pos, unsigned int *gen,
+		  int (*fn)(const struct bx_file_info *, void *), void *arg)
 {
-	bool all = netlink_capable(cb->skb, CAP_NET_ADMIN);
-	kuid_t uid = NETLINK_CB(cb->skb).creds.uid;
-	struct net *net = sock_net(cb->skb->sk);
-	unsigned long i = 0;
+	unsigned long i = 0, skip = pos ? *pos : 0;
+	struct bx_file_info fi;
 	struct bx_file *f;
 	int ret = 0;
 
 	mutex_lock(&bx_files_lock);
-	cb->seq = bx_files_gen;
+	if (gen)
+		*gen = bx_files_gen;
 	list_for_each_entry(f, &bx_files, node) {
-		if (i++ < cb->args[0])
+		if (i++ < skip)
 			continue;
-		if (!net_eq(f->net, net) || (!all && !uid_eq(f->uid, uid))) {
-			cb->args[0] = i;
-			continue;
-		}
-		ret = bx_nl_dump_one(skb, cb, BX_CMD_PROC_GET, file_nl_fill, f);
+		file_snapshot(f, &fi);
+		ret = fn(&fi, arg);
 		if (ret)
 			break;
-		cb->args[0] = i;
+		if (pos)
+			*pos = i;
 	}
 	mutex_unlock(&bx_files_lock);
-	return bx_nl_dump_done(skb, ret);
+	return ret;
 }
 
 /* A new file of the calling process, in its user's and namespace's name. */

@@ -72,11 +72,27 @@ void bx_file_put(struct bx_file *f);
 void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe);
 struct bx_region *bx_file_region(struct bx_file *f);
 
-struct netlink_callback;
-struct seq_file;
-struct sk_buff;
+/**
+ * struct bx_file_info - an open file at one moment (netlink, debugfs)
+ * @pid:	the process that opened it
+ * @uid:	its user
+ * @net:	its network namespace, to compare with (no reference)
+ * @bytes_tx, @bytes_rx: payload bytes sent and received, since the open
+ * @inflight:	operations in flight
+ * @region_bytes: its region's size (0: no BX_IOC_SETUP yet)
+ */
+struct bx_file_info {
+	pid_t		pid;
+	kuid_t		uid;
+	struct net	*net;
+	s64		bytes_tx;
+	s64		bytes_rx;
+	u32		inflight;
+	u64		region_bytes;
+};
+
 unsigned int bx_files_count(void);
-int bx_files_show(struct seq_file *m, void *unused);
-int bx_files_nl_dump(struct sk_buff *skb, struct netlink_callback *cb);
+int bx_files_each(unsigned long *pos, unsigned int *gen,
+		  int (*fn)(const struct bx_file_info *, void *), void *arg);
 
 #endif /* _BX_FILE_H */

@@ -5,7 +5,10 @@
  * The spec, Documentation/netlink/specs/bx.yaml, is the interface: the
  * kernel's ynl tools drive it (tools/net/ynl/cli.py --spec ...), and
  * tools/nl-regen.sh generates uapi/linux/bx_netlink.h and the policies
- * and ops table in nl-gen.c from it. Here: the handlers and the events.
+ * and ops table in nl-gen.c from it. Here: the handlers and the events,
+ * and every attribute bx puts. The objects' owners hand over snapshots
+ * (bx_*_snapshot(), and bx_*_each() to walk a list), each read from the
+ * object in one place, which debugfs.c prints too.
  *
  * Dumps resume where the last message ended (cb->args[0] counts objects
  * already sent) and are marked inconsistent (NLM_F_DUMP_INTR) when the
@@ -22,9 +25,96 @@
 #include "file.h"
 #include "nl.h"
 #include "nl-gen.h"
-#include "op.h"
 #include "params.h"
 #include "stats.h"
+
+/* ---- what each object puts ---------------------------------------------- */
+
+static int nl_put_dev(struct sk_buff *skb, const struct bx_dev_info *di)
+{
+	if (nla_put_string(skb, BX_A_DEV_NAME, di->name) ||
+	    nla_put_u32(skb, BX_A_DEV_PORT, di->port) ||
+	    (di->netdev[0] && nla_put_string(skb, BX_A_DEV_NETDEV, di->netdev)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int nl_put_conn_u64(struct sk_buff *skb, int type, u64 v)
+{
+	return nla_put_u64_64bit(skb, type, v, BX_A_CONN_PAD);
+}
+
+/*
+ * A peer's attributes (BX_A_CONN_PEER_*, recovery counters): with its
+ * connection's, and the whole of a recovery event.
+ */
+static int nl_put_peer(struct sk_buff *skb, const struct bx_peer_info *pi)
+{
+	struct in6_addr a6;
+
+	bx_addr_v6((const struct sockaddr *)&pi->addr, a6.s6_addr);
+	if (nla_put_u32(skb, BX_A_CONN_PEER_ID, pi->id) ||
+	    nla_put(skb, BX_A_CONN_PEER_ADDR, sizeof(a6), &a6) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_RESTARTS, pi->restarts) ||
+	    nla_put_u32(skb, BX_A_CONN_PARKED, pi->parked) ||
+	    nla_put_u32(skb, BX_A_CONN_RECOVERIES, pi->recoveries) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_RECOVERED_OPS, pi->recovered) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_RECOVER_FAILED, pi->recover_failed) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_DUP_PUSHES, pi->dup_pushes) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_VIOLATIONS, pi->violations) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_REFUSED, pi->refused) ||
+	    nla_put_u32(skb, BX_A_CONN_PEER_REFUSING_MS, pi->refusing_ms))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* A connection's attributes (BX_A_CONN_*). */
+static int nl_put_conn(struct sk_buff *skb, const struct bx_conn_info *c)
+{
+	if (nl_put_peer(skb, &c->peer) ||
+	    (c->dev[0] && nla_put_string(skb, BX_A_CONN_DEV_NAME, c->dev)) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_PEER_EPOCH, c->peer_epoch) ||
+	    nla_put_u32(skb, BX_A_CONN_AWAITING, c->awaiting) ||
+	    nla_put_u32(skb, BX_A_CONN_STATE, c->state) ||
+	    (c->active && nla_put_flag(skb, BX_A_CONN_ACTIVE)) ||
+	    (c->auth && nla_put_flag(skb, BX_A_CONN_AUTH)) ||
+	    nla_put_u32(skb, BX_A_CONN_QPN, c->qpn) ||
+	    nla_put_s32(skb, BX_A_CONN_ERR, c->err) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_TX_MSGS, c->tx_msgs) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_RX_MSGS, c->rx_msgs) ||
+	    nla_put_u32(skb, BX_A_CONN_CREDITS, c->cr.credits) ||
+	    nla_put_u32(skb, BX_A_CONN_CREDITS_MAX, c->cr.max) ||
+	    nla_put_u32(skb, BX_A_CONN_GRANT, c->cr.grant) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_CREDIT_STALLS, c->cr.stalls) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_CREDIT_UPDATES, c->cr.updates) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_WND_BYTES_INFLIGHT, c->wnd.bytes) ||
+	    nla_put_u32(skb, BX_A_CONN_WND_OPS_INFLIGHT, c->wnd.ops) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_WND_PEAK_BYTES, c->wnd.peak_bytes) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_WND_WAITS, c->wnd.waits) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_RD_BYTES_INFLIGHT, c->rdwnd.bytes) ||
+	    nla_put_u32(skb, BX_A_CONN_RD_READS_INFLIGHT, c->rdwnd.reads) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_RD_PEAK_BYTES, c->rdwnd.peak_bytes) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_BUSY_RETRIES, c->busy_retries) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_RNR, c->rnr_events) ||
+	    nla_put_u32(skb, BX_A_CONN_WND_SMALL_INFLIGHT, c->wnd.small) ||
+	    nl_put_conn_u64(skb, BX_A_CONN_SMALL_PASSES, c->small_passes))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int nl_put_file(struct sk_buff *skb, const struct bx_file_info *fi)
+{
+	if (nla_put_u32(skb, BX_A_PROC_PID, fi->pid) ||
+	    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_TX, fi->bytes_tx,
+			      BX_A_PROC_PAD) ||
+	    nla_put_u64_64bit(skb, BX_A_PROC_BYTES_RX, fi->bytes_rx,
+			      BX_A_PROC_PAD) ||
+	    nla_put_u32(skb, BX_A_PROC_INFLIGHT, fi->inflight) ||
+	    nla_put_u64_64bit(skb, BX_A_PROC_REGION_BYTES, fi->region_bytes,
+			      BX_A_PROC_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
 
 /* ---- events ------------------------------------------------------------- */
 
@@ -52,17 +142,26 @@ static void nl_event(struct net *net, u8 cmd,
 
 static int nl_fill_conn(struct sk_buff *skb, void *conn)
 {
-	return bx_conn_nl_fill(skb, conn);
+	struct bx_conn_info ci;
+
+	bx_conn_snapshot(conn, &ci);
+	return nl_put_conn(skb, &ci);
 }
 
 static int nl_fill_peer(struct sk_buff *skb, void *peer)
 {
-	return bx_peer_nl_fill(skb, peer);
+	struct bx_peer_info pi;
+
+	bx_peer_snapshot(peer, &pi);
+	return nl_put_peer(skb, &pi);
 }
 
 static int nl_fill_dev(struct sk_buff *skb, void *bdev)
 {
-	return bx_dev_nl_fill(skb, bdev);
+	struct bx_dev_info di;
+
+	bx_dev_snapshot(bdev, &di);
+	return nl_put_dev(skb, &di);
 }
 
 /* A connection's or peer's events go to its namespace only (net.c). */
@@ -82,34 +181,147 @@ void bx_nl_peer_event(struct bx_peer *peer, u8 cmd)
 	nl_event(bx_peer_net(peer), cmd, nl_fill_peer, peer);
 }
 
+/* ---- dumps -------------------------------------------------------------- */
+
 /*
- * One object of a dump: a message of @cmd with what @fill puts for @obj.
- * Returns -EMSGSIZE (nothing added) when @skb is full.
+ * A dump part in progress. The objects' owners walk their lists
+ * (bx_*_each(), which resume at cb->args[0] and set cb->seq to the list's
+ * generation) and call back with each object's snapshot; those of @net
+ * (and for files, of @uid unless @all_users) go into @skb, a message of
+ * @cmd each.
  */
-int bx_nl_dump_one(struct sk_buff *skb, struct netlink_callback *cb, u8 cmd,
-		   int (*fill)(struct sk_buff *, void *), void *obj)
+struct nl_dump {
+	struct sk_buff		*skb;
+	struct netlink_callback	*cb;
+	u8			cmd;
+	struct net		*net;
+	bool			all_users;
+	kuid_t			uid;
+};
+
+static void nl_dump_init(struct nl_dump *d, struct sk_buff *skb,
+			 struct netlink_callback *cb, u8 cmd)
 {
+	d->skb = skb;
+	d->cb = cb;
+	d->cmd = cmd;
+	d->net = sock_net(cb->skb->sk);
+	d->all_users = false;
+	d->uid = NETLINK_CB(cb->skb).creds.uid;
+}
+
+/* The header of the next object's message, or NULL when @d->skb is full. */
+static void *nl_dump_start(struct nl_dump *d)
+{
+	struct netlink_callback *cb = d->cb;
 	void *hdr;
 
-	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
-			  &bx_nl_family, NLM_F_MULTI, cmd);
+	hdr = genlmsg_put(d->skb, NETLINK_CB(cb->skb).portid,
+			  cb->nlh->nlmsg_seq, &bx_nl_family, NLM_F_MULTI,
+			  d->cmd);
+	if (hdr)
+		genl_dump_check_consistent(cb, hdr);
+	return hdr;
+}
+
+/*
+ * End the message nl_dump_start() began and @err says how its attributes
+ * went: -EMSGSIZE (nothing added) when they did not fit.
+ */
+static int nl_dump_end(struct nl_dump *d, void *hdr, int err)
+{
 	if (!hdr)
 		return -EMSGSIZE;
-	genl_dump_check_consistent(cb, hdr);
-	if (fill(skb, obj)) {
-		genlmsg_cancel(skb, hdr);
+	if (err) {
+		genlmsg_cancel(d->skb, hdr);
 		return -EMSGSIZE;
 	}
-	genlmsg_end(skb, hdr);
+	genlmsg_end(d->skb, hdr);
 	return 0;
 }
 
-/* What a dump part returns: a full message ends the part (the next one
+/*
+ * What a dump part returns: a full message ends the part (the next one
  * resumes), an empty one with an error is the error.
  */
-int bx_nl_dump_done(struct sk_buff *skb, int ret)
+static int nl_dump_done(struct sk_buff *skb, int ret)
 {
 	return ret == -EMSGSIZE && skb->len ? skb->len : ret;
+}
+
+static int nl_dump_dev(const struct bx_dev_info *di, void *arg)
+{
+	struct nl_dump *d = arg;
+	void *hdr = nl_dump_start(d);
+
+	return nl_dump_end(d, hdr, hdr ? nl_put_dev(d->skb, di) : 0);
+}
+
+/* The devices reachable from the caller's namespace (net.c). */
+int bx_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long pos = cb->args[0];
+	struct nl_dump d;
+	int ret;
+
+	nl_dump_init(&d, skb, cb, BX_CMD_DEV_GET);
+	ret = bx_devs_each(d.net, false, &pos, &cb->seq, nl_dump_dev, &d);
+	cb->args[0] = pos;
+	return nl_dump_done(skb, ret);
+}
+
+static int nl_dump_conn(const struct bx_conn_info *ci, void *arg)
+{
+	struct nl_dump *d = arg;
+	void *hdr;
+
+	if (!net_eq(ci->peer.net, d->net))
+		return 0;
+	hdr = nl_dump_start(d);
+	return nl_dump_end(d, hdr, hdr ? nl_put_conn(d->skb, ci) : 0);
+}
+
+/* The connections of the caller's network namespace (net.c). */
+int bx_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long pos = cb->args[0];
+	struct nl_dump d;
+	int ret;
+
+	nl_dump_init(&d, skb, cb, BX_CMD_CONN_GET);
+	ret = bx_conns_each(&pos, &cb->seq, nl_dump_conn, &d);
+	cb->args[0] = pos;
+	return nl_dump_done(skb, ret);
+}
+
+static int nl_dump_file(const struct bx_file_info *fi, void *arg)
+{
+	struct nl_dump *d = arg;
+	void *hdr;
+
+	if (!net_eq(fi->net, d->net) ||
+	    (!d->all_users && !uid_eq(fi->uid, d->uid)))
+		return 0;
+	hdr = nl_dump_start(d);
+	return nl_dump_end(d, hdr, hdr ? nl_put_file(d->skb, fi) : 0);
+}
+
+/*
+ * Processes with /dev/bx open in the caller's network namespace. Without
+ * CAP_NET_ADMIN a caller sees the files of its own user only: pids and
+ * byte counts of others are theirs.
+ */
+int bx_nl_proc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long pos = cb->args[0];
+	struct nl_dump d;
+	int ret;
+
+	nl_dump_init(&d, skb, cb, BX_CMD_PROC_GET);
+	d.all_users = netlink_capable(cb->skb, CAP_NET_ADMIN);
+	ret = bx_files_each(&pos, &cb->seq, nl_dump_file, &d);
+	cb->args[0] = pos;
+	return nl_dump_done(skb, ret);
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -127,24 +339,9 @@ static int nl_check_ns(struct net *net, struct netlink_ext_ack *extack)
 	return -EOPNOTSUPP;
 }
 
-static int nl_check_dump(struct netlink_callback *cb)
-{
-	return 0;
-}
-
 static int nl_check_do(struct genl_info *info)
 {
 	return nl_check_ns(genl_info_net(info), info->extack);
-}
-
-int bx_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	return nl_check_dump(cb) ?: bx_dev_nl_dump(skb, cb);
-}
-
-int bx_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	return nl_check_dump(cb) ?: bx_conn_nl_dump(skb, cb);
 }
 
 /* Reply to @info with what @fill puts for @obj. */
@@ -166,36 +363,46 @@ static int nl_reply(struct genl_info *info,
 	return genlmsg_reply(msg, info);
 }
 
-static int conn_reply(struct bx_conn *conn, void *info)
+static int nl_put_conn_obj(struct sk_buff *skb, void *ci)
 {
-	return nl_reply(info, nl_fill_conn, conn);
+	return nl_put_conn(skb, ci);
 }
 
 int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct bx_conn_info ci;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, BX_A_CONN_PEER_ID))
 		return -EINVAL;
-	/* Filled under the peer's lock, which keeps the device's name. */
-	ret = bx_conn_with_peer(genl_info_net(info),
-				nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]),
-				conn_reply, info);
+	/* Taken under the peer's lock, which keeps the device's name. */
+	ret = bx_conn_snapshot_by_id(genl_info_net(info),
+				     nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]),
+				     &ci);
 	if (ret == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[BX_A_CONN_PEER_ID],
 				    "no connection to this peer");
-	return ret;
+	return ret ?: nl_reply(info, nl_put_conn_obj, &ci);
 }
 
-int bx_nl_proc_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+static int nl_put_stat(const struct bx_stat *s, u64 v, void *msg)
 {
-	return nl_check_dump(cb) ?: bx_files_nl_dump(skb, cb);
+	if (s->u32 ? nla_put_u32(msg, s->attr, v) :
+	    nla_put_u64_64bit(msg, s->attr, v, BX_A_STATS_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* The counters of stats.c's table, from one snapshot. */
+static int nl_fill_stats(struct sk_buff *msg, void *unused)
+{
+	return bx_stats_each(nl_put_stat, msg);
 }
 
 int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return nl_check_do(info) ?: nl_reply(info, bx_stats_nl_fill, NULL);
+	return nl_check_do(info) ?: nl_reply(info, nl_fill_stats, NULL);
 }
 
 /*
@@ -251,9 +458,22 @@ int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- admission ---------------------------------------------------------- */
 
+/* One nested BX_A_ADMIT_NET: BX_A_NET_ADDR, BX_A_NET_PREFIX_LEN. */
+static int nl_put_allow_net(const struct bx_allow_net *net, void *msg)
+{
+	struct nlattr *nest = nla_nest_start(msg, BX_A_ADMIT_NET);
+
+	if (!nest ||
+	    nla_put(msg, BX_A_NET_ADDR, sizeof(net->addr), &net->addr) ||
+	    nla_put_u8(msg, BX_A_NET_PREFIX_LEN, net->plen))
+		return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
 static int nl_fill_admit(struct sk_buff *msg, void *unused)
 {
-	if (bx_allow_nl_fill(msg, BX_A_ADMIT_NET) ||
+	if (bx_allow_each(nl_put_allow_net, msg) ||
 	    nla_put_u8(msg, BX_A_ADMIT_SECRET_ON, bx_secret_on()) ||
 	    nla_put_u64_64bit(msg, BX_A_ADMIT_REFUSED,
 			      atomic64_read(&bx_refused_connects),

@@ -30,6 +30,7 @@
 #include <linux/slab.h>
 #include <net/ipv6.h>
 
+#include "admit.h"
 #include "conn.h"
 #include "params.h"
 
@@ -198,6 +199,28 @@ unsigned int bx_peers_count(void)
 	n = bx_npeers;
 	mutex_unlock(&bx_peers_lock);
 	return n;
+}
+
+/*
+ * @peer as netlink and debugfs show it: with its connection, and alone
+ * in a recovery event. Takes @sess_lock.
+ */
+void bx_peer_snapshot(struct bx_peer *peer, struct bx_peer_info *pi)
+{
+	pi->id = peer->id;
+	pi->net = bx_peer_net(peer);
+	pi->addr = peer->addr;
+	pi->restarts = READ_ONCE(peer->restarts);
+	spin_lock(&peer->sess_lock);
+	pi->parked = list_count_nodes(&peer->parked);
+	pi->recoveries = peer->recoveries;
+	pi->recovered = peer->recovered;
+	pi->recover_failed = peer->recover_failed;
+	pi->dup_pushes = peer->rp.dups;
+	pi->violations = peer->violations;
+	pi->refused = peer->refused;
+	spin_unlock(&peer->sess_lock);
+	pi->refusing_ms = bx_peer_refusing(peer);
 }
 
 static void peer_free(struct bx_peer *peer)

@@ -95,6 +95,31 @@ struct bx_peer {
 	struct delayed_work	recover_work;
 };
 
+/**
+ * struct bx_peer_info - a peer at one moment (netlink, debugfs)
+ * @id, @addr, @restarts: struct bx_peer's
+ * @net:	its network namespace, to compare with (no reference)
+ * @parked:	operations parked for recovery now
+ * @recoveries, @recovered, @recover_failed: struct bx_peer's
+ * @dup_pushes:	its pushes acknowledged and not delivered again
+ * @violations, @refused: struct bx_peer's
+ * @refusing_ms: how much longer its connect requests are refused
+ */
+struct bx_peer_info {
+	u32			id;
+	struct net		*net;
+	struct sockaddr_storage	addr;
+	u32			restarts;
+	u32			parked;
+	u32			recoveries;
+	u64			recovered;
+	u64			recover_failed;
+	u64			dup_pushes;
+	u32			violations;
+	u32			refused;
+	u32			refusing_ms;
+};
+
 /* The peer table (peer.c). */
 bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 struct bx_peer *bx_peer_find_or_create(struct net *net,
@@ -106,6 +131,7 @@ void bx_peer_hold(struct bx_peer *peer);
 void bx_peer_put(struct bx_peer *peer);
 void bx_peers_each(void (*fn)(struct bx_peer *, void *), void *arg);
 unsigned int bx_peers_count(void);
+void bx_peer_snapshot(struct bx_peer *peer, struct bx_peer_info *pi);
 void bx_peers_stop(void);
 void bx_peers_uninit(void);
 void bx_peers_net_exit(struct net *net);

@@ -11,13 +11,11 @@
  * one is owed.
  */
 
-#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 
 #include "conn.h"
 #include "file.h"
-#include "nl.h"
 #include "op.h"
 #include "xfer.h"
 #include "params.h"
@@ -1006,42 +1004,16 @@ void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 		bx_conn_put(conn);
 }
 
-void bx_flow_nl_stats(struct bx_flow_stats *st)
+/* The host's windows as netlink and debugfs show them. */
+void bx_host_snapshot(struct bx_host_info *hi)
 {
 	spin_lock(&bx_host.lock);
-	st->tx = bx_host.tx.bytes;
-	st->tx_peak = bx_host.tx.peak_bytes;
-	st->rx = bx_host.rx.bytes;
-	st->rx_peak = bx_host.rx.peak_bytes;
-	st->busy = bx_host.busy_retries;
-	st->small_passes = bx_host.small_passes;
-	st->tx_small = bx_host.tx.small;
+	hi->tx = bx_host.tx;
+	hi->rx = bx_host.rx;
+	hi->rd_conns = bx_host.rd_conns;
+	memcpy(hi->passed_max, bx_host.passed_max, sizeof(hi->passed_max));
+	hi->busy_retries = bx_host.busy_retries;
+	hi->small_passes = bx_host.small_passes;
 	spin_unlock(&bx_host.lock);
-}
-
-/* debugfs "flow": the host's windows, "key value" per line. */
-int bx_flow_show(struct seq_file *m, void *unused)
-{
-	u64 busy, small_passes, passed[BX_HOSTWND_N];
-	struct bx_win tx, rx;
-	u32 rd_conns;
-
-	spin_lock(&bx_host.lock);
-	tx = bx_host.tx;
-	rx = bx_host.rx;
-	rd_conns = bx_host.rd_conns;
-	busy = bx_host.busy_retries;
-	small_passes = bx_host.small_passes;
-	memcpy(passed, bx_host.passed_max, sizeof(passed));
-	spin_unlock(&bx_host.lock);
-	seq_printf(m, "tx_bytes %llu\ntx_ops %u\ntx_peak_bytes %llu\ntx_peak_ops %u\ntx_waits %llu\ntx_small %u\n",
-		   tx.bytes, tx.ops, tx.peak_bytes, tx.peak_ops, tx.waits,
-		   tx.small);
-	seq_printf(m, "rx_bytes %llu\nrx_reads %u\nrx_peak_bytes %llu\nrx_peak_reads %u\nrx_waits %llu\n",
-		   rx.bytes, rx.reads, rx.peak_bytes, rx.peak_reads, rx.waits);
-	seq_printf(m, "rd_conns %u\nbusy_retries %llu\nrnr_events %lld\n",
-		   rd_conns, busy, atomic64_read(&bx_rnr_events));
-	seq_printf(m, "tx_passed_max %llu\nrx_passed_max %llu\nsmall_passes %llu\n",
-		   passed[BX_HOSTWND_TX], passed[BX_HOSTWND_RX], small_passes);
-	return 0;
+	hi->rnr_events = atomic64_read(&bx_rnr_events);
 }

@@ -89,8 +89,9 @@ json() {
 	case $($BXCTL -j proc) in \[*\]) ;; *) fail "proc: not an array" ;; esac
 	out=$($BXCTL -j stats)
 	echo "# $out"
-	for k in conns ops-inflight mrs-inuse region-bytes copied-bytes tx-bytes \
-		 tx-peak-bytes rx-bytes rx-peak-bytes busy-retries rnr-events; do
+	for k in conns ops-inflight mrs-inuse region-bytes copied-bytes \
+		 tx-bytes-inflight tx-peak-bytes rx-bytes-inflight rx-peak-bytes \
+		 busy-retries rnr-events tx-small-inflight; do
 		echo "$out" | grep -q "\"$k\":[0-9]" || fail "stats: no $k"
 	done
 	out=$($BXCTL -j tunables)

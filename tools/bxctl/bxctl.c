@@ -101,12 +101,12 @@ static const struct field conn_fields[] = {
 	{ BX_A_CONN_GRANT,		"grant",	  F_U32, false },
 	{ BX_A_CONN_CREDIT_STALLS,	"credit-stalls",  F_U64, false },
 	{ BX_A_CONN_CREDIT_UPDATES,	"credit-updates", F_U64, false },
-	{ BX_A_CONN_WND_BYTES,		"wnd-bytes",	  F_U64, true },
-	{ BX_A_CONN_WND_OPS,		"wnd-ops",	  F_U32, false },
+	{ BX_A_CONN_WND_BYTES_INFLIGHT, "wnd-bytes-inflight", F_U64, true },
+	{ BX_A_CONN_WND_OPS_INFLIGHT,	"wnd-ops-inflight", F_U32, false },
 	{ BX_A_CONN_WND_PEAK_BYTES,	"wnd-peak-bytes", F_U64, false },
 	{ BX_A_CONN_WND_WAITS,		"wnd-waits",	  F_U64, false },
-	{ BX_A_CONN_RD_BYTES,		"rd-bytes",	  F_U64, true },
-	{ BX_A_CONN_RD_READS,		"rd-reads",	  F_U32, false },
+	{ BX_A_CONN_RD_BYTES_INFLIGHT,	"rd-bytes-inflight", F_U64, true },
+	{ BX_A_CONN_RD_READS_INFLIGHT,	"rd-reads-inflight", F_U32, false },
 	{ BX_A_CONN_RD_PEAK_BYTES,	"rd-peak-bytes",  F_U64, false },
 	{ BX_A_CONN_BUSY_RETRIES,	"busy-retries",	  F_U64, false },
 	{ BX_A_CONN_RNR,		"rnr",		  F_U64, false },
@@ -115,7 +115,7 @@ static const struct field conn_fields[] = {
 	{ BX_A_CONN_RECOVERED_OPS,	"recovered-ops",  F_U64, false },
 	{ BX_A_CONN_RECOVER_FAILED,	"recover-failed", F_U64, false },
 	{ BX_A_CONN_DUP_PUSHES,		"dup-pushes",	  F_U64, false },
-	{ BX_A_CONN_WND_SMALL,		"wnd-small",	  F_U32, false },
+	{ BX_A_CONN_WND_SMALL_INFLIGHT, "wnd-small-inflight", F_U32, false },
 	{ BX_A_CONN_SMALL_PASSES,	"small-passes",	  F_U64, false },
 	{ BX_A_CONN_AUTH,		"auth",		  F_FLAG, true },
 	{ BX_A_CONN_PEER_VIOLATIONS,	"peer-violations", F_U32, false },
@@ -139,16 +139,16 @@ static const struct field stats_fields[] = {
 	{ BX_A_STATS_MRS_INUSE,		"mrs-inuse",	 F_U64, false },
 	{ BX_A_STATS_REGION_BYTES,	"region-bytes",	 F_U64, false },
 	{ BX_A_STATS_COPIED_BYTES,	"copied-bytes",	 F_U64, false },
-	{ BX_A_STATS_TX_BYTES,		"tx-bytes",	 F_U64, false },
+	{ BX_A_STATS_TX_BYTES_INFLIGHT, "tx-bytes-inflight", F_U64, false },
 	{ BX_A_STATS_TX_PEAK_BYTES,	"tx-peak-bytes", F_U64, false },
-	{ BX_A_STATS_RX_BYTES,		"rx-bytes",	 F_U64, false },
+	{ BX_A_STATS_RX_BYTES_INFLIGHT, "rx-bytes-inflight", F_U64, false },
 	{ BX_A_STATS_RX_PEAK_BYTES,	"rx-peak-bytes", F_U64, false },
 	{ BX_A_STATS_BUSY_RETRIES,	"busy-retries",	 F_U64, false },
 	{ BX_A_STATS_RNR_EVENTS,	"rnr-events",	 F_U64, false },
 	{ BX_A_STATS_DUP_PUSHES,	"dup-pushes",	 F_U64, false },
 	{ BX_A_STATS_RECOVERED_OPS,	"recovered-ops", F_U64, false },
 	{ BX_A_STATS_RECOVER_FAILED,	"recover-failed", F_U64, false },
-	{ BX_A_STATS_TX_SMALL,		"tx-small",	 F_U32, false },
+	{ BX_A_STATS_TX_SMALL_INFLIGHT, "tx-small-inflight", F_U32, false },
 	{ BX_A_STATS_SMALL_PASSES,	"small-passes",	 F_U64, false },
 	{ BX_A_STATS_PEERS,		"peers",	 F_U32, false },
 	{ BX_A_STATS_PIECES,		"pieces",	 F_U64, false },
@@ -598,8 +598,8 @@ static int conn_row(struct collect *c, const struct nlattr **tb)
 	else
 		snprintf(b2, sizeof(b2), "-");
 	tbl_add(&c->tbl, b2);
-	if (bxnl_get_u64(tb[BX_A_CONN_WND_BYTES], &q) &&
-	    bxnl_get_u32(tb[BX_A_CONN_WND_OPS], &x))
+	if (bxnl_get_u64(tb[BX_A_CONN_WND_BYTES_INFLIGHT], &q) &&
+	    bxnl_get_u32(tb[BX_A_CONN_WND_OPS_INFLIGHT], &x))
 		snprintf(b2, sizeof(b2), "%" PRIu64 "/%" PRIu32, q, x);
 	else
 		snprintf(b2, sizeof(b2), "-");
@@ -612,7 +612,7 @@ static void conn_header(struct collect *c)
 {
 	static const char *const hdr[] = {
 		"PEER-ID", "PEER", "STATE", "DIR", "DEV", "QPN", "AWAIT",
-		"TX-MSGS", "RX-MSGS", "CREDITS", "WND-BYTES/OPS", "ERR",
+		"TX-MSGS", "RX-MSGS", "CREDITS", "INFLIGHT-BYTES/OPS", "ERR",
 	};
 
 	c->tbl.ncols = (int)(sizeof(hdr) / sizeof(hdr[0]));
