@@ -890,7 +890,7 @@ void bx_conn_snapshot(struct bx_conn *c, struct bx_conn_info *ci)
 	memset(ci, 0, sizeof(*ci));
 	bx_peer_snapshot(c->peer, &ci->peer);
 	if (c->bdev)
-		strscpy(ci->dev, dev_name(&c->bdev->ibdev->dev));
+		strscpy(ci->dev, dev_name(&c->bdev->ibdev->dev), sizeof(ci->dev));
 	ci->peer_epoch = c->peer_epoch;
 	ci->qpn = READ_ONCE(c->qpn);
 	xa_for_each(&c->ops, id, op)

@@ -223,12 +223,12 @@ static bool dev_snapshot(struct bx_dev *bdev, u32 port, bool query,
 		di->state = attr.state;
 		di->mtu = ib_mtu_enum_to_int(attr.active_mtu);
 	}
-	strscpy(di->name, dev_name(&ibdev->dev));
+	strscpy(di->name, dev_name(&ibdev->dev), sizeof(di->name));
 	di->index = bdev->index;
 	di->port = port;
 	ndev = bx_ib_port_netdev(ibdev, port);
 	if (ndev) {
-		strscpy(di->netdev, netdev_name(ndev));
+		strscpy(di->netdev, netdev_name(ndev), sizeof(di->netdev));
 		dev_put(ndev);
 	}
 	return true;
