@@ -365,6 +365,29 @@ modules_install: bx.ko
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates modules_install
 
+# A user's program built against an installed libbx (make install with
+# PREFIX=$(O)/inst) through pkg-config, shared and static; staged into
+# the guests, where selftests/bx/install.sh runs both.
+INST := $(O)/inst
+INST_PC := PKG_CONFIG_PATH=$(INST)/lib/pkgconfig pkg-config
+
+$(INST)/.stamp: $(LIBBX_SO) $(LIBBX_A) libbx/libbx.h uapi/linux/bx.h
+	+$(MAKE) install-lib PREFIX=$(INST) LIBDIR=$(INST)/lib \
+		INCLUDEDIR=$(INST)/include
+	@touch $@
+
+$(O)/bin/bx_consumer: tools/testing/install/consumer.c $(INST)/.stamp
+	$(CC) -std=c11 $(WFLAGS) $(CFLAGS) $$($(INST_PC) --cflags libbx) \
+		-o $@ $< $$($(INST_PC) --libs libbx)
+
+# Debian ships no static libmnl: libbx.a (-l:libbx.a) with the rest of
+# what --static lists (libmnl, -pthread) shared.
+$(O)/bin/bx_consumer_static: tools/testing/install/consumer.c $(INST)/.stamp
+	$(CC) -std=c11 $(WFLAGS) $(CFLAGS) $$($(INST_PC) --cflags libbx) \
+		-o $@ $< $$($(INST_PC) --static --libs libbx | sed 's/-lbx\b/-l:libbx.a/')
+
+TOOLS += $(O)/bin/bx_consumer $(O)/bin/bx_consumer_static
+
 # ---- tests ----------------------------------------------------------------
 
 # The README's two commands. Each first installs what is missing, then

@@ -1,0 +1,180 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Installing bx the ways an operator does (KTAP output):
+#  - make install DESTDIR=... PREFIX=/usr LIBDIR=multiarch: exactly the
+#    expected files; a program builds against it through pkg-config,
+#    shared and static, and runs (without /dev/bx on the host it says
+#    so: exit 3; the guests run it for real, selftests/bx/install.sh);
+#    libbx.so needs only libc and libmnl (its licence: LGPL-2.1 OR MIT);
+#  - make install-dkms, then dkms build against every installed Debian
+#    kernel's headers (6.1 and 6.12), in a private DKMS tree;
+#  - dpkg-buildpackage -b in a copy of the tree: the packages' file
+#    lists, lintian without errors.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+tmp=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+n=0 pass=0 fail=0 skip=0
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+
+ok() {	# DESCRIPTION COMMAND...
+	local d=$1
+	shift
+	n=$((n + 1))
+	if "$@" > "$tmp/out" 2>&1; then
+		pass=$((pass + 1))
+		echo "ok $n $d"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n $d"
+		tail -n 30 "$tmp/out" | sed 's/^/# /'
+	fi
+}
+
+skip() {	# DESCRIPTION REASON
+	n=$((n + 1))
+	skip=$((skip + 1))
+	echo "ok $n $1 # SKIP $2"
+}
+
+# The files of a tree, relative, sorted (symlinks as "NAME -> TARGET").
+files() {
+	(cd "$1" && find . \( -type f -o -type l \) -printf '%P\t%y\t%l\n' |
+		awk -F'\t' '{ print $2 == "l" ? $1 " -> " $3 : $1 }' | sort)
+}
+
+echo "TAP version 13"
+
+# ---- make install -------------------------------------------------------
+root=$tmp/root
+inst() {
+	make -C "$top" -s O="$tmp/build" DESTDIR="$root" PREFIX=/usr \
+		LIBDIR="/usr/lib/$ma" SBINDIR=/usr/sbin install
+}
+ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
+
+{
+	echo etc/modprobe.d/bx.conf
+	echo lib/udev/rules.d/60-bx.rules
+	echo usr/include/bx/libbx.h
+	echo usr/include/bx/linux/bx.h
+	echo usr/include/bx/linux/bx_netlink.h
+	echo "usr/lib/$ma/libbx.a"
+	echo "usr/lib/$ma/libbx.so -> libbx.so.0"
+	echo "usr/lib/$ma/libbx.so.0 -> libbx.so.0.1.0"
+	echo "usr/lib/$ma/libbx.so.0.1.0"
+	echo "usr/lib/$ma/pkgconfig/libbx.pc"
+	echo usr/sbin/bxctl
+	(cd "$top/man" && ls man*/* | sed 's|^|usr/share/man/|')
+} | sort > "$tmp/want"
+files "$root" > "$tmp/have"
+ok "install: exactly the expected files" diff -u "$tmp/want" "$tmp/have"
+
+pc() { PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_PATH=$root/usr/lib/$ma/pkgconfig pkg-config "$@"; }
+ok "install: libbx.pc has the real prefix and libdir" \
+	grep -qx "libdir=/usr/lib/$ma" "$root/usr/lib/$ma/pkgconfig/libbx.pc"
+ok "install: the modprobe.d example lists every parameter" \
+	sh -c "[ \$(grep -c '^#options bx ' '$root/etc/modprobe.d/bx.conf') -eq \
+		\$((\$(grep -c '^[[:space:]]*X(' '$top/kmod/params.h') + 2)) ]"
+
+src=$top/tools/testing/install/consumer.c
+build_shared() {
+	cc -std=c11 -Wall -Wextra -Werror $(pc --cflags libbx) -o "$tmp/c" "$src" \
+		$(pc --libs libbx)
+}
+build_static() {
+	cc -std=c11 -Wall -Wextra -Werror $(pc --cflags libbx) -o "$tmp/cs" "$src" \
+		$(pc --static --libs libbx | sed 's/-lbx\b/-l:libbx.a/')
+}
+# Exit 3 without /dev/bx (this host), 0 with it.
+runs() {
+	local rc=0
+	LD_LIBRARY_PATH=$root/usr/lib/$ma "$@" || rc=$?
+	[ $rc -eq 3 ] || [ $rc -eq 0 ]
+}
+ok "pkg-config: a program builds against the installed libbx (shared)" build_shared
+ok "pkg-config: ... and runs" runs "$tmp/c"
+ok "pkg-config: a program builds against libbx.a (static)" build_static
+ok "pkg-config: ... and runs without libbx.so" \
+	sh -c "! readelf -d '$tmp/cs' | grep -q 'libbx' && '$tmp/cs'; [ \$? -eq 3 ] || [ \$? -eq 0 ]"
+needed() {
+	readelf -d "$root/usr/lib/$ma/libbx.so.0.1.0" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' |
+		sort | tr '\n' ' '
+}
+ok "licence: libbx.so needs only libc and libmnl" \
+	sh -c "[ '$(needed)' = 'libc.so.6 libmnl.so.0 ' ]"
+ok "licence: libbx's sources are LGPL-2.1 OR MIT" \
+	sh -c "! grep -L 'SPDX-License-Identifier: LGPL-2.1 OR MIT' '$top'/libbx/*.[ch] | grep ."
+
+# ---- DKMS -----------------------------------------------------------------
+dkms_build() {	# KVER
+	mkdir -p "$tmp/dkms"
+	dkms build -m bx -v 0.1.0 -k "$1" --dkmstree "$tmp/dkms" \
+		--sourcetree "$tmp/dkmsroot/usr/src" --no-depmod &&
+		ls "$tmp/dkms/bx/0.1.0/$1/"*/module/bx.ko*
+}
+if command -v dkms > /dev/null; then
+	ok "dkms: make install-dkms" make -C "$top" -s DESTDIR="$tmp/dkmsroot" install-dkms
+	for k in $(ls -d /lib/modules/6.1.*-amd64/build /lib/modules/6.12.*-amd64/build 2>/dev/null); do
+		k=${k%/build}
+		k=${k##*/}
+		ok "dkms: build against $k's headers" dkms_build "$k"
+	done
+else
+	skip "dkms: build against the 6.1 and 6.12 headers" "no dkms"
+fi
+
+# ---- Debian packages ------------------------------------------------------
+debs() {
+	mkdir -p "$tmp/deb/src"
+	git -C "$top" ls-files -co --exclude-standard -z |
+		(cd "$top" && xargs -0 tar -cf -) | tar -xf - -C "$tmp/deb/src"
+	(cd "$tmp/deb/src" && dpkg-buildpackage -b -us -uc)
+}
+deb_files() {	# PACKAGE: its files and links (not directories, not docs)
+	dpkg-deb -c "$tmp/deb/$1"_0.1.0_*.deb | awk '$1 !~ /^d/ { $1 = $2 = $3 = $4 = $5 = ""; print }' |
+		sed -e 's/^ *\.\///' | grep -v '^usr/share/doc/' | sort
+}
+if command -v dpkg-buildpackage > /dev/null && command -v dh_dkms > /dev/null; then
+	ok "deb: dpkg-buildpackage -b" debs
+	{
+		echo etc/modprobe.d/bx.conf
+		echo lib/udev/rules.d/60-bx.rules
+		echo usr/share/man/man4/bx.4.gz
+		(cd "$top" && ls Kbuild dkms.conf kmod/*.[ch] uapi/linux/*.h) |
+			sed 's|^|usr/src/bx-0.1.0/|'
+	} | sort > "$tmp/want"
+	deb_files bx-dkms > "$tmp/have"
+	ok "deb: bx-dkms holds the module's sources, the udev rule, modprobe.d, bx(4)" \
+		diff -u "$tmp/want" "$tmp/have"
+	ok "deb: bx-dkms depends on dkms, creates group bx" \
+		sh -c "dpkg-deb -f '$tmp/deb/bx-dkms_0.1.0_all.deb' Depends | grep -q dkms &&
+		       dpkg-deb --ctrl-tarfile '$tmp/deb/bx-dkms_0.1.0_all.deb' |
+		       tar -xOf - ./postinst | grep -q 'addgroup --system bx'"
+	printf '%s\n' "usr/lib/$ma/libbx.so.0 -> libbx.so.0.1.0" "usr/lib/$ma/libbx.so.0.1.0" \
+		> "$tmp/want"
+	deb_files libbx0 > "$tmp/have"
+	ok "deb: libbx0 holds the shared library" diff -u "$tmp/want" "$tmp/have"
+	ok "deb: libbx-dev holds headers, libbx.a, libbx.so, libbx.pc, the man3 pages" \
+		sh -c "deb=\$(ls '$tmp/deb/'libbx-dev_0.1.0_*.deb); c=\$(dpkg-deb -c \$deb);
+		       for f in usr/include/bx/libbx.h usr/include/bx/linux/bx.h \
+				usr/lib/$ma/libbx.a usr/lib/$ma/libbx.so \
+				usr/lib/$ma/pkgconfig/libbx.pc usr/share/man/man3/libbx.3.gz; do
+			echo \"\$c\" | grep -q \" ./\$f\" || { echo missing \$f; exit 1; }; done"
+	printf '%s\n' usr/sbin/bxctl usr/share/man/man8/bxctl.8.gz > "$tmp/want"
+	deb_files bx-tools > "$tmp/have"
+	ok "deb: bx-tools holds bxctl and bxctl(8)" diff -u "$tmp/want" "$tmp/have"
+	if command -v lintian > /dev/null; then
+		ok "deb: lintian finds no errors" \
+			lintian --fail-on error "$tmp"/deb/bx_0.1.0_*.changes
+	else
+		skip "deb: lintian finds no errors" "no lintian"
+	fi
+else
+	skip "deb: dpkg-buildpackage -b" "no dpkg-buildpackage or dh-dkms"
+fi
+
+echo "1..$n"
+echo "# Totals: pass:$pass fail:$fail skip:$skip"
+[ $fail -eq 0 ]
