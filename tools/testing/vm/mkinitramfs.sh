@@ -34,9 +34,10 @@ done
 
 MODULES="virtio_net virtio_rng crc32_generic rdma_rxe rdma_cm rdma_ucm
 	 ib_uverbs sch_netem veth"
-# Where the kernel has them (Debian's; not the debug kernel): the RDS
-# comparison of make bench.
-OPT_MODULES="rds_rdma"
+# Where the kernel has them as modules: the RDS comparison of make
+# bench (Debian's kernels, not the debug kernel); virtio's PCI transport
+# (built in from 6.12, a module in Debian 12's 6.1).
+OPT_MODULES="rds_rdma virtio_pci"
 BINARIES="/usr/sbin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/rping
 	  /usr/bin/qperf /usr/bin/ib_send_lat /usr/bin/ib_send_bw
 	  /usr/bin/ib_write_bw /usr/bin/ib_read_bw /usr/bin/trinity"
