@@ -21,6 +21,7 @@
 #include "op.h"
 #include "xfer.h"
 #include "params.h"
+#include "trace.h"
 
 /*
  * The host's windows, shared by every connection. Lock order: a
@@ -112,6 +113,7 @@ static void flow_waited(struct bx_op *op, struct bx_win *w, u8 bit)
 	if (!(op->waited & bit)) {
 		op->waited |= bit;
 		w->waits++;
+		trace_bx_wnd_wait(op, w, bit);
 	}
 }
 
@@ -225,6 +227,7 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		op->charged = true;
 		op->wbytes = cost;
 		op->wreads = reads;
+		trace_bx_wnd_admit(op, w, op->waited);
 	}
 	return ok;
 }
@@ -267,6 +270,7 @@ static bool flow_admit_small(struct bx_conn *conn, struct bx_op *op)
 		op->small = true;
 		op->wreads = 0;
 		conn->small_passes++;
+		trace_bx_wnd_admit(op, &conn->wnd, op->waited);
 	}
 	return ok;
 }
@@ -733,7 +737,11 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 			return KICK_SEND;
 		}
 		/* Waiting for a buffer or a credit: nothing else is sent. */
-		if (q || !kick_admit_send(conn, &op))
+		if (q) {
+			trace_bx_tx_stall(conn);
+			break;
+		}
+		if (!kick_admit_send(conn, &op))
 			break;
 		if (op) {
 			*opp = op;
