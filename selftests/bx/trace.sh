@@ -180,7 +180,7 @@ ops_paired() {
 	END {
 		for (op in open)
 			if (open[op]) { print "# FAIL: op " op " never completed"; bad++ }
-		print "# ops paired: " n " submitted, " done " completed"
+		print "# ops paired: " n + 0 " submitted, " done + 0 " completed"
 		exit bad != 0
 	}' $TR
 }
@@ -196,7 +196,7 @@ waits_admitted() {
 	}
 	END {
 		for (x in w) { print "# FAIL: op and window " x ": waited, never admitted"; bad++ }
-		print "# waits: " n
+		print "# waits: " n + 0
 		exit bad != 0
 	}' $TR
 }
@@ -212,7 +212,7 @@ parks_resolved() {
 	}
 	END {
 		for (op in p) if (p[op]) { print "# FAIL: op " op " parked, never resolved"; bad++ }
-		print "# parks: " n
+		print "# parks: " n + 0
 		exit bad != 0
 	}' $TR
 }
