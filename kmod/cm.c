@@ -29,6 +29,7 @@
 #include "nl.h"
 #include "op.h"
 #include "params.h"
+#include "trace.h"
 #include "wire.h"
 
 /* Compare the addresses of two sockaddrs of one family (memcmp order). */
@@ -106,6 +107,7 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 			bx_op_put(first);
 		return;
 	}
+	trace_bx_conn_state(conn, conn->state, BX_CONN_STATE_UP, 0);
 	conn->state = BX_CONN_STATE_UP;
 	conn->established = true;
 	if (first) {

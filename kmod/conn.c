@@ -55,6 +55,7 @@
 #include "op.h"
 #include "params.h"
 #include "reg.h"
+#include "trace.h"
 #include "wire.h"
 
 u64 bx_epoch;
@@ -167,6 +168,7 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);
 	init_completion(&conn->torn_down);
 	init_completion(&conn->set_up);
+	trace_bx_conn_state(conn, -1, conn->state, 0);
 
 	mutex_lock(&bx_conns_lock);
 	list_add_tail(&conn->node, &bx_conns);
@@ -182,6 +184,7 @@ void bx_conn_fail(struct bx_conn *conn, int err)
 		spin_unlock(&conn->lock);
 		return;
 	}
+	trace_bx_conn_state(conn, conn->state, BX_CONN_STATE_DOWN, err);
 	conn->state = BX_CONN_STATE_DOWN;
 	conn->err = err;
 	/*
@@ -302,6 +305,7 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&conn->lock);
 	conn->rx_msgs++;
 	/* A peer cannot grant more buffers than it said it posted. */
+	trace_bx_credit_grant(conn, msg.credits);
 	ret = bx_credits_add(&conn->cr, msg.credits);
 	spin_unlock(&conn->lock);
 	if (ret) {

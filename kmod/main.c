@@ -23,6 +23,11 @@
 #include "dev.h"
 #include "net.h"
 #include "nl.h"
+#include "op.h"
+
+/* The events' code (trace.h), which reads the structures above. */
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 
 static int __init bx_init(void)
 {

@@ -34,6 +34,7 @@
 #include "file.h"
 #include "op.h"
 #include "params.h"
+#include "trace.h"
 #include "xfer.h"
 
 static_assert(BX_WIRE_XFER_MAX == BX_MSG_MAX);
@@ -192,6 +193,7 @@ static void op_complete(struct bx_op *op, int res)
 	if (res > 0)
 		atomic64_add(res, op->kind == BX_K_SRV_READ ?
 			     &op->file->bytes_rx : &op->file->bytes_tx);
+	trace_bx_op_complete(op, res);
 	bx_file_complete(op->file, &cqe);
 }
 

@@ -25,6 +25,7 @@
 #include "nl.h"
 #include "op.h"
 #include "params.h"
+#include "trace.h"
 
 atomic64_t bx_dup_pushes = ATOMIC64_INIT(0);
 atomic64_t bx_recovered_ops = ATOMIC64_INIT(0);
@@ -102,6 +103,7 @@ void bx_peer_park(struct bx_peer *peer, struct bx_op *op)
 {
 	bool start;
 
+	trace_bx_op_park(op);
 	spin_lock(&peer->sess_lock);
 	list_add_tail(&op->node, &peer->parked);
 	start = !peer->recovering;
@@ -165,6 +167,7 @@ void bx_peer_recover_work(struct work_struct *work)
 		bx_peer_conn(peer);	/* failures: the next round tries again */
 	mutex_unlock(&peer->lock);
 
+	trace_bx_recover_round(peer, peer->backoff, up, expired);
 	if (first)
 		bx_nl_peer_event(peer, BX_CMD_RECOVERING_NTF);
 	if (!up && !expired) {
@@ -183,6 +186,7 @@ void bx_peer_recover_work(struct work_struct *work)
 
 			if (!op->fresh)
 				failed++;
+			trace_bx_op_giveup(op);
 			/* Never sent, and past its deadline or closed. */
 			if (up && err == -ETIMEDOUT && bx_op_expired(op))
 				err = bx_op_expiry_errno(op);
@@ -192,6 +196,7 @@ void bx_peer_recover_work(struct work_struct *work)
 		}
 		bx_conn_get(up);
 		op->conn = up;
+		trace_bx_op_resend(op);
 		if (!op->fresh)
 			resent++;
 		op->fresh = false;
@@ -203,6 +208,7 @@ void bx_peer_recover_work(struct work_struct *work)
 	spin_unlock(&peer->sess_lock);
 	atomic64_add(resent, &bx_recovered_ops);
 	atomic64_add(failed, &bx_recover_failed);
+	trace_bx_recover_done(peer, up, resent, failed);
 	pr_info("peer %pISc: recovery %s: %u operations sent again, %u failed\n",
 		&peer->addr, up ? "done" : "gave up", resent, failed);
 	bx_nl_peer_event(peer, BX_CMD_RECOVERED_NTF);

@@ -19,6 +19,7 @@
 #include "op.h"
 #include "xfer.h"
 #include "params.h"
+#include "trace.h"
 
 /*
  * The host's windows, shared by every connection. Lock order: a
@@ -110,6 +111,7 @@ static void flow_waited(struct bx_op *op, struct bx_win *w, u8 bit)
 	if (!(op->waited & bit)) {
 		op->waited |= bit;
 		w->waits++;
+		trace_bx_wnd_wait(op, w, bit);
 	}
 }
 
@@ -223,6 +225,7 @@ static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		op->charged = true;
 		op->wbytes = cost;
 		op->wreads = reads;
+		trace_bx_wnd_admit(op, w, op->waited);
 	}
 	return ok;
 }
@@ -265,6 +268,7 @@ static bool flow_admit_small(struct bx_conn *conn, struct bx_op *op)
 		op->small = true;
 		op->wreads = 0;
 		conn->small_passes++;
+		trace_bx_wnd_admit(op, &conn->wnd, op->waited);
 	}
 	return ok;
 }
@@ -731,7 +735,11 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 			return KICK_SEND;
 		}
 		/* Waiting for a buffer or a credit: nothing else is sent. */
-		if (q || !kick_admit_send(conn, &op))
+		if (q) {
+			trace_bx_tx_stall(conn);
+			break;
+		}
+		if (!kick_admit_send(conn, &op))
 			break;
 		if (op) {
 			*opp = op;

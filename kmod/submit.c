@@ -14,6 +14,7 @@
 #include "op.h"
 #include "params.h"
 #include "svc.h"
+#include "trace.h"
 
 /* The deadline of @sqe's operation in jiffies (never 0), or 0: none. */
 static unsigned long op_deadline(const struct bx_sqe *sqe)
@@ -58,6 +59,7 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 	memcpy(op->rdma->rdv, req->rdv, sizeof(req->rdv[0]) * req->nrdv);
 	kfree(req);
 	op->cqe.done = NULL;
+	trace_bx_op_submit(op);
 	bx_conn_queue(op->conn, op);
 	bx_conns_sweep(false);
 	return 0;
@@ -93,6 +95,7 @@ static int submit_request(struct bx_file *f, const struct bx_sqe *sqe)
 	op->resp_len = sqe->resp_len;
 	op->needs_reg = (op->kind == BX_K_PUSH ? op->len :
 			 op->resp_len) > READ_ONCE(bx_rdv_threshold);
+	trace_bx_op_submit(op);
 	bx_conn_submit(peer, op);
 	bx_conns_sweep(false);
 	return 0;

@@ -17,12 +17,16 @@ set -euo pipefail
 # layer  files (by base name: NAME.c and NAME.h)
 LAYERS='
 0 wire flow replay
-1 compat params region cq dev user
+1 compat params region cq dev user trace
 2 net peer conn cm admit reg send recover
 3 op xfer recv svc submit
 4 file chrdev nl nl-gen nl-gen-compat stats debugfs main
 '
 NAMES=(pure resources transport operations interfaces)
+
+# trace.h (the tracepoints) includes nothing of bx: its events take
+# objects by pointer, and main.c, the one file that compiles the code
+# reading them (CREATE_TRACE_POINTS), includes their headers itself.
 
 # FILE -> HEADER: why a lower layer calls up.
 HOOKS='
