@@ -26,6 +26,18 @@ static unsigned long op_deadline(const struct bx_sqe *sqe)
 	return (jiffies + msecs_to_jiffies(ms)) ?: 1;
 }
 
+/* What every op takes from its sqe, and a reference to its file. */
+static void op_from_sqe(struct bx_op *op, struct bx_file *f,
+			const struct bx_sqe *sqe)
+{
+	bx_file_get(f);
+	op->file = f;
+	op->deadline = op_deadline(sqe);
+	op->user_data = sqe->user_data;
+	op->off = sqe->off;
+	op->len = sqe->len;
+}
+
 static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 {
 	struct bx_req *req;
@@ -47,12 +59,7 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 		bx_op_put(op);
 		return ret;
 	}
-	bx_file_get(f);
-	op->file = f;
-	op->deadline = op_deadline(sqe);
-	op->user_data = sqe->user_data;
-	op->off = sqe->off;
-	op->len = sqe->len;
+	op_from_sqe(op, f, sqe);
 	op->conn = req->conn;
 	op->msg.req_id = req->req_id;
 	op->rdma->nrdv = req->nrdv;
@@ -83,12 +90,7 @@ static int submit_request(struct bx_file *f, const struct bx_sqe *sqe)
 		bx_peer_put(peer);
 		return -ENOMEM;
 	}
-	bx_file_get(f);
-	op->file = f;
-	op->deadline = op_deadline(sqe);
-	op->user_data = sqe->user_data;
-	op->off = sqe->off;
-	op->len = sqe->len;
+	op_from_sqe(op, f, sqe);
 	op->service = sqe->service;
 	op->peer = peer;
 	op->resp_off = sqe->resp_off;

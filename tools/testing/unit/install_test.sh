@@ -15,28 +15,10 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-n=0 pass=0 fail=0 skip=0
+. "$top/tools/testing/unit/tap.sh"
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 
-ok() {	# DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	n=$((n + 1))
-	if "$@" > "$tmp/out" 2>&1; then
-		pass=$((pass + 1))
-		echo "ok $n $d"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n $d"
-		tail -n 30 "$tmp/out" | sed 's/^/# /'
-	fi
-}
 
-skip() {	# DESCRIPTION REASON
-	n=$((n + 1))
-	skip=$((skip + 1))
-	echo "ok $n $1 # SKIP $2"
-}
 
 # The files of a tree, relative, sorted (symlinks as "NAME -> TARGET").
 files() {
@@ -176,5 +158,4 @@ else
 fi
 
 echo "1..$n"
-echo "# Totals: pass:$pass fail:$fail skip:$skip"
-[ $fail -eq 0 ]
+totals

@@ -8,21 +8,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0 pass=0 fail=0
-
-ok() {	# DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	n=$((n + 1))
-	if "$@" > "$tmp/out" 2>&1; then
-		pass=$((pass + 1))
-		echo "ok $n $d"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n $d"
-		sed 's/^/# /' "$tmp/out"
-	fi
-}
+. "$top/tools/testing/unit/tap.sh"
 
 echo "TAP version 13"
 ok "layers: the tree keeps its layers" "$top/tools/layers.sh" "$top/kmod"
@@ -40,5 +26,4 @@ ok "tunables: a range that differs from the spec's fails" \
 grep -v '^wnd_ops - \|``wnd_ops``' "$top/Documentation/bx.rst" > "$tmp/bx.rst"
 ok "tunables: one the docs leave out fails" \
 	sh -c "! '$top/tools/tunables.sh' '$top/kmod/params.h' '$top/Documentation/netlink/specs/bx.yaml' '$tmp/bx.rst'"
-echo "# Totals: pass:$pass fail:$fail skip:0"
-[ $fail -eq 0 ]
+totals

@@ -11,26 +11,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 report=$here/../../bench/report.sh
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-n=0 pass=0 fail=0 skip=0
+. "$here/tap.sh"
 
-ok() {	# DESCRIPTION COMMAND...
-	local d=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		pass=$((pass + 1))
-		echo "ok $n $d"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n $d"
-	fi
-}
 
-skip() {	# DESCRIPTION REASON
-	n=$((n + 1))
-	skip=$((skip + 1))
-	echo "ok $n $1 # SKIP $2"
-}
 
 # The verdict of the target row whose text starts with $2, in report $1.
 verdict() {
@@ -295,5 +278,4 @@ printf '.. bench-summary-end\n.. bench-summary-begin\n' > "$tmp/swapped.rst"
 ok "swapped: the markers in the wrong order are refused" \
 	sh -c "! '$report' '$tmp/good' --update-doc '$tmp/swapped.rst' > /dev/null 2>&1"
 
-echo "# Totals: pass:$pass fail:$fail skip:$skip"
-[ $fail -eq 0 ]
+totals
