@@ -50,7 +50,7 @@ SYSCONFDIR ?= /etc
 UDEVDIR	?= /lib/udev/rules.d
 INSTALL	?= install
 
-KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) uapi/linux/bx.h Kbuild
+KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h) Kbuild
 
 # Files taken from linux-source at build time (never committed).
 # The kselftest frame (lib.mk, the selftests Makefile that builds and
@@ -291,19 +291,21 @@ vm_image = mkdir -p $(O)/vm/$(3) && \
 	printf 'KERNEL=%s\nINITRD=%s\nKVER=%s\n' /boot/vmlinuz-$(1) \
 		$(O)/vm/$(3)/initramfs.cpio.gz $(1) > $(O)/vm/$(3)/env
 
-vm: stage
-ifeq ($(KVER),$(GUEST_KVER))
-	$(call vm_image,$(GUEST_KVER),bx.ko,stock)
-else
+GUEST_KO := $(if $(filter $(KVER),$(GUEST_KVER)),bx.ko,$(O)/kmod-stock/bx.ko)
+
+vm: stage $(GUEST_KO)
+	$(call vm_image,$(GUEST_KVER),$(GUEST_KO),stock)
+
+$(O)/kmod-stock/bx.ko: $(KMOD_SRCS)
 	$(call kmod_for,/lib/modules/$(GUEST_KVER)/build,$(O)/kmod-stock)
-	$(call vm_image,$(GUEST_KVER),$(O)/kmod-stock/bx.ko,stock)
-endif
 
 # The "old" lane: Debian 12's default kernel (6.1).
-vm-old: stage
+vm-old: stage $(O)/kmod-old/bx.ko
+	$(call vm_image,$(OLD_KVER),$(O)/kmod-old/bx.ko,old)
+
+$(O)/kmod-old/bx.ko: $(KMOD_SRCS)
 	@test -n "$(OLD_KVER)" || { echo "no 6.1 kernel (make deps)"; exit 1; }
 	$(call kmod_for,/lib/modules/$(OLD_KVER)/build,$(O)/kmod-old)
-	$(call vm_image,$(OLD_KVER),$(O)/kmod-old/bx.ko,old)
 
 # The debug lane: a small kernel with KASAN, lockdep, kmemleak and fault
 # injection, built from linux-source-6.12 and cached under $(O)/debug-kernel
