@@ -209,10 +209,11 @@ ksft-install: selftests
 
 # ---- host unit tests (pure kernel code, compiled in user space) ---------
 #
-# Each tools/testing/unit/NAME_test.c links the kmod/ files listed in
-# UNIT_SRCS_NAME, built against the shims in tools/testing/unit/shim, with
-# ASan and UBSan (any report aborts the test). fuzz_NAME.c are libFuzzer
-# targets over the same files, built with clang.
+# Each tools/testing/unit/NAME_test.c links the kmod/ (or pure libbx/)
+# files listed in UNIT_SRCS_NAME, built against the shims in
+# tools/testing/unit/shim, with ASan and UBSan (any report aborts the
+# test). fuzz_NAME.c are libFuzzer targets over the same files, built
+# with clang.
 
 UNIT_DIR    := tools/testing/unit
 UNIT_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -223,6 +224,7 @@ UNIT_SRCS_wire  := kmod/wire.c
 UNIT_SRCS_alloc := libbx/alloc.c
 UNIT_SRCS_flow  := kmod/flow.c
 UNIT_SRCS_replay := kmod/replay.c
+UNIT_SRCS_kv    := libbx/kv_wire.c
 
 UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c)) \
 	      $(patsubst $(UNIT_DIR)/%_test.sh,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.sh))
