@@ -346,7 +346,7 @@ install-lib: lib
 	ln -sf libbx.so.$(LIBBX_VERSION) $(DESTDIR)$(LIBDIR)/$(LIBBX_SONAME)
 	ln -sf $(LIBBX_SONAME) $(DESTDIR)$(LIBDIR)/libbx.so
 	$(INSTALL) -m 0644 $(O)/lib/libbx.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	$(INSTALL) -m 0644 libbx/libbx.h $(DESTDIR)$(INCLUDEDIR)/bx/
+	$(INSTALL) -m 0644 libbx/libbx.h libbx/bxkv.h $(DESTDIR)$(INCLUDEDIR)/bx/
 	$(INSTALL) -m 0644 uapi/linux/bx.h uapi/linux/bx_netlink.h \
 		$(DESTDIR)$(INCLUDEDIR)/bx/linux/
 
@@ -373,7 +373,7 @@ modules_install: bx.ko
 INST := $(O)/inst
 INST_PC := PKG_CONFIG_PATH=$(INST)/lib/pkgconfig pkg-config
 
-$(INST)/.stamp: $(LIBBX_SO) $(LIBBX_A) libbx/libbx.h uapi/linux/bx.h
+$(INST)/.stamp: $(LIBBX_SO) $(LIBBX_A) libbx/libbx.h libbx/bxkv.h uapi/linux/bx.h
 	+$(MAKE) install-lib PREFIX=$(INST) LIBDIR=$(INST)/lib \
 		INCLUDEDIR=$(INST)/include
 	@touch $@
