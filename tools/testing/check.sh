@@ -214,7 +214,8 @@ tier_debug() {
 	run_guests debug-2 -n 2 -k debug -m 1024 -t 2400 \
 		/opt/bx/selftests/bx/run_tests.sh -s
 	run_guests debug-4 -n 4 -k debug -m 1024 -t 2400 \
-		/opt/bx/selftests/bx/run_tests.sh data.sh flow.sh hostile.sh
+		/opt/bx/selftests/bx/run_tests.sh data.sh flow.sh hostile.sh \
+		kv.sh
 }
 
 start=$(date +%s)
