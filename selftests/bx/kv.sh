@@ -16,9 +16,10 @@
 #   outage     the worker pushes 1 to 2000 keys around the boundary and
 #              every 50th key for 30 s, pulling every fifth time, while
 #              server 2's link goes down for 8 s, which ends its
-#              connection: every push succeeds, the last pull reads the
-#              number of pushes on every key (each applied exactly
-#              once), and the slowest call shows the outage was met
+#              connection (the worker's bx logs it down): every push
+#              succeeds, the last pull reads the number of pushes on
+#              every key (each applied exactly once), and the slowest
+#              call shows the outage was met
 . "$(dirname "$0")/lib.sh"
 
 KV=$(dirname "$0")/bx_kv
@@ -92,6 +93,8 @@ case_apply() { kv_case apply -N check -r 2 -N; }
 
 RECOVER=/sys/module/bx/parameters/recover_ms
 port_active() { rdma link show rxe0/1 | grep -q "state ACTIVE"; }
+# Connections to server 2 that failed, as this guest's bx logged them.
+downs() { dmesg | grep -c "bx: connection to $BXRIG_PEER2 down" || true; }
 
 case_outage() {
 	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
@@ -111,14 +114,18 @@ case_outage() {
 		def=$(cat $RECOVER)
 		# Parked operations wait this long for a new connection.
 		echo $((30000 * BX_SLOW)) > $RECOVER
+		d0=$(downs)
 		b out.up
 		out=$(kv_work loop -d 30 -T $((60000 * BX_SLOW))) || ERR=1
 		echo "$out"
 		b out.done
 		echo "$def" > $RECOVER
 		worst=$(echo "$out" | sed -n 's/.*bx_kv loop: .* slowest_ms \([0-9]*\)$/\1/p')
-		echo "# slowest call: ${worst:-?} ms"
+		d1=$(downs)
+		echo "# slowest call: ${worst:-?} ms; connections to server 2 down: $((d1 - d0))"
 		try check [ "${worst:-0}" -ge 2000 ]
+		# The outage ended the connection (bx logs each one that fails).
+		try check [ "$d1" -gt "$d0" ]
 	else
 		b out.up; b out.done
 	fi
