@@ -11,7 +11,8 @@
  * buffer goes back in the same bx_submit() as its reply. A pull of a
  * range is answered from the store itself; a list is gathered into one
  * of @nreply reply buffers, and waits (parked, holding its receive
- * buffer) when none is free. Handling is serialized by @lock.
+ * buffer) when none is free. One poller at a time (@poll_lock) reaps
+ * and handles, so requests are handled in the order they arrived.
  *
  * Worker: one bx handle; a call cuts its keys into requests (kv_split(),
  * kv_chunk()), submits as many as the per-server limit allows in one
@@ -82,6 +83,8 @@ struct bxkv_server {
 	uint32_t		phead, ptail, pcap;
 	struct bxkv_server_stats st;
 	pthread_mutex_t		lock;		/* all of the above */
+	/* One poller at a time: requests are handled in arrival order. */
+	pthread_mutex_t		poll_lock;
 	pthread_t		thread;
 	bool			running;
 	volatile bool		stop;
@@ -276,14 +279,17 @@ static void handle(struct bxkv_server *s, const struct bx_cqe *c)
 static int poll_once(struct bxkv_server *s, int timeout_ms)
 {
 	struct bx_cqe cqes[32];
-	int n = bx_reap(s->bx, cqes, 32, timeout_ms);
+	int n;
 
-	if (n <= 0)
-		return n;
-	pthread_mutex_lock(&s->lock);
-	for (int i = 0; i < n; i++)
-		handle(s, &cqes[i]);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->poll_lock);
+	n = bx_reap(s->bx, cqes, 32, timeout_ms);
+	if (n > 0) {
+		pthread_mutex_lock(&s->lock);
+		for (int i = 0; i < n; i++)
+			handle(s, &cqes[i]);
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->poll_lock);
 	return n;
 }
 
@@ -347,6 +353,7 @@ void bxkv_server_destroy(struct bxkv_server *s)
 	/* Closing cancels the posted receives and answers pending pulls. */
 	bx_close(s->bx);
 	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->poll_lock);
 	free(s->req);
 	free(s->push);
 	free(s->reply);
@@ -425,6 +432,7 @@ int bxkv_server_create(struct bxkv_server **out,
 	c->nreply = c->nreply ? c->nreply : 8;
 	s->stride = 4ull * c->val_len;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->poll_lock, NULL);
 	ret = -EINVAL;
 	if (c->msg_max < KV_HDR_LEN + 8 + s->stride ||
 	    c->msg_max > BX_MSG_MAX || c->nrecv > 4096 ||
