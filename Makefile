@@ -215,10 +215,11 @@ ksft-install: selftests
 
 # ---- host unit tests (pure kernel code, compiled in user space) ---------
 #
-# Each tools/testing/unit/NAME_test.c links the kmod/ files listed in
-# UNIT_SRCS_NAME, built against the shims in tools/testing/unit/shim, with
-# ASan and UBSan (any report aborts the test). fuzz_NAME.c are libFuzzer
-# targets over the same files, built with clang.
+# Each tools/testing/unit/NAME_test.c links the kmod/ (or pure libbx/)
+# files listed in UNIT_SRCS_NAME, built against the shims in
+# tools/testing/unit/shim, with ASan and UBSan (any report aborts the
+# test). fuzz_NAME.c are libFuzzer targets over the same files, built
+# with clang.
 
 UNIT_DIR    := tools/testing/unit
 UNIT_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -229,6 +230,7 @@ UNIT_SRCS_wire  := kmod/wire.c
 UNIT_SRCS_alloc := libbx/alloc.c
 UNIT_SRCS_flow  := kmod/flow.c
 UNIT_SRCS_replay := kmod/replay.c
+UNIT_SRCS_kv    := libbx/kv_wire.c
 
 UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c)) \
 	      $(patsubst $(UNIT_DIR)/%_test.sh,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.sh))
@@ -360,7 +362,7 @@ install-lib: lib
 	ln -sf libbx.so.$(LIBBX_VERSION) $(DESTDIR)$(LIBDIR)/$(LIBBX_SONAME)
 	ln -sf $(LIBBX_SONAME) $(DESTDIR)$(LIBDIR)/libbx.so
 	$(INSTALL) -m 0644 $(O)/lib/libbx.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	$(INSTALL) -m 0644 libbx/libbx.h $(DESTDIR)$(INCLUDEDIR)/bx/
+	$(INSTALL) -m 0644 libbx/libbx.h libbx/bxkv.h $(DESTDIR)$(INCLUDEDIR)/bx/
 	$(INSTALL) -m 0644 uapi/linux/bx.h uapi/linux/bx_netlink.h \
 		$(DESTDIR)$(INCLUDEDIR)/bx/linux/
 
@@ -387,7 +389,7 @@ modules_install: bx.ko
 INST := $(O)/inst
 INST_PC := PKG_CONFIG_PATH=$(INST)/lib/pkgconfig pkg-config
 
-$(INST)/.stamp: $(LIBBX_SO) $(LIBBX_A) libbx/libbx.h uapi/linux/bx.h
+$(INST)/.stamp: $(LIBBX_SO) $(LIBBX_A) libbx/libbx.h libbx/bxkv.h uapi/linux/bx.h
 	+$(MAKE) install-lib PREFIX=$(INST) LIBDIR=$(INST)/lib \
 		INCLUDEDIR=$(INST)/include
 	@touch $@

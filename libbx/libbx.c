@@ -30,6 +30,7 @@
 #include <linux/bx_netlink.h>
 
 #include "alloc.h"
+#include "internal.h"
 #include "libbx.h"
 
 #define SYNC_TAG	(1ULL << 63)
@@ -546,7 +547,7 @@ static int run_sync(struct bx *bx, struct bx_sqe *sqe, int prep,
  * was never sent; run_sync_retry() stops at its own deadline, which also
  * reads -ETIMEDOUT.)
  */
-static bool not_delivered(int err)
+bool bx_err_not_delivered(int err)
 {
 	return err == -ENOTCONN || err == -EHOSTUNREACH ||
 	       err == -ENETUNREACH || err == -ECONNREFUSED ||
@@ -554,9 +555,9 @@ static bool not_delivered(int err)
 }
 
 /* A connection failure: the peer may or may not have seen it. */
-static bool conn_failed(int err)
+bool bx_err_conn_failed(int err)
 {
-	return not_delivered(err) || err == -ECONNRESET || err == -EIO ||
+	return bx_err_not_delivered(err) || err == -ECONNRESET || err == -EIO ||
 	       err == -ECONNABORTED || err == -EPROTO || err == -ENODEV ||
 	       err == -EHOSTDOWN;
 }
@@ -775,7 +776,8 @@ static int run_sync_retry(struct bx *bx, const struct bx_sqe *proto,
 		struct bx_sqe sqe = *proto;
 
 		ret = run_sync(bx, &sqe, 0, NULL, left);
-		if (ret >= 0 || !(pull ? conn_failed(ret) : not_delivered(ret)))
+		if (ret >= 0 || !(pull ? bx_err_conn_failed(ret) :
+				   bx_err_not_delivered(ret)))
 			break;
 		if (timeout_ms >= 0) {
 			left = (int)(deadline - now_ms());

@@ -28,6 +28,13 @@ MAN_PAGES := \
 	man/man3/bx_prep_reply.3 \
 	man/man3/bx_submit.3 man/man3/bx_submit_wait.3 \
 	man/man3/bx_reap.3 \
+	man/man3/bxkv.3 man/man3/bxkv_server_create.3 \
+	man/man3/bxkv_server_destroy.3 man/man3/bxkv_server_value.3 \
+	man/man3/bxkv_server_poll.3 man/man3/bxkv_server_start.3 \
+	man/man3/bxkv_server_stop.3 man/man3/bxkv_server_stats.3 \
+	man/man3/bxkv_worker_create.3 man/man3/bxkv_worker_destroy.3 \
+	man/man3/bxkv_buf_alloc.3 man/man3/bxkv_buf_free.3 \
+	man/man3/bxkv_push.3 man/man3/bxkv_pull.3 man/man3/bxkv_last_error.3 \
 	man/man4/bx.4 \
 	man/man8/bxctl.8
 

@@ -192,11 +192,11 @@ tier_stock() {
 		"/opt/bx/selftests/run_kselftest.sh -c bx 2>&1 |" \
 		/opt/bx/selftests/bx/run_tests.sh -t
 	# The cross-guest data tests share one boot of four guests: data.sh
-	# uses three of them (the fourth meets the barriers), flow.sh and
-	# hostile.sh all.
+	# and kv.sh use three of them (the fourth meets the barriers),
+	# flow.sh and hostile.sh all.
 	run_guests stock-4 -n 4 -k stock -m 1024 -t 1500 \
 		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh flow.sh \
-		hostile.sh
+		hostile.sh kv.sh
 }
 
 tier_old() {
@@ -214,7 +214,8 @@ tier_debug() {
 	run_guests debug-2 -n 2 -k debug -m 1024 -t 2400 \
 		/opt/bx/selftests/bx/run_tests.sh -s
 	run_guests debug-4 -n 4 -k debug -m 1024 -t 2400 \
-		/opt/bx/selftests/bx/run_tests.sh data.sh flow.sh hostile.sh
+		/opt/bx/selftests/bx/run_tests.sh data.sh flow.sh hostile.sh \
+		kv.sh
 }
 
 start=$(date +%s)

@@ -39,6 +39,7 @@ ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
 {
 	echo etc/modprobe.d/bx.conf
 	echo lib/udev/rules.d/60-bx.rules
+	echo usr/include/bx/bxkv.h
 	echo usr/include/bx/libbx.h
 	echo usr/include/bx/linux/bx.h
 	echo usr/include/bx/linux/bx_netlink.h
@@ -140,7 +141,7 @@ if command -v dpkg-buildpackage > /dev/null && command -v dh_dkms > /dev/null; t
 	ok "deb: libbx0 holds the shared library" diff -u "$tmp/want" "$tmp/have"
 	ok "deb: libbx-dev holds headers, libbx.a, libbx.so, libbx.pc, the man3 pages" \
 		sh -c "deb=\$(ls '$tmp/deb/'libbx-dev_0.1.0_*.deb); c=\$(dpkg-deb -c \$deb);
-		       for f in usr/include/bx/libbx.h usr/include/bx/linux/bx.h \
+		       for f in usr/include/bx/libbx.h usr/include/bx/bxkv.h usr/include/bx/linux/bx.h \
 				usr/lib/$ma/libbx.a usr/lib/$ma/libbx.so \
 				usr/lib/$ma/pkgconfig/libbx.pc usr/share/man/man3/libbx.3.gz; do
 			echo \"\$c\" | grep -q \" ./\$f\" || { echo missing \$f; exit 1; }; done"
