@@ -405,6 +405,8 @@ $(O)/bin/bx_consumer_static: tools/testing/install/consumer.c $(INST)/.stamp
 		-o $@ $< $$($(INST_PC) --static --libs libbx | sed 's/-lbx\b/-l:libbx.a/')
 
 TOOLS += $(O)/bin/bx_consumer $(O)/bin/bx_consumer_static
+# (tools: above read TOOLS before this line.)
+tools: $(O)/bin/bx_consumer $(O)/bin/bx_consumer_static
 
 # ---- tests ----------------------------------------------------------------
 
