@@ -11,7 +11,7 @@ import threading
 import weakref
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from . import _native
 from ._native import oserror
