@@ -98,6 +98,7 @@ class Buffer:
     address: int
     _owner: Any = None
     _inflight = 0
+    __hash__ = object.__hash__      # ctypes arrays have none
 
     def __getitem__(self, key):  # type: ignore[override]
         return memoryview(self).cast("B")[key]
@@ -246,6 +247,9 @@ class Bx:
         self._mapping: Optional[_Mapping] = None
         self._bufs: "weakref.WeakValueDictionary[int, Buffer]" = \
             weakref.WeakValueDictionary()
+        # Every Buffer made, freed or not, while it lives (or a view
+        # of it does): close() must know whether memory is still seen.
+        self._seen: "weakref.WeakSet[Buffer]" = weakref.WeakSet()
         self._h = self._lib.open()
         self._fin = weakref.finalize(self, Bx._release, self._lib, self._h)
         if region_size is not None:
@@ -310,12 +314,13 @@ class Bx:
         self._region_arr = None
         self._mapping = None
         self._bufs = weakref.WeakValueDictionary()
+        self._seen = weakref.WeakSet()
 
     def _exported(self) -> bool:
         """Whether anything still points into the region: a Buffer, or a
         view of :attr:`region` (each holds the region's array)."""
         import sys
-        if len(self._bufs):
+        if len(self._seen):
             return True
         # self._region_arr and getrefcount's own argument.
         return self._region_arr is not None and \
@@ -387,6 +392,7 @@ class Bx:
         buf._bx_mapping = self._mapping
         buf._inflight = 0
         self._bufs[addr] = buf
+        self._seen.add(buf)
         return buf
 
     def free(self, buf: Buffer) -> None:

@@ -329,7 +329,17 @@ def test_views_outlive_close(fake):
     gc.collect()
 
 
-def test_no_placeholder_without_views(fake, monkeypatch):
+def test_view_of_freed_buffer_outlives_close(fake):
+    h = bx.Bx(65536, lib=fake)
+    buf = h.alloc(4096)
+    v = buf[0:8]
+    buf.free()
+    del buf
+    h.close()
+    assert bytes(v) == bytes(8)
+
+
+def test_no_placeholder_without_views(fake):
     h = bx.Bx(65536, lib=fake)
     h.alloc(64)             # dropped at once
     m = h._mapping
