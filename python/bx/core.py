@@ -507,7 +507,8 @@ class Bx:
              response: BufferLike, timeout_ms: int = -1) -> int:
         """Send ``request`` to ``service`` on ``peer`` and wait for the
         server's reply into ``response`` (a region buffer: its length is
-        the capacity); returns the reply's size (``bx_pull()``). Sent
+        the capacity); returns the reply's size (``bx_pull()``). A
+        request carries at most 4096 bytes (``EMSGSIZE``). Sent
         again after connection errors until the timeout: requests must be
         idempotent."""
         h = self._handle()

@@ -82,12 +82,16 @@ def test_pull_sync(b, peer):
 
 
 def test_pull_echo(b, peer):
+    """A request of 4 KiB, the most a pull carries (EMSGSIZE above)."""
     with b.alloc(8192) as req, b.alloc(8192) as resp:
-        data = pattern(5, 8000).tobytes()
+        data = pattern(5, 4092).tobytes()
         req[:4] = b"ECHO"
-        req[4:8004] = data
-        assert b.pull(peer, SERVICE, req[:8004], resp, 30000) == 8000
-        assert bytes(resp[:8000]) == data[::-1]
+        req[4:4096] = data
+        assert b.pull(peer, SERVICE, req[:4096], resp, 30000) == 4092
+        assert bytes(resp[:4092]) == data[::-1]
+        with pytest.raises(OSError) as ei:
+            b.pull(peer, SERVICE, req[:4097], resp, 30000)
+        assert ei.value.errno == errno.EMSGSIZE
 
 
 def test_async_many(b, peer):
@@ -121,16 +125,25 @@ def test_async_many(b, peer):
 
 
 def test_torch_zero_copy(b, peer):
+    """Tensors over the region are operations' buffers as they are."""
     torch = pytest.importorskip("torch")
-    with b.alloc(1 << 20) as buf, b.alloc(1 << 20) as resp:
-        t = torch.frombuffer(buf, dtype=torch.float32)
-        t[:] = torch.arange(t.numel(), dtype=torch.float32)
-        # the tensor itself is the request: ECHO in its first 4 bytes
-        buf[:4] = b"ECHO"
-        n = b.pull(peer, SERVICE, t, resp, 30000)
-        assert n == (1 << 20) - 4
+    before = stat(b, peer)
+    with b.alloc(1 << 20) as buf, b.alloc(4096) as req, \
+            b.alloc(4096) as resp:
+        t = torch.frombuffer(buf, dtype=torch.uint8)
+        t[:] = torch.frombuffer(bytearray(message(77, 1 << 20)),
+                                dtype=torch.uint8)
+        assert b.push(peer, SERVICE, t, 30000) == 1 << 20
+        # a float tensor as a request: ECHO in its first 4 bytes
+        f = torch.frombuffer(req, dtype=torch.float32)
+        f[:] = torch.arange(1024, dtype=torch.float32)
+        req[:4] = b"ECHO"
+        n = b.pull(peer, SERVICE, f, resp, 30000)
+        assert n == 4092
         r = torch.frombuffer(resp, dtype=torch.uint8)[:n].flip(0)
-        assert torch.equal(r, torch.frombuffer(buf, dtype=torch.uint8)[4:])
+        assert torch.equal(r, torch.frombuffer(req, dtype=torch.uint8)[4:])
+    after = stat(b, peer)
+    assert after["pushes"] - before["pushes"] == 1 and after["bad"] == 0
 
 
 def test_no_service(b, peer):
