@@ -169,6 +169,7 @@ include tools/ps/ps.mk
 include tools/bench/bench.mk
 include tools/bxctl/bxctl.mk
 include man/man.mk
+include python/python.mk
 
 tools: $(TOOLS)
 
@@ -274,6 +275,10 @@ stage: all ksft-install
 	cp tools/bench/ftrace_prof.sh $(STAGE)/bin/
 	cp -a $(O)/lib/*.so* $(STAGE)/lib/
 	cp -a $(KSFT_INST) $(STAGE)/selftests
+	# The Python package and its tests (selftests/bx/python.sh).
+	$(call py_install,$(STAGE)/python)
+	$(INSTALL) -d $(STAGE)/python/tests
+	$(INSTALL) -m 0644 $(PY_TESTS) $(STAGE)/python/tests/
 	# make bench BENCH_BASE=REF: the module of another revision too.
 	if [ -n "$(BENCH_BASE)" ] && [ -f $(O)/bench-base/bx.ko ]; then \
 		mkdir -p $(STAGE)/bench && \

@@ -30,6 +30,8 @@ BUILD=(
 	dkms debhelper dh-dkms lintian man-db groff-base
 	# tests and benchmark reports
 	valgrind gnuplot-nox python3-yaml python3-jsonschema python3-docutils
+	# the Python package (python/): its host tests
+	python3-numpy python3-pytest
 )
 RIG=(
 	# the guests' kernels (booted by qemu only)
@@ -37,6 +39,9 @@ RIG=(
 	# emulator, userland, L2 switch
 	qemu-system-x86 busybox-static vde2
 	iproute2 rdma-core ibverbs-utils rdmacm-utils perftest qperf trinity
+	# the guests run the host's python3 (run.sh -p): torch for the
+	# Python package's guest tests
+	python3-torch
 )
 
 case ${1:-all} in

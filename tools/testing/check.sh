@@ -186,8 +186,9 @@ tier_stock() {
 	# run_tests.sh -t reading its TAP for the rig's checks and totals.
 	# recover.sh with a cluster secret here (each reconnect proves it),
 	# without one in the debug lane; trinity as nobody in both, for a
-	# minute.
-	run_guests stock-2 -n 2 -k stock -t 1200 -e BX_SECRET=1 \
+	# minute. -p: the host's /usr, for python.sh (the host's
+	# python3 with numpy and torch).
+	run_guests stock-2 -n 2 -k stock -t 1200 -p -e BX_SECRET=1 \
 		-e BX_TRINITY=1 -e TRINITY_SECS=60 \
 		"/opt/bx/selftests/run_kselftest.sh -c bx 2>&1 |" \
 		/opt/bx/selftests/bx/run_tests.sh -t

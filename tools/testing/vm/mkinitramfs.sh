@@ -36,8 +36,9 @@ MODULES="virtio_net virtio_rng crc32_generic rdma_rxe rdma_cm rdma_ucm
 	 ib_uverbs sch_netem veth"
 # Where the kernel has them as modules: the RDS comparison of make
 # bench (Debian's kernels, not the debug kernel); virtio's PCI transport
-# (built in from 6.12, a module in Debian 12's 6.1).
-OPT_MODULES="rds_rdma virtio_pci"
+# (built in from 6.12, a module in Debian 12's 6.1); 9p over virtio for
+# the host's /usr (run.sh -p: the guests run the host's python3).
+OPT_MODULES="rds_rdma virtio_pci 9p 9pnet_virtio"
 BINARIES="/usr/sbin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/rping
 	  /usr/bin/qperf /usr/bin/ib_send_lat /usr/bin/ib_send_bw
 	  /usr/bin/ib_write_bw /usr/bin/ib_read_bw /usr/bin/trinity"
@@ -126,6 +127,18 @@ find "$root/opt/bx" -type f -perm -u+x | while read -r f; do
 		mkdir -p "$(dirname "$root$lib")"
 		cp -L "$lib" "$root$lib"
 	done
+done
+
+# The host's python3 (run.sh -p shares the host's /usr, which /init
+# mounts at /host/usr): /bin/python3 runs it with the host's loader and
+# libraries. The host's /etc/alternatives (libblas.so.3 and the like are
+# links into it) come along, pointing into /host/usr.
+cp "$here/python3" "$root/bin/python3"
+chmod 755 "$root/bin/python3"
+mkdir -p "$root/etc/alternatives"
+for a in /etc/alternatives/*; do
+	t=$(readlink "$a") || continue
+	case $t in /usr/*) ln -s "/host$t" "$root$a" ;; esac
 done
 
 cp "$here/init" "$root/init"

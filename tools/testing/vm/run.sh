@@ -5,7 +5,7 @@
 # command in each.
 #
 #   run.sh [-n N] [-k FLAVOR] [-t SECS] [-m MB] [-c CPUS] [-o DIR]
-#          [-f FABRIC] [-g I:SCRIPT]... [-e VAR=VAL]... [--] CMD
+#          [-f FABRIC] [-g I:SCRIPT]... [-e VAR=VAL]... [-p] [--] CMD
 #
 #   -n N        number of guests, 1 to 4 (default 2)
 #   -k FLAVOR   kernel: stock (Debian's) or debug (default stock); the
@@ -18,6 +18,10 @@
 #               default) or lossless (bxswitch, pauses like PFC)
 #   -g I:FILE   guest I runs this script instead of CMD
 #   -e VAR=VAL  exported to the command in every guest
+#   -p          share the host's /usr read-only (virtio 9p, mounted at
+#               /host/usr): the guests' /bin/python3 runs the host's
+#               python3 with its packages (numpy, torch, pytest). Off by
+#               default: the tests that need no Python boot without it.
 #
 # Guest i gets address 192.0.2.(i+1)/24 and MAC 52:54:00:b0:00:0(i+1) on
 # eth0, an rxe device rxe0, and bx loaded. Two guests are joined by a qemu
@@ -44,7 +48,8 @@ top=$(cd "$here/../../.." && pwd)
 BX_BUILD=${BX_BUILD:-$top/build}
 
 n=2 flavor=stock tmo=300 mem=512 cpus= outdir= envs=() gcmds=() fabric=lossy
-while getopts "n:k:t:m:c:o:f:g:e:" opt; do
+hostusr=0
+while getopts "n:k:t:m:c:o:f:g:e:p" opt; do
 	case $opt in
 	n) n=$OPTARG ;;
 	k) flavor=$OPTARG ;;
@@ -55,6 +60,7 @@ while getopts "n:k:t:m:c:o:f:g:e:" opt; do
 	f) fabric=$OPTARG ;;
 	g) gcmds+=("$OPTARG") ;;
 	e) envs+=("$OPTARG") ;;
+	p) hostusr=1 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -112,6 +118,7 @@ mkimage() {
 		echo "BXRIG_N=$n"
 		echo "BXRIG_FLAVOR=$flavor"
 		echo "BXRIG_COORD=192.0.2.1"
+		echo "BXRIG_HOSTUSR=$hostusr"
 		for e in "${envs[@]}"; do
 			printf 'export %q\n' "$e"
 		done
@@ -167,6 +174,11 @@ append+=" ${BXRIG_APPEND:-}"
 # "Testing"). Without the feature SLUB takes its locked path instead.
 CPU=${BXRIG_CPU:-qemu64,-cx16}
 
+# -p: the host's /usr, read-only, for the guests' /bin/python3 (/init).
+virtfs=()
+[ "$hostusr" -eq 1 ] &&
+	virtfs=(-virtfs local,path=/usr,mount_tag=hostusr,security_model=none,readonly=on)
+
 start_guest() {
 	local i=$1 d=$outdir/g$i
 	# shellcheck disable=SC2046
@@ -175,7 +187,7 @@ start_guest() {
 		-kernel "$KERNEL" -initrd "$d/initrd.img" -append "$append" \
 		-serial "file:$d/console.log" -serial "file:$d/result.log" \
 		-device "virtio-net-pci,netdev=n0,mac=$(mac "$i")" \
-		$(netdev "$i") -device virtio-rng-pci \
+		$(netdev "$i") -device virtio-rng-pci "${virtfs[@]}" \
 		> "$d/qemu.log" 2>&1 &
 	pids+=($!)
 }
