@@ -17,19 +17,9 @@
 #define PAGE 4096ull
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 static uint64_t rnd_below(uint64_t *s, uint64_t n)
 {
-	return rnd(s) % n;
+	return unit_rnd(s) % n;
 }
 
 /* Log-uniform in [1, max]. */

@@ -22,16 +22,6 @@ static uint64_t msgbuf[BUF_MAX / 8];
 static uint64_t keys[65536];
 static float vals[65536 * 4];
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 static struct kv_limits lim(uint8_t op, uint64_t begin, uint64_t end,
 			    uint32_t val_len)
 {
@@ -213,11 +203,11 @@ UNIT_TEST(split_against_scan)
 
 	for (int round = 0; round < 200; round++) {
 		size_t n = 0;
-		uint64_t k = 5 + rnd(&seed) % 50;
+		uint64_t k = 5 + unit_rnd(&seed) % 50;
 
 		while (k < b[5] && n < 10000) {
 			keys[n++] = k;
-			k += 1 + rnd(&seed) % (1 + rnd(&seed) % 400);
+			k += 1 + unit_rnd(&seed) % (1 + unit_rnd(&seed) % 400);
 		}
 		CHECK_EQ(kv_split(b, 5, keys, n, first), 0);
 		CHECK_EQ(first[0], 0);
@@ -299,14 +289,14 @@ UNIT_TEST(chunks)
 	CHECK_EQ(nreq, 1);
 	/* Mixed runs and gaps, random sizes. */
 	for (int round = 0; round < 50; round++) {
-		uint64_t k = rnd(&seed) % 1000;
-		size_t n = 1 + rnd(&seed) % 65536;
-		uint32_t vl = 1 + rnd(&seed) % 4;
-		uint32_t mm = 256 + rnd(&seed) % (1u << 18);
+		uint64_t k = unit_rnd(&seed) % 1000;
+		size_t n = 1 + unit_rnd(&seed) % 65536;
+		uint32_t vl = 1 + unit_rnd(&seed) % 4;
+		uint32_t mm = 256 + unit_rnd(&seed) % (1u << 18);
 
 		for (size_t i = 0; i < n; i++) {
 			keys[i] = k;
-			k += rnd(&seed) % 4 ? 1 : 2 + rnd(&seed) % 100;
+			k += unit_rnd(&seed) % 4 ? 1 : 2 + unit_rnd(&seed) % 100;
 		}
 		CHECK_EQ(cut_all(n, KV_OP_PUSH, vl, mm, &nreq, &nrange), 0);
 		CHECK_EQ(cut_all(n, KV_OP_PULL, vl, mm, &nreq, &nrange), 0);

@@ -9,6 +9,7 @@
 #ifndef BX_UNIT_H
 #define BX_UNIT_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -66,6 +67,17 @@ static inline int unit_run(void)
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n",
 	       pass, fail);
 	return fail ? 1 : 0;
+}
+
+/* xorshift64: the tests' reproducible pseudo-random numbers (*s != 0). */
+static inline uint64_t unit_rnd(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
 }
 
 #endif
