@@ -42,6 +42,18 @@ def stat(b, peer):
         return json.loads(bytes(resp[:n]))
 
 
+def stat_pushes(b, peer, pushes, timeout=10.0):
+    """The server's counters once it has handled ``pushes`` pushes (or
+    the timeout passed): a push completes when it is delivered to the
+    server's host, before the server process has handled it."""
+    end = time.monotonic() + timeout
+    while True:
+        st = stat(b, peer)
+        if st["pushes"] >= pushes or time.monotonic() > end:
+            return st
+        time.sleep(0.05)
+
+
 def patt(seed, size):
     return b"PATT" + struct.pack("<II", seed, size)
 
@@ -59,7 +71,7 @@ def test_push_sync(b, peer):
         with b.alloc(max(n, 1)) as buf:
             buf[:n] = message(seed, n)
             assert b.push(peer, SERVICE, buf[:n], 30000) == n
-    after = stat(b, peer)
+    after = stat_pushes(b, peer, before["pushes"] + len(SIZES))
     assert after["pushes"] - before["pushes"] == len(SIZES)
     assert after["push_bytes"] - before["push_bytes"] == sum(SIZES)
     assert after["bad"] == 0
@@ -68,7 +80,7 @@ def test_push_sync(b, peer):
 def test_push_bytes_copied(b, peer):
     before = stat(b, peer)
     assert b.push(peer, SERVICE, message(99, 5000), 30000) == 5000
-    after = stat(b, peer)
+    after = stat_pushes(b, peer, before["pushes"] + 1)
     assert after["pushes"] - before["pushes"] == 1 and after["bad"] == 0
 
 
@@ -120,7 +132,7 @@ def test_async_many(b, peer):
     for p in pushes:
         p.free()
     resp.free()
-    after = stat(b, peer)
+    after = stat_pushes(b, peer, before["pushes"] + n)
     assert after["pushes"] - before["pushes"] == n and after["bad"] == 0
 
 
@@ -142,7 +154,7 @@ def test_torch_zero_copy(b, peer):
         assert n == 4092
         r = torch.frombuffer(resp, dtype=torch.uint8)[:n].flip(0)
         assert torch.equal(r, torch.frombuffer(req, dtype=torch.uint8)[4:])
-    after = stat(b, peer)
+    after = stat_pushes(b, peer, before["pushes"] + 1)
     assert after["pushes"] - before["pushes"] == 1 and after["bad"] == 0
 
 
