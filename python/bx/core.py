@@ -472,6 +472,19 @@ class Bx:
             tmp[:n] = memoryview(obj).cast("B")
         return tmp.address, n, tmp, tmp
 
+    def _sync(self, tmp: Optional[Buffer], call: Any, *args: Any) -> int:
+        """A synchronous call whose data may be the temporary copy
+        ``tmp`` (_data()): freed after it, except after a TimeoutError,
+        when the operation still runs in the background."""
+        try:
+            return call(*args)
+        except TimeoutError:
+            tmp = None
+            raise
+        finally:
+            if tmp is not None:
+                self.free(tmp)
+
     def _message(self, cqe: _native.Cqe) -> Message:
         data = self.region[cqe.off:cqe.off + max(cqe.res, 0)]
         token = cqe.token if cqe.flags & _native.CQE_F_REQUEST else None
@@ -494,14 +507,8 @@ class Bx:
         unknown (libbx(3), "Recovery")."""
         h = self._handle()
         addr, n, _, tmp = self._data(data)
-        try:
-            return self._lib.push(h, peer, service, addr, n, timeout_ms)
-        except TimeoutError:
-            tmp = None
-            raise
-        finally:
-            if tmp is not None:
-                self.free(tmp)
+        return self._sync(tmp, self._lib.push, h, peer, service, addr, n,
+                          timeout_ms)
 
     def pull(self, peer: int, service: int, request: BufferLike,
              response: BufferLike, timeout_ms: int = -1) -> int:
@@ -514,15 +521,8 @@ class Bx:
         h = self._handle()
         raddr, cap, _ = self._span(response, writable=True)
         addr, n, _, tmp = self._data(request)
-        try:
-            return self._lib.pull(h, peer, service, addr, n, raddr, cap,
-                                  timeout_ms)
-        except TimeoutError:
-            tmp = None
-            raise
-        finally:
-            if tmp is not None:
-                self.free(tmp)
+        return self._sync(tmp, self._lib.pull, h, peer, service, addr, n,
+                          raddr, cap, timeout_ms)
 
     def recv(self, service: int, buf: BufferLike,
              timeout_ms: int = -1) -> Message:
@@ -545,14 +545,8 @@ class Bx:
         h = self._handle()
         token = _token(request)
         addr, n, _, tmp = self._data(data)
-        try:
-            return self._lib.reply(h, token, addr, n, timeout_ms)
-        except TimeoutError:
-            tmp = None
-            raise
-        finally:
-            if tmp is not None:
-                self.free(tmp)
+        return self._sync(tmp, self._lib.reply, h, token, addr, n,
+                          timeout_ms)
 
     # -- asynchronous operations --
     def _submit(self, kind: str, bufs: tuple, tmp: Optional[Buffer],
