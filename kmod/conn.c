@@ -46,6 +46,7 @@
 #include <linux/in.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <rdma/ib_cache.h>
 
 #include "admit.h"
@@ -83,6 +84,14 @@ void bx_conn_get(struct bx_conn *conn)
 	kref_get(&conn->ref);
 }
 
+/*
+ * Connections allocated and not yet released. A torn-down connection
+ * (conn->torn_down) can still be referenced, by the end of its own
+ * teardown among others, and its release puts its peer and device: the
+ * module waits for this to reach zero before they go (bx_conn_uninit()).
+ */
+static atomic_t bx_conns_live = ATOMIC_INIT(0);
+
 static void conn_release(struct kref *ref)
 {
 	struct bx_conn *conn = container_of(ref, struct bx_conn, ref);
@@ -92,6 +101,8 @@ static void conn_release(struct kref *ref)
 	bx_peer_put(conn->peer);
 	xa_destroy(&conn->ops);
 	kfree(conn);
+	if (atomic_dec_and_test(&bx_conns_live))
+		wake_up_var(&bx_conns_live);
 }
 
 void bx_conn_put(struct bx_conn *conn)
@@ -138,6 +149,7 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 
 	if (!conn)
 		return NULL;
+	atomic_inc(&bx_conns_live);
 	kref_init(&conn->ref);
 	bx_peer_hold(peer);
 	conn->peer = peer;
@@ -1056,6 +1068,8 @@ void bx_conn_uninit(void)
 	bx_peers_each(peer_stop_recovery, NULL);
 	rdma_destroy_id(bx_listener);
 	bx_conn_remove_dev(NULL);
+	/* Torn down is not released: the last references go after. */
+	wait_var_event(&bx_conns_live, !atomic_read(&bx_conns_live));
 	bx_peers_each(peer_fail_parked, NULL);
 }
 
