@@ -40,6 +40,8 @@ static_assert(BX_RX_BUFS / 2 == BX_TUNABLE_MAX_CREDIT_BATCH);
 static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 #define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
+/* How long past its deadline an op on the wire may await its answer. */
+#define BX_ANSWER_GRACE_MS	1000	/* see bx_conn_sweep() */
 /* Operations of at most this many bytes in all pass the byte windows. */
 #define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 

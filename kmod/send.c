@@ -926,15 +926,19 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
  * End the operations of @conn that passed their deadline or lost their
  * file (bx_op_expired()) before they went out: in a process's send queue,
  * admitted and waiting for a send buffer, an MR or a retry. Those on the
- * wire end with their response; one still awaiting it past its deadline
- * ends the connection (there is no way to tell the peer to let go of its
- * buffer; the other operations on it are recovered). bx_conns_sweep()
- * calls this every BX_SWEEP_MS while operations are in flight.
+ * wire end with their response; one still awaiting it BX_ANSWER_GRACE_MS
+ * past its deadline ends the connection (there is no way to tell the peer
+ * to let go of its buffer; the other operations on it are recovered).
+ * The grace lets a peer that answers (a busy bounce, a late response)
+ * end an op sent shortly before its deadline without costing every user
+ * of the shared connection a reconnect. bx_conns_sweep() calls this every
+ * BX_SWEEP_MS while operations are in flight.
  */
 void bx_conn_sweep(struct bx_conn *conn)
 {
 	struct bx_flowq *fq, *tmp;
 	struct bx_op *op, *next;
+	unsigned long grace = msecs_to_jiffies(BX_ANSWER_GRACE_MS);
 	bool overdue = false;
 	unsigned long id;
 	LIST_HEAD(done);
@@ -955,7 +959,8 @@ void bx_conn_sweep(struct bx_conn *conn)
 
 	xa_lock(&conn->ops);
 	xa_for_each(&conn->ops, id, op)
-		overdue |= op->deadline && time_after_eq(jiffies, op->deadline);
+		overdue |= op->deadline &&
+			   time_after_eq(jiffies, op->deadline + grace);
 	xa_unlock(&conn->ops);
 	if (overdue)
 		bx_conn_fail(conn, -ETIMEDOUT);

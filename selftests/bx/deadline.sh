@@ -14,7 +14,9 @@
 #                is killed: its host is idle again (no operation, MR or
 #                region left, the window empty) within a second or two
 #   deadline     pushes with a deadline of 1.5 s to that service all end
-#                with ETIMEDOUT, and leave nothing behind
+#                with ETIMEDOUT, leave nothing behind, and keep the
+#                connection (one on the wire at its deadline ends with
+#                its BUSY answer, within the grace)
 #   pull_overdue a pull whose server never answers ends with ETIMEDOUT at
 #                its deadline, by ending the connection; another
 #                process's pushes meanwhile are recovered and complete
@@ -35,6 +37,11 @@ if [ "${BXRIG_N:-1}" -lt 2 ]; then
 fi
 
 b() { rig_barrier "deadline.$1" 180; }
+
+# The QP numbers of this host's connections.
+conn_qps() {
+	awk '{ for (i = 1; i < NF; i++) if ($i == "qp") print $(i + 1) }' $DBG/conns
+}
 
 idle() {
 	[ "$(stat_of ops_inflight)" = 0 ] && [ "$(stat_of mrs_inuse)" = 0 ] &&
@@ -94,6 +101,7 @@ case_deadline() {
 		serve2_stop
 	else
 		b dl.up
+		q0=$(conn_qps)
 		t0=$(date +%s)
 		out=$("$PP" client -a "$SERVER" -s $STUCK -m push -z 65536,100 \
 			-q 16 -i 8 -T 1500 2>&1) &&
@@ -102,6 +110,12 @@ case_deadline() {
 		try check sh -c "echo '$out' | grep -q '^bx_pp client: ok 0 failed 16 '"
 		try check sh -c "echo '$out' | grep -q '16 x Connection timed out'"
 		try check wait_until 10 idle
+		# The server answered each push (BUSY), also one on the wire
+		# at its deadline: none cost the shared connection a reconnect.
+		q1=$(conn_qps)
+		echo "# connection's QP before: ${q0:-none}, after: ${q1:-none}"
+		[ -n "$q1" ] && [ "$q1" = "$q0" ] ||
+			{ echo "# FAIL: the connection was made again (QP ${q0:-none} -> ${q1:-none})"; ERR=1; }
 		b dl.done
 	fi
 	result
@@ -124,7 +138,7 @@ case_pull_overdue() {
 			-q 2 -t 8 -S > /tmp/po.push 2>&1 &
 		pushes=$!
 		sleep 1
-		q0=$(awk '{ for (i = 1; i < NF; i++) if ($i == "qp") print $(i + 1) }' $DBG/conns)
+		q0=$(conn_qps)
 		out=$("$PP" client -a "$SERVER" -s $MUTE -m pull -z 4096 -q 1 \
 			-i 1 -T 2000 2>&1) &&
 			{ echo "# FAIL: a pull nobody answered succeeded: $out"; ERR=1; }
@@ -135,7 +149,7 @@ case_pull_overdue() {
 		sync_add /tmp/po.push
 		try sync_send "$SERVER"
 		# The connection was ended for it, and a new one carried on.
-		q1=$(awk '{ for (i = 1; i < NF; i++) if ($i == "qp") print $(i + 1) }' $DBG/conns)
+		q1=$(conn_qps)
 		echo "# qp $q0 -> $q1"
 		try check [ "$q0" != "$q1" ]
 		try check wait_until 10 idle

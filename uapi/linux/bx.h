@@ -76,11 +76,11 @@
  *	back its window, registrations and region. It certainly did not
  *	reach the peer's application, except a push already sent, which then
  *	completes with -ECONNRESET (outcome unknown) and a pull, whose
- *	request the server may have seen. One still awaiting its response at
- *	its deadline ends its connection (the other operations on it are
- *	recovered: bx.rst, "Recovery semantics"). Closing the file cancels whatever it
- *	has queued at once; what is on the wire ends at its response or its
- *	deadline.
+ *	request the server may have seen. One still awaiting its response a
+ *	second past its deadline ends its connection (the other operations
+ *	on it are recovered: bx.rst, "Recovery semantics"). Closing the
+ *	file cancels whatever it has queued at once; what is on the wire
+ *	ends at its response or its deadline.
  *	With @wait set, a call that had all @nr accepted then sleeps until
  *	the ring holds at least @wait completions, saving the poll(2) of a
  *	caller that waits for its answers anyway; a signal ends the sleep
