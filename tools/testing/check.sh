@@ -34,6 +34,25 @@ mkdir -p "$log"
 add() { P=$((P + $1)) F=$((F + $2)) S=$((S + $3)); }
 failed() { FAILED+=("$*"); }
 
+# splat_brief CONSOLE.LOG: the first splat (tools/testing/vm/splats) on
+# one line: what it says, then its first twelve call-trace frames.
+splat_brief() {
+	local n
+	n=$(grep -a -n -m1 -E -f "$top/tools/testing/vm/splats" "$1" | cut -d: -f1) || return 0
+	sed -n "${n},$((n + 80))p" "$1" | tr -d '\r' | awk '
+		NR == 1 { sub(/^\[ *[0-9.]+\] /, ""); head = substr($0, 1, 160); next }
+		!/ \? / && / ([a-zA-Z_][a-zA-Z0-9_.]*)\+0x[0-9a-f]+\/0x[0-9a-f]+/ && k < 12 {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /\+0x[0-9a-f]+\/0x/) {
+					f = $i; sub(/\+.*/, "", f)
+					if ($(i + 1) == "[bx]") f = f "[bx]"
+					fr = fr (k++ ? " < " : "") f
+					break
+				}
+		}
+		END { print head (fr == "" ? "" : " -- " fr) }'
+}
+
 # Sum the KTAP totals in FILE; a missing totals line is one failure.
 add_totals() {
 	local f=$1 what=$2 tot p fl s
@@ -163,6 +182,14 @@ run_guests() {
 		add "$p" "$fl" "$s"
 		reported=$((reported + 1))
 	done < <(grep -a 'bxrig-totals:' "$out")
+	# A guest's first kernel splat, in brief, for the summary (CI shows
+	# only the end of this output): its first line and the call trace's
+	# first frames, bx's marked.
+	local g
+	for g in "$O/vm/check-$name"/g*; do
+		[ -s "$g/splats.log" ] || continue
+		failed "$name ${g##*/} splat: $(splat_brief "$g/console.log")"
+	done
 	# A guest that failed outside its tests (no report, splat, timeout,
 	# non-zero exit with clean totals) still fails the run.
 	local gfail
