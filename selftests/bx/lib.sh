@@ -13,6 +13,21 @@ KSFT_SKIP=4
 
 _ktap_n=0 _ktap_pass=0 _ktap_fail=0 _ktap_skip=0
 
+# BX_SKIP (run.sh -e, from check.sh): the tests ("flow.sh") and cases
+# ("flow.sh:incast") a lane leaves to another, reported as skipped. Every
+# guest of a rig has the same, so no barrier waits for a skipped case.
+_bx_test=${0##*/}
+bx_skipped() {
+	case " ${BX_SKIP:-} " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
+if bx_skipped "$_bx_test"; then
+	echo "1..0 # SKIP $_bx_test runs in another lane (BX_SKIP)"
+	exit $KSFT_SKIP
+fi
+
 ktap_plan() {
 	echo "TAP version 13"
 	echo "1..$1"
@@ -21,6 +36,11 @@ ktap_plan() {
 run_test() {
 	local name=$1 fn=$2 rc=0 t0
 	_ktap_n=$((_ktap_n + 1))
+	if bx_skipped "$_bx_test:$name"; then
+		echo "ok $_ktap_n $name # SKIP runs in another lane (BX_SKIP)"
+		_ktap_skip=$((_ktap_skip + 1))
+		return
+	fi
 	t0=$(date +%s)
 	# Not "( ... ) || rc=$?": a tested subshell silently disables set -e.
 	( set -e; "$fn" )
