@@ -31,17 +31,17 @@ A server::
 Errors are :class:`OSError` with libbx's errno (as Python's subclass for
 it, e.g. ``TimeoutError``, ``ConnectionResetError``).
 
-A key-value layer over libbx's ``bxkv`` is meant to come as ``bx.kv``,
-over the same :class:`Bx` handles and :class:`Buffer` objects; it does
-not exist yet.
+:mod:`bx.kv` is libbx's key-value layer (``bxkv``): servers that own
+key ranges and workers that push and pull many keys at once.
 """
 
 from ._native import (CQE_F_COPIED, CQE_F_PUSH, CQE_F_REQUEST, FEAT_DATA,
                       FEAT_INFO, MSG_MAX, SERVICE_PRIV, Lib)
 from .core import Buffer, Bx, Info, Message
+from . import kv
 
 __version__ = "0.1.0"
 
-__all__ = ["Bx", "Buffer", "Message", "Info", "Lib", "CQE_F_PUSH",
+__all__ = ["Bx", "Buffer", "Message", "Info", "Lib", "kv", "CQE_F_PUSH",
            "CQE_F_REQUEST", "CQE_F_COPIED", "FEAT_INFO", "FEAT_DATA",
            "MSG_MAX", "SERVICE_PRIV", "__version__"]

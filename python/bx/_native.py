@@ -14,9 +14,9 @@ import errno
 import os
 from ctypes import (POINTER, Structure, byref, c_char_p, c_int, c_int32,
                     c_size_t, c_uint, c_uint32, c_uint64, c_void_p)
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["Lib", "Cqe", "Info", "check", "oserror", "SONAME"]
+__all__ = ["Lib", "Cqe", "Info", "KV_APPLY", "check", "oserror", "SONAME"]
 
 SONAME = "libbx.so.0"
 
@@ -49,6 +49,39 @@ class Cqe(Structure):
 
 
 assert ctypes.sizeof(Info) == 24 and ctypes.sizeof(Cqe) == 48
+
+# <bx/bxkv.h>
+KV_APPLY = ctypes.CFUNCTYPE(None, c_uint64, POINTER(ctypes.c_float),
+                            POINTER(ctypes.c_float), c_uint32, c_void_p)
+
+
+class KvServerCfg(Structure):
+    """struct bxkv_server_cfg."""
+    _fields_ = [("begin", c_uint64), ("end", c_uint64),
+                ("val_len", c_uint32), ("service", c_uint32),
+                ("msg_max", c_uint32), ("nrecv", c_uint32),
+                ("npush", c_uint32), ("nreply", c_uint32),
+                ("apply", KV_APPLY), ("apply_arg", c_void_p)]
+
+
+class KvServerStats(Structure):
+    """struct bxkv_server_stats."""
+    _fields_ = [(n, c_uint64) for n in
+                ("pulls", "pushes", "keys_pulled", "keys_pushed",
+                 "zero_copy", "parked", "bad", "errors")]
+
+
+class KvWorkerCfg(Structure):
+    """struct bxkv_worker_cfg."""
+    _fields_ = [("servers", POINTER(c_char_p)), ("nservers", c_uint),
+                ("key_max", c_uint64), ("bounds", POINTER(c_uint64)),
+                ("val_len", c_uint32), ("service", c_uint32),
+                ("msg_max", c_uint32), ("timeout_ms", c_int),
+                ("max_inflight", c_uint32), ("region_size", c_uint64)]
+
+
+assert ctypes.sizeof(KvServerCfg) == 56 and ctypes.sizeof(KvWorkerCfg) == 64
+assert ctypes.sizeof(KvServerStats) == 64
 
 
 def oserror(err: int) -> OSError:
@@ -100,6 +133,25 @@ _PROTOS = {
     "bx_reply": (c_int, [c_void_p, c_uint64, c_void_p, c_uint32, c_int]),
 }
 
+# The key-value layer (LIBBX_0.3): optional, so that the binding still
+# loads an older libbx.so.0 (bx.kv then raises ENOSYS).
+_KV_PROTOS = {
+    "bxkv_server_create": (c_int, [POINTER(c_void_p), POINTER(KvServerCfg)]),
+    "bxkv_server_destroy": (None, [c_void_p]),
+    "bxkv_server_value": (c_void_p, [c_void_p, c_uint64]),
+    "bxkv_server_poll": (c_int, [c_void_p, c_int]),
+    "bxkv_server_start": (c_int, [c_void_p]),
+    "bxkv_server_stop": (c_int, [c_void_p]),
+    "bxkv_server_stats": (None, [c_void_p, POINTER(KvServerStats)]),
+    "bxkv_worker_create": (c_int, [POINTER(c_void_p), POINTER(KvWorkerCfg)]),
+    "bxkv_worker_destroy": (None, [c_void_p]),
+    "bxkv_buf_alloc": (c_int, [c_void_p, c_size_t, POINTER(c_void_p)]),
+    "bxkv_buf_free": (c_int, [c_void_p, c_void_p]),
+    "bxkv_push": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
+    "bxkv_pull": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
+    "bxkv_last_error": (c_int, [c_void_p, POINTER(c_int)]),
+}
+
 
 def _candidates(path: Optional[str]) -> List[str]:
     if path:
@@ -139,6 +191,20 @@ class Lib:
             fn.restype = res
             fn.argtypes = args
             setattr(self, "_" + name[3:], fn)
+        self.has_kv = True
+        for name, (res, args) in _KV_PROTOS.items():
+            fn = getattr(self._dll, name, None)
+            if fn is None:
+                self.has_kv = False
+                break
+            fn.restype = res
+            fn.argtypes = args
+            setattr(self, "_" + name, fn)
+
+    def _kv(self) -> None:
+        if not self.has_kv:
+            raise OSError(errno.ENOSYS, f"{self.path} has no bxkv "
+                          "(libbx 0.3 or later)")
 
     # Handles --------------------------------------------------------------
     def open(self) -> int:
@@ -220,3 +286,80 @@ class Lib:
         arr = (Cqe * max_n)()
         n = check(self._reap(h, arr, max_n, timeout_ms))
         return list(arr[:n])
+
+    # Key-value layer (bxkv) ---------------------------------------------------
+    def kv_server_create(self, begin: int, end: int, val_len: int,
+                         service: int, msg_max: int = 0, nrecv: int = 0,
+                         npush: int = 0, nreply: int = 0,
+                         apply: Optional[Any] = None) -> int:
+        """``apply``: a :data:`KV_APPLY` function pointer, or None."""
+        self._kv()
+        cfg = KvServerCfg(begin=begin, end=end, val_len=val_len,
+                          service=service, msg_max=msg_max, nrecv=nrecv,
+                          npush=npush, nreply=nreply)
+        if apply is not None:
+            cfg.apply = apply
+        s = c_void_p()
+        check(self._bxkv_server_create(byref(s), byref(cfg)))
+        return s.value
+
+    def kv_server_destroy(self, s: int) -> None:
+        self._bxkv_server_destroy(s)
+
+    def kv_server_value(self, s: int, key: int) -> int:
+        return self._bxkv_server_value(s, key) or 0
+
+    def kv_server_poll(self, s: int, timeout_ms: int) -> int:
+        return check(self._bxkv_server_poll(s, timeout_ms))
+
+    def kv_server_start(self, s: int) -> None:
+        check(self._bxkv_server_start(s))
+
+    def kv_server_stop(self, s: int) -> None:
+        check(self._bxkv_server_stop(s))
+
+    def kv_server_stats(self, s: int) -> Dict[str, int]:
+        st = KvServerStats()
+        self._bxkv_server_stats(s, byref(st))
+        return {n: getattr(st, n) for n, _ in KvServerStats._fields_}
+
+    def kv_worker_create(self, servers: Sequence[str], val_len: int,
+                         service: int, key_max: int = 0,
+                         bounds: Optional[Sequence[int]] = None,
+                         msg_max: int = 0, timeout_ms: int = 0,
+                         max_inflight: int = 0, region_size: int = 0) -> int:
+        self._kv()
+        addrs = (c_char_p * len(servers))(*[a.encode() for a in servers])
+        cfg = KvWorkerCfg(servers=ctypes.cast(addrs, POINTER(c_char_p)),
+                          nservers=len(servers), key_max=key_max,
+                          val_len=val_len, service=service, msg_max=msg_max,
+                          timeout_ms=timeout_ms, max_inflight=max_inflight,
+                          region_size=region_size)
+        if bounds is not None:
+            arr = (c_uint64 * len(bounds))(*bounds)
+            cfg.bounds = ctypes.cast(arr, POINTER(c_uint64))
+        w = c_void_p()
+        check(self._bxkv_worker_create(byref(w), byref(cfg)))
+        return w.value
+
+    def kv_worker_destroy(self, w: int) -> None:
+        self._bxkv_worker_destroy(w)
+
+    def kv_buf_alloc(self, w: int, size: int) -> int:
+        p = c_void_p()
+        check(self._bxkv_buf_alloc(w, size, byref(p)))
+        return p.value
+
+    def kv_buf_free(self, w: int, addr: int) -> None:
+        check(self._bxkv_buf_free(w, addr))
+
+    def kv_push(self, w: int, keys: int, n: int, vals: int) -> None:
+        check(self._bxkv_push(w, keys, n, vals))
+
+    def kv_pull(self, w: int, keys: int, n: int, vals: int) -> None:
+        check(self._bxkv_pull(w, keys, n, vals))
+
+    def kv_last_error(self, w: int) -> Tuple[int, int]:
+        srv = c_int(-1)
+        ret = self._bxkv_last_error(w, byref(srv))
+        return ret, srv.value

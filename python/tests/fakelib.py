@@ -212,3 +212,147 @@ def _cqe(ud, res):
     c = Cqe()
     c.user_data, c.res = ud, res
     return c
+
+
+class FakeKV(FakeLib):
+    """FakeLib with the key-value layer: servers live in this object (as
+    if each on a host of its own), found by their service and key range; a worker's calls apply to them
+    at once. kv_fail(errno, server) makes the next call's request to
+    that server fail."""
+
+    def __init__(self):
+        super().__init__()
+        self.has_kv = True
+        self.kv = {}
+        self.kv_next = 1
+        self.kv_failing = None
+
+    def kv_fail(self, err, server):
+        self.kv_failing = (err, server)
+
+    def _kvd(self, s):
+        if s not in self.kv:
+            raise AssertionError(f"kv object {s} used after destroy")
+        return self.kv[s]
+
+    def kv_server_create(self, begin, end, val_len, service, msg_max=0,
+                         nrecv=0, npush=0, nreply=0, apply=None):
+        self._maybe_fail()
+        if end <= begin or not val_len or not service:
+            check(-errno.EINVAL)
+        size = ((end - begin) * val_len * 4 + 4095) // 4096 * 4096
+        p = _libc.mmap(None, size, 3, 0x22, -1, 0)
+        s, self.kv_next = self.kv_next, self.kv_next + 1
+        self.kv[s] = {"begin": begin, "end": end, "val_len": val_len,
+                      "service": service, "addr": p, "size": size,
+                      "apply": apply, "running": False,
+                      "stats": dict.fromkeys(
+                          ("pulls", "pushes", "keys_pulled", "keys_pushed",
+                           "zero_copy", "parked", "bad", "errors"), 0)}
+        return s
+
+    def kv_server_destroy(self, s):
+        d = self.kv.pop(s)
+        _libc.munmap(d["addr"], d["size"])
+
+    def kv_server_value(self, s, key):
+        d = self._kvd(s)
+        if not d["begin"] <= key < d["end"]:
+            return 0
+        return d["addr"] + (key - d["begin"]) * d["val_len"] * 4
+
+    def kv_server_poll(self, s, timeout_ms):
+        if self._kvd(s)["running"]:
+            check(-errno.EBUSY)
+        return 0
+
+    def kv_server_start(self, s):
+        d = self._kvd(s)
+        if d["running"]:
+            check(-errno.EBUSY)
+        d["running"] = True
+
+    def kv_server_stop(self, s):
+        self._kvd(s)["running"] = False
+
+    def kv_server_stats(self, s):
+        return dict(self._kvd(s)["stats"])
+
+    def kv_worker_create(self, servers, val_len, service, key_max=0,
+                         bounds=None, msg_max=0, timeout_ms=0,
+                         max_inflight=0, region_size=0):
+        self._maybe_fail()
+        n = len(servers)
+        if not n or not val_len:
+            check(-errno.EINVAL)
+        if bounds is None:
+            bounds = [s * (key_max // n) + min(s, key_max % n)
+                      for s in range(n + 1)]
+        if len(bounds) != n + 1 or any(a >= b for a, b in
+                                       zip(bounds, bounds[1:])):
+            check(-errno.EINVAL)
+        w, self.kv_next = self.kv_next, self.kv_next + 1
+        h = self.open()
+        self.setup(h, region_size or (1 << 20), 64)
+        self.kv[w] = {"bounds": bounds, "val_len": val_len,
+                      "service": service, "h": h, "last": (0, -1)}
+        return w
+
+    def kv_worker_destroy(self, w):
+        self.close(self.kv.pop(w)["h"])
+
+    def kv_buf_alloc(self, w, size):
+        return self.buf_alloc(self._kvd(w)["h"], size)
+
+    def kv_buf_free(self, w, addr):
+        self.buf_free(self._kvd(w)["h"], addr)
+
+    def kv_last_error(self, w):
+        return self._kvd(w)["last"]
+
+    def _kv_call(self, w, keys, n, vals, push):
+        d = self._kvd(w)
+        d["last"] = (0, -1)
+        vl, bounds = d["val_len"], d["bounds"]
+        ks = list((ctypes.c_uint64 * n).from_address(keys)) if n else []
+        fv = (ctypes.c_float * (n * vl)).from_address(vals) if n else []
+
+        def err(e, srv):
+            d["last"] = (-e, srv)
+            check(-e)
+        if any(a >= b for a, b in zip(ks, ks[1:])):
+            err(errno.EINVAL, -1)
+        if ks and (ks[0] < bounds[0] or ks[-1] >= bounds[-1]):
+            err(errno.ERANGE, -1)
+        for i, k in enumerate(ks):
+            srv = max(j for j in range(len(bounds) - 1) if bounds[j] <= k)
+            if self.kv_failing and self.kv_failing[1] == srv:
+                e, self.kv_failing = self.kv_failing[0], None
+                err(e, srv)
+            sd = next((x for x in self.kv.values()
+                       if x.get("service") == d["service"] and
+                       x["begin"] <= k < x["end"]), None)
+            if sd is None:
+                err(errno.ETIMEDOUT, srv)
+            dst = sd["addr"] + (k - sd["begin"]) * vl * 4
+            src = ctypes.addressof(fv) + i * vl * 4
+            if not push:
+                ctypes.memmove(src, dst, vl * 4)
+                sd["stats"]["keys_pulled"] += 1
+            elif sd["apply"] is not None:
+                P = ctypes.POINTER(ctypes.c_float)
+                sd["apply"](k, ctypes.cast(dst, P), ctypes.cast(src, P),
+                            vl, None)
+                sd["stats"]["keys_pushed"] += 1
+            else:
+                a = (ctypes.c_float * vl).from_address(dst)
+                b = (ctypes.c_float * vl).from_address(src)
+                for j in range(vl):
+                    a[j] += b[j]
+                sd["stats"]["keys_pushed"] += 1
+
+    def kv_push(self, w, keys, n, vals):
+        self._kv_call(w, keys, n, vals, True)
+
+    def kv_pull(self, w, keys, n, vals):
+        self._kv_call(w, keys, n, vals, False)

@@ -14,6 +14,15 @@
 #             futures, a torch tensor as a request, no such service, a
 #             timeout, a handle closed with operations in flight; every
 #             byte checked, the server's "bad" count 0
+#   kv        (three guests or more; the stock lane's four-guest boot)
+#             bx.kv: guests 1 and 2 serve the halves of [0, 100000)
+#             with tests/kv_server.py (guest 2 through a Python apply
+#             callback), guest 0 runs tests/test_kv_guest.py: calls of
+#             up to 14000 keys over both servers cut into 64 KiB
+#             requests, a dense run across the boundary into a region
+#             buffer, bad keys; then 25 s of pushes while guest 2's link
+#             is down for 8 s: every push succeeds, each applied exactly
+#             once. The servers' "bad" counts 0
 . "$(dirname "$0")/lib.sh"
 
 PYDIR=${BX_PYTHON_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/python}
@@ -81,7 +90,77 @@ case_guests() {
 	result
 }
 
-ktap_plan 2
+KVSVC=4300
+KVKEYS=100000
+
+kv_serve() {
+	begin=$(((ID - 1) * KVKEYS / 2))
+	: > /tmp/pykv.out
+	# shellcheck disable=SC2086
+	python3 "$PYDIR/tests/kv_server.py" -s $KVSVC -b $begin \
+		-e $((begin + KVKEYS / 2)) -l 4 -M 65536 $1 >> /tmp/pykv.out 2>&1 &
+	KVSRV=$!
+	try check wait_until 120 grep -q ready /tmp/pykv.out
+}
+
+kv_serve_stop() {
+	kill -TERM $KVSRV 2>/dev/null || true
+	try check wait_until 60 pid_gone $KVSRV
+	rc=0
+	wait $KVSRV || rc=$?
+	sed 's/^/# server: /' /tmp/pykv.out
+	[ $rc -eq 0 ] && grep -q "^python kv serve: .* bad 0 " /tmp/pykv.out ||
+		{ echo "# FAIL: kv server exit status $rc"; ERR=1; }
+}
+
+kv_worker() {
+	BX_KV_SERVERS="$BXRIG_PEER1,$BXRIG_PEER2" BX_KV_SERVICE=$KVSVC \
+		BX_KV_KEYS=$KVKEYS BX_KV_VL=4 BX_KV_MSG=65536 \
+		pytest_run -s "$PYDIR/tests/test_kv_guest.py" > /tmp/pykvw.out
+	cat /tmp/pykvw.out
+	grep -q " passed" /tmp/pykvw.out &&
+		! grep -q -E " (failed|error)" /tmp/pykvw.out ||
+		{ echo "# FAIL: kv worker tests"; ERR=1; }
+}
+
+case_kv() {
+	[ "${BXRIG_N:-1}" -ge 3 ] || { echo "# needs three rig guests"; return $KSFT_SKIP; }
+	ERR=
+	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
+		flags=
+		[ "$ID" -eq 2 ] && flags=--apply
+		kv_serve "$flags"
+		b kv.up 180
+		b kv.calls 300
+		if [ "$ID" -eq 2 ]; then
+			sleep 5
+			/usr/sbin/ip link set eth0 down
+			sleep 8
+			/usr/sbin/ip link set eth0 up
+			try check wait_until 10 sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
+		fi
+		b kv.outage 300
+		kv_serve_stop
+	elif [ "$ID" -eq 0 ]; then
+		b kv.up 180
+		kv_worker
+		b kv.calls 300
+		# Parked pushes wait this long for a new connection.
+		def=$(cat /sys/module/bx/parameters/recover_ms)
+		echo $((30000 * BX_SLOW)) > /sys/module/bx/parameters/recover_ms
+		BX_KV_OUTAGE=1 kv_worker
+		echo "$def" > /sys/module/bx/parameters/recover_ms
+		b kv.outage 300
+	else
+		b kv.up 180
+		b kv.calls 300
+		b kv.outage 300
+	fi
+	result
+}
+
+ktap_plan 3
 run_test binding case_binding
 run_test guests case_guests
+run_test kv case_kv
 ktap_finish

@@ -1,0 +1,451 @@
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+"""bx.kv: libbx's key-value layer (``bxkv``, ``<bx/bxkv.h>``) in the manner
+of ps-lite: servers that each own a range of keys, workers that push and
+pull many keys at once, each call split per server and sent in parallel.
+
+Every key has ``val_len`` float32 values. Keys are uint64, strictly
+ascending within a call. Values are passed as any C-contiguous float32
+buffer (a NumPy array, a torch tensor's ``.numpy()``, an
+``array.array('f')``, a :meth:`Worker.buffer`), ``len(keys) * val_len``
+of them, key ``keys[i]`` owning ``values[i * val_len:(i + 1) * val_len]``::
+
+    import numpy as np
+    from bx import kv
+
+    # on each server host (server s of N owns the s-th range)
+    with kv.Server(begin=0, end=500_000, val_len=16, service=40) as srv:
+        srv.values[:] = 1.0          # numpy view of the store, no copy
+        srv.start()                  # serves from a thread of its own
+        ...
+
+    # on a worker
+    with kv.Worker(["192.0.2.1", "192.0.2.2"], key_max=1_000_000,
+                   val_len=16, service=40) as w:
+        keys = np.array([3, 499_999, 500_000], dtype=np.uint64)
+        w.push(keys, np.ones(3 * 16, dtype=np.float32))
+        vals = w.pull(keys)                        # a new float32 array
+        out = w.buffer(3)                          # in the bx region:
+        w.pull(keys, out)                          # no copy at all
+
+Recovery is bx's (Documentation/bx.rst, "Key-value layer"): a push
+request is applied exactly once across reconnects, or the call fails; a
+pull is sent again after a connection failure until the deadline. A
+failed call raises :class:`OSError` (as Python's subclass for the errno)
+whose ``server`` attribute is the index of the server whose request
+failed (-1: none). Pushes to the other servers of that call may have been
+applied.
+"""
+
+from __future__ import annotations
+
+import array
+import ctypes
+import functools
+import sys
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Sequence
+
+from . import _native
+from .core import _get_lib, _Mapping
+
+__all__ = ["Server", "Worker", "ServerStats", "KVBuffer"]
+
+PAGE = 4096
+
+ApplyFn = Callable[[int, memoryview, memoryview], None]
+
+
+@dataclass(frozen=True)
+class ServerStats:
+    """A server's counters (``struct bxkv_server_stats``)."""
+    pulls: int
+    pushes: int
+    keys_pulled: int
+    keys_pushed: int
+    zero_copy: int
+    parked: int
+    bad: int
+    errors: int
+
+
+def _placeholder(arrays: List[Any]) -> None:
+    """After the memory under ``arrays`` (ctypes arrays, and whatever views
+    of them live on) was unmapped: map anonymous memory over their pages
+    so that they read zeros instead of faulting; unmapped again with the
+    last of them (each holds the one mapping)."""
+    if not arrays:
+        return
+    lo = min(ctypes.addressof(a) for a in arrays) // PAGE * PAGE
+    hi = max(ctypes.addressof(a) + ctypes.sizeof(a) for a in arrays)
+    m = _Mapping(lo, (hi - lo + PAGE - 1) // PAGE * PAGE)
+    m.fill()
+    for a in arrays:
+        a._mapping = m
+
+
+def _views_alive(arr: Any) -> bool:
+    """Whether anything but its owner (and getrefcount's argument) holds
+    ``arr``: a memoryview, a NumPy array over it."""
+    return arr is not None and sys.getrefcount(arr) > 3
+
+
+class Server:
+    """A key-value server (``bxkv_server_create()``): keys
+    ``[begin, end)``, ``val_len`` floats each, all 0 at first; pulls come
+    to ``service``, pushes to ``service + 1`` (both bound here, so one
+    server per service number and host).
+
+    A push is summed into the stored values, or, with ``apply``, handed
+    to ``apply(key, dst, src)`` per key (memoryviews of ``val_len``
+    floats, format ``f``: ``dst`` the stored values to update, ``src``
+    the pushed ones), e.g. an SGD step. It runs in the serving thread; an
+    exception in it is kept and raised by the next :meth:`poll`,
+    :meth:`stop` or :meth:`close` (the key's values stay as ``apply``
+    left them).
+
+    ``msg_max``, ``nrecv``, ``npush``, ``nreply``: ``struct
+    bxkv_server_cfg`` (0: its defaults); the workers' ``msg_max`` must be
+    the same.
+    """
+
+    def __init__(self, begin: int, end: int, val_len: int, service: int, *,
+                 msg_max: int = 0, nrecv: int = 0, npush: int = 0,
+                 nreply: int = 0, apply: Optional[ApplyFn] = None,
+                 lib: Any = None) -> None:
+        self._lib = lib if lib is not None else _get_lib()
+        self.begin, self.end, self.val_len = begin, end, val_len
+        self.service = service
+        self._apply = apply
+        self._apply_err: Optional[BaseException] = None
+        self._cfn = None
+        if apply is not None:
+            self._cfn = _native.KV_APPLY(self._call_apply)
+        self._s: Optional[int] = self._lib.kv_server_create(
+            begin, end, val_len, service, msg_max, nrecv, npush, nreply,
+            self._cfn)
+        self._fin = weakref.finalize(self, self._lib.kv_server_destroy,
+                                     self._s)
+        n = (end - begin) * val_len
+        addr = self._lib.kv_server_value(self._s, begin)
+        self._store: Any = (ctypes.c_float * n).from_address(addr)
+        self._running = False
+
+    def _call_apply(self, key, dst, src, n, _arg) -> None:
+        try:
+            d = (ctypes.c_float * n).from_address(
+                ctypes.addressof(dst.contents))
+            s = (ctypes.c_float * n).from_address(
+                ctypes.addressof(src.contents))
+            self._apply(key, memoryview(d).cast("B").cast("f"),
+                        memoryview(s).cast("B").cast("f"))
+        except BaseException as e:   # raised in the caller's thread
+            if self._apply_err is None:
+                self._apply_err = e
+
+    def _raise_apply(self) -> None:
+        e, self._apply_err = self._apply_err, None
+        if e is not None:
+            raise e
+
+    def _handle(self) -> int:
+        if self._s is None:
+            raise ValueError("bx.kv.Server is closed")
+        return self._s
+
+    @property
+    def values(self) -> memoryview:
+        """The store: a writable memoryview of ``(end - begin, val_len)``
+        floats (format ``f``), key ``begin + i`` in row ``i``. NumPy:
+        ``numpy.asarray(srv.values)``. Set the initial values before
+        serving; not synchronized with serving."""
+        self._handle()
+        return memoryview(self._store).cast("B").cast(
+            "f", (self.end - self.begin, self.val_len))
+
+    def value(self, key: int) -> memoryview:
+        """The ``val_len`` floats of ``key`` (a row of :attr:`values`)."""
+        if not self.begin <= key < self.end:
+            raise KeyError(key)
+        self._handle()
+        i = (key - self.begin) * self.val_len
+        return memoryview(self._store).cast("B").cast("f")[
+            i:i + self.val_len]
+
+    def start(self) -> None:
+        """Serve from a thread of libbx's own until :meth:`stop`."""
+        self._lib.kv_server_start(self._handle())
+        self._running = True
+
+    def stop(self) -> None:
+        """End the serving thread (nothing if none runs)."""
+        if self._s is not None:
+            self._lib.kv_server_stop(self._s)
+        self._running = False
+        self._raise_apply()
+
+    def poll(self, timeout_ms: int = -1) -> int:
+        """Serve what has arrived, waiting up to ``timeout_ms`` (-1: until
+        something completes); the number of completions handled. Not
+        while :meth:`start`'s thread runs (``BlockingIOError``... EBUSY:
+        ``OSError``)."""
+        n = self._lib.kv_server_poll(self._handle(), timeout_ms)
+        self._raise_apply()
+        return n
+
+    def stats(self) -> ServerStats:
+        return ServerStats(**self._lib.kv_server_stats(self._handle()))
+
+    @property
+    def closed(self) -> bool:
+        return self._s is None
+
+    def close(self) -> None:
+        """Stop serving, unbind, free. Views of :attr:`values` that live
+        on read zeros from then on."""
+        if self._s is None:
+            return
+        try:
+            self._lib.kv_server_stop(self._s)
+        except OSError:
+            pass
+        store, self._store = self._store, None
+        alive = _views_alive(store)
+        self._fin()
+        self._s = None
+        if alive:
+            _placeholder([store])
+        self._raise_apply()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._s is None else \
+            ("serving" if self._running else "idle")
+        return (f"<bx.kv.Server [{self.begin}, {self.end}) x {self.val_len} "
+                f"service={self.service} {state}>")
+
+
+class KVBuffer:
+    """Float32 memory in a worker's bx region (:meth:`Worker.buffer`): a
+    pull into it lands there directly. A writable buffer object (format
+    ``f``): ``numpy.frombuffer(buf, numpy.float32)`` is a view of it.
+    :meth:`free` returns it (also at the end of a ``with`` block).
+
+    Instances are ctypes arrays (``ctypes.c_float * n``) made by
+    :meth:`Worker.buffer`; do not create them directly."""
+
+    _worker: Any = None
+    __hash__ = object.__hash__      # ctypes arrays have none
+
+    def free(self) -> None:
+        """Give it back (a second call: ``ValueError``)."""
+        w = self._worker() if self._worker is not None else None
+        if w is not None:
+            w.free(self)
+
+    def __enter__(self) -> "KVBuffer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        w = self._worker() if self._worker is not None else None
+        if w is not None and not w.closed and \
+                w._bufs.get(ctypes.addressof(self)) is self:
+            w.free(self)
+
+    def __repr__(self) -> str:
+        return f"<bx.kv.KVBuffer floats={len(self)}>"  # type: ignore
+
+
+@functools.lru_cache(maxsize=1024)
+def _kvbuffer_type(n: int) -> type:
+    return type("KVBuffer", (KVBuffer, ctypes.c_float * n), {})
+
+
+class Worker:
+    """A key-value worker (``bxkv_worker_create()``).
+
+    ``servers``: their addresses, server 0 first. The partition: server
+    ``s`` owns the ``s``-th of ``len(servers)`` even parts of ``[0,
+    key_max)``, or ``[bounds[s], bounds[s + 1])`` with ``bounds``
+    (``len(servers) + 1`` ascending keys). ``val_len``, ``service`` and
+    ``msg_max`` are the servers'. ``timeout_ms``: each call's deadline
+    (0: 30 s); ``max_inflight``: requests in flight per server (0: 8);
+    ``region_size``: bytes of the worker's bx region (0: 64 MiB).
+
+    Calls on one worker are serialized (a lock); use a worker per thread
+    for parallel calls.
+    """
+
+    def __init__(self, servers: Sequence[str], *, val_len: int, service: int,
+                 key_max: int = 0, bounds: Optional[Sequence[int]] = None,
+                 msg_max: int = 0, timeout_ms: int = 0,
+                 max_inflight: int = 0, region_size: int = 0,
+                 lib: Any = None) -> None:
+        if isinstance(servers, str):
+            raise TypeError("servers: a sequence of addresses")
+        if bounds is None and key_max <= 0:
+            raise ValueError("key_max or bounds is needed")
+        self._lib = lib if lib is not None else _get_lib()
+        self.servers = list(servers)
+        self.val_len, self.service = val_len, service
+        self._lock = threading.Lock()
+        self._w: Optional[int] = self._lib.kv_worker_create(
+            self.servers, val_len, service, key_max,
+            None if bounds is None else list(bounds), msg_max, timeout_ms,
+            max_inflight, region_size)
+        self._fin = weakref.finalize(self, self._lib.kv_worker_destroy,
+                                     self._w)
+        self._bufs: "weakref.WeakValueDictionary[int, Any]" = \
+            weakref.WeakValueDictionary()
+
+    def _handle(self) -> int:
+        if self._w is None:
+            raise ValueError("bx.kv.Worker is closed")
+        return self._w
+
+    # -- buffers --
+    def buffer(self, nkeys: int) -> KVBuffer:
+        """Room for the values of ``nkeys`` keys in the worker's region."""
+        n = max(nkeys, 0) * self.val_len
+        addr = self._lib.kv_buf_alloc(self._handle(), max(n, 1) * 4)
+        buf = _kvbuffer_type(n).from_address(addr)
+        self._bufs[addr] = buf
+        buf._worker = weakref.ref(self)
+        return buf
+
+    def free(self, buf: KVBuffer) -> None:
+        """Return a :meth:`buffer` (a second call: ``ValueError``)."""
+        addr = ctypes.addressof(buf)
+        if self._bufs.get(addr) is not buf:
+            raise ValueError("not a live buffer of this worker")
+        del self._bufs[addr]
+        self._lib.kv_buf_free(self._handle(), addr)
+
+    # -- arguments --
+    @staticmethod
+    def _keys(keys: Any) -> Any:
+        """A C array of uint64 for ``keys`` (the caller's memory when it
+        is a C-contiguous 8-byte unsigned buffer)."""
+        try:
+            mv = memoryview(keys)
+        except TypeError:
+            mv = None
+        if mv is not None and mv.ndim == 1 and mv.c_contiguous and \
+                mv.itemsize == 8 and mv.format.lstrip("<=@") in ("Q", "L"):
+            n = mv.nbytes // 8
+            if mv.readonly or n == 0:
+                return (ctypes.c_uint64 * n).from_buffer_copy(mv)
+            return (ctypes.c_uint64 * n).from_buffer(mv.cast("B"))
+        seq = []
+        for k in keys:
+            if not hasattr(k, "__index__"):
+                raise TypeError(f"keys: integers, not {type(k).__name__}")
+            k = k.__index__()
+            if not 0 <= k < 1 << 64:
+                raise ValueError(f"keys: {k} is not a uint64")
+            seq.append(k)
+        return (ctypes.c_uint64 * len(seq))(*seq)
+
+    def _values(self, vals: Any, nkeys: int, writable: bool) -> Any:
+        """A C array of ``nkeys * val_len`` floats over ``vals`` (its own
+        memory, or, reading only, a copy of a sequence)."""
+        want = nkeys * self.val_len
+        if isinstance(vals, KVBuffer):
+            if len(vals) != want:  # type: ignore[arg-type]
+                raise ValueError(f"values: {len(vals)} floats, "
+                                 f"{want} expected")
+            return vals
+        try:
+            mv = memoryview(vals)
+        except TypeError:
+            if writable:
+                raise TypeError("out: a writable float32 buffer") from None
+            seq = list(vals)
+            if len(seq) != want:
+                raise ValueError(f"values: {len(seq)} floats, "
+                                 f"{want} expected") from None
+            return (ctypes.c_float * want)(*seq)
+        if not mv.c_contiguous:
+            raise ValueError("values: not C-contiguous")
+        if mv.itemsize != 4 or mv.format.lstrip("<=@") != "f":
+            raise TypeError(f"values: float32 expected, not format "
+                            f"{mv.format!r}")
+        if mv.nbytes != want * 4:
+            raise ValueError(f"values: {mv.nbytes // 4} floats, "
+                             f"{want} expected")
+        if mv.readonly:
+            if writable:
+                raise ValueError("out: read-only")
+            return (ctypes.c_float * want).from_buffer_copy(mv)
+        return (ctypes.c_float * want).from_buffer(mv.cast("B"))
+
+    def _call(self, fn: Callable[..., None], keys: Any, vals: Any) -> None:
+        n = len(keys)
+        with self._lock:
+            w = self._handle()
+            try:
+                fn(w, ctypes.addressof(keys) if n else 0, n,
+                   ctypes.addressof(vals) if n else 0)
+            except OSError as e:
+                _, e.server = self._lib.kv_last_error(w)
+                raise
+
+    # -- calls --
+    def push(self, keys: Any, values: Any) -> None:
+        """Apply ``values`` to ``keys`` on their servers (summed, or the
+        servers' ``apply``). Raises :class:`OSError` with ``server``:
+        ``EINVAL`` (``server`` -1) for keys not strictly ascending,
+        ``ERANGE`` for a key outside the partition, or the failed
+        request's errno (``TimeoutError``, ``ConnectionResetError``: a
+        push of unknown outcome, ``EREMOTEIO``: refused by the server).
+        ``TypeError``/``ValueError`` for arguments of the wrong type or
+        size."""
+        k = self._keys(keys)
+        self._call(self._lib.kv_push, k, self._values(values, len(k), False))
+
+    def pull(self, keys: Any, out: Any = None) -> Any:
+        """The values of ``keys``: into ``out`` (a writable float32
+        buffer of ``len(keys) * val_len``; a :meth:`buffer` for no copy)
+        and returned, or, without ``out``, into a new
+        ``array.array('f')``."""
+        k = self._keys(keys)
+        if out is None:
+            out = array.array("f", bytes(4 * len(k) * self.val_len))
+        self._call(self._lib.kv_pull, k, self._values(out, len(k), True))
+        return out
+
+    # -- lifetime --
+    @property
+    def closed(self) -> bool:
+        return self._w is None
+
+    def close(self) -> None:
+        """Free the worker (no call may run). Buffers that live on read
+        zeros from then on."""
+        if self._w is None:
+            return
+        with self._lock:
+            live = list(self._bufs.values())
+            self._bufs = weakref.WeakValueDictionary()
+            self._fin()
+            self._w = None
+        if live:
+            _placeholder(live)
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._w is None else "open"
+        return (f"<bx.kv.Worker servers={len(self.servers)} "
+                f"val_len={self.val_len} service={self.service} {state}>")
+

@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+"""Host tests of bx.kv: no /dev/bx needed. The fake library (fakelib.py
+FakeKV: servers in the same process) for arguments, sharding, values,
+errors and closing; the real libbx.so.0 for its structures and for the
+errors it gives without bx."""
+
+import array
+import ctypes
+import errno
+import gc
+
+import numpy as np
+import pytest
+
+from bx import _native, kv
+
+from fakelib import FakeKV
+
+VL = 4
+SVC = 40
+
+
+@pytest.fixture
+def lib():
+    return FakeKV()
+
+
+@pytest.fixture
+def two(lib):
+    """Two servers over [0, 1000), and a worker of both."""
+    s0 = kv.Server(0, 500, VL, SVC, lib=lib)
+    s1 = kv.Server(500, 1000, VL, SVC, lib=lib)
+    w = kv.Worker(["192.0.2.1", "192.0.2.2"], key_max=1000, val_len=VL,
+                  service=SVC, lib=lib)
+    yield s0, s1, w
+    w.close()
+    s0.close()
+    s1.close()
+
+
+def vals_for(keys, scale=1.0):
+    """key k's values: k, k + 1, ... (times scale), float32."""
+    k = np.asarray(keys, dtype=np.float32)[:, None]
+    return ((k + np.arange(VL, dtype=np.float32)) * scale).ravel()
+
+
+def test_push_pull_across_servers(two):
+    s0, s1, w = two
+    keys = np.array([0, 3, 499, 500, 501, 999], dtype=np.uint64)
+    w.push(keys, vals_for(keys))
+    w.push(keys, vals_for(keys))
+    got = np.frombuffer(w.pull(keys), dtype=np.float32)
+    assert got.tolist() == (2 * vals_for(keys)).tolist()
+    # Each server holds its own half, in its store, without a copy.
+    store0 = np.asarray(s0.values)
+    assert store0.shape == (500, VL)
+    assert store0[499].tolist() == (2 * vals_for([499])).tolist()
+    assert np.asarray(s1.values)[0].tolist() == \
+        (2 * vals_for([500])).tolist()
+    assert s1.value(999).tolist() == (2 * vals_for([999])).tolist()
+    assert np.asarray(s0.values)[1].tolist() == [0.0] * VL
+    assert s0.stats().keys_pushed == 6 and s1.stats().keys_pushed == 6
+
+
+def test_many_keys_and_argument_kinds(two):
+    s0, s1, w = two
+    keys = list(range(0, 1000, 3))
+    w.push(keys, vals_for(keys).tolist())            # lists
+    w.push(array.array("Q", keys), array.array("f", vals_for(keys)))
+    w.push(np.array(keys, dtype=np.int64), vals_for(keys))  # signed
+    ro = vals_for(keys)
+    ro.flags.writeable = False
+    w.push(tuple(keys), ro)                           # read-only values
+    out = np.zeros(len(keys) * VL, dtype=np.float32)
+    assert w.pull(keys, out) is out
+    assert out.tolist() == (4 * vals_for(keys)).tolist()
+    # Into the worker's region: no copy.
+    buf = w.buffer(len(keys))
+    assert len(buf) == len(keys) * VL
+    w.pull(keys, buf)
+    assert np.frombuffer(buf, dtype=np.float32).tolist() == out.tolist()
+    buf.free()
+    with pytest.raises(ValueError):
+        buf.free()
+    # No keys: nothing to do.
+    w.push([], [])
+    assert len(w.pull([])) == 0
+
+
+def test_bounds(lib):
+    a = kv.Server(10, 20, 1, SVC, lib=lib)
+    b = kv.Server(20, 100, 1, SVC + 2, lib=lib)
+    w = kv.Worker(["192.0.2.1"], bounds=[10, 20], val_len=1, service=SVC,
+                  lib=lib)
+    w.push([10, 19], [1.0, 2.0])
+    assert list(w.pull([10, 19])) == [1.0, 2.0]
+    with pytest.raises(OSError) as e:
+        w.push([20], [1.0])
+    assert e.value.errno == errno.ERANGE and e.value.server == -1
+    for o in (w, a, b):
+        o.close()
+
+
+@pytest.mark.parametrize("keys,err", [([5, 3], errno.EINVAL),
+                                      ([3, 3], errno.EINVAL),
+                                      ([1000], errno.ERANGE)])
+def test_bad_keys_from_the_library(two, keys, err):
+    _, _, w = two
+    with pytest.raises(OSError) as e:
+        w.push(keys, [0.0] * (len(keys) * VL))
+    assert e.value.errno == err and e.value.server == -1
+
+
+def test_bad_arguments(two):
+    _, _, w = two
+    with pytest.raises(ValueError):
+        w.push([-1], [0.0] * VL)
+    with pytest.raises(ValueError):
+        w.push([1 << 64], [0.0] * VL)
+    with pytest.raises(TypeError):
+        w.push([1.5], [0.0] * VL)
+    with pytest.raises(ValueError):
+        w.push([1, 2], [0.0] * VL)                        # too few
+    with pytest.raises(TypeError):
+        w.push([1], np.zeros(VL, dtype=np.float64))       # not float32
+    with pytest.raises(ValueError):
+        w.push([1], np.zeros((VL, 2), dtype=np.float32)[:, 0])  # strided
+    with pytest.raises(TypeError):
+        w.pull([1], [0.0] * VL)                           # not writable
+    ro = np.zeros(VL, dtype=np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError):
+        w.pull([1], ro)
+    with pytest.raises(TypeError):
+        kv.Worker("192.0.2.1", key_max=10, val_len=1, service=SVC,
+                  lib=FakeKV())
+    with pytest.raises(ValueError):
+        kv.Worker(["192.0.2.1"], val_len=1, service=SVC, lib=FakeKV())
+
+
+def test_server_error_names_the_server(two, lib):
+    _, _, w = two
+    lib.kv_fail(errno.ETIMEDOUT, 1)
+    with pytest.raises(TimeoutError) as e:
+        w.pull([1, 600])
+    assert e.value.server == 1
+    lib.kv_fail(errno.ECONNRESET, 0)
+    with pytest.raises(ConnectionResetError) as e:
+        w.push([1], [1.0] * VL)
+    assert e.value.server == 0
+    w.push([1], [1.0] * VL)          # the next call is fine again
+
+
+def test_apply_callback(lib):
+    seen = []
+
+    def sgd(key, dst, src):
+        seen.append(key)
+        d = np.frombuffer(dst, dtype=np.float32)
+        d -= 0.5 * np.frombuffer(src, dtype=np.float32)
+
+    with kv.Server(0, 8, 2, SVC, apply=sgd, lib=lib) as s, \
+            kv.Worker(["192.0.2.1"], key_max=8, val_len=2, service=SVC,
+                      lib=lib) as w:
+        np.asarray(s.values)[:] = 10.0
+        w.push([1, 7], [2.0, 4.0, 6.0, 8.0])
+        assert seen == [1, 7]
+        assert list(w.pull([1, 7])) == [9.0, 8.0, 7.0, 6.0]
+        assert np.asarray(s.values)[0].tolist() == [10.0, 10.0]
+
+
+def test_apply_exception_raised_by_poll(lib):
+    def bad(key, dst, src):
+        raise RuntimeError(f"no key {key}")
+
+    s = kv.Server(0, 8, 1, SVC, apply=bad, lib=lib)
+    w = kv.Worker(["192.0.2.1"], key_max=8, val_len=1, service=SVC,
+                  lib=lib)
+    w.push([3], [1.0])
+    with pytest.raises(RuntimeError, match="no key 3"):
+        s.poll(0)
+    assert s.poll(0) == 0             # raised once
+    w.close()
+    s.close()
+
+
+def test_start_stop_poll(lib):
+    with kv.Server(0, 8, 1, SVC, lib=lib) as s:
+        assert "idle" in repr(s)
+        s.start()
+        assert "serving" in repr(s)
+        with pytest.raises(OSError) as e:
+            s.poll(0)
+        assert e.value.errno == errno.EBUSY
+        s.stop()
+        assert s.poll(0) == 0
+    assert s.closed and "closed" in repr(s)
+    with pytest.raises(ValueError):
+        s.values
+    s.close()                         # again: nothing
+
+
+def test_closed_views_read_zeros(lib):
+    s = kv.Server(0, 1024, 4, SVC, lib=lib)
+    store = np.asarray(s.values)
+    store[:] = 7.0
+    w = kv.Worker(["192.0.2.1"], key_max=1024, val_len=4, service=SVC,
+                  lib=lib)
+    buf = w.buffer(2)
+    w.pull([0, 1], buf)
+    view = np.frombuffer(buf, dtype=np.float32)
+    assert view.tolist() == [7.0] * 8
+    w.close()
+    s.close()
+    assert store.sum() == 0 and view.sum() == 0   # not a fault
+    with pytest.raises(ValueError):
+        w.pull([0])
+    del store, view, buf
+    gc.collect()
+
+
+def test_worker_buffers_freed_with_the_worker(lib):
+    w = kv.Worker(["192.0.2.1"], key_max=10, val_len=1, service=SVC,
+                  lib=lib)
+    with w.buffer(4) as b:
+        assert "floats=4" in repr(b)
+    w.close()
+    assert not lib.handles
+
+
+def test_real_library_structures_and_errors():
+    try:
+        lib = _native.Lib()
+    except OSError:
+        pytest.skip("no libbx.so.0 (set BX_LIBBX)")
+    assert lib.has_kv
+    assert ctypes.sizeof(_native.KvWorkerCfg) == 64
+    with pytest.raises(OSError) as e:
+        kv.Worker([], key_max=10, val_len=1, service=SVC, lib=lib)
+    assert e.value.errno == errno.EINVAL
+    with pytest.raises(OSError) as e:
+        kv.Server(5, 5, 1, SVC, lib=lib)
+    assert e.value.errno == errno.EINVAL

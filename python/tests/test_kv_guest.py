@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+"""bx.kv across guests (selftests/bx/python.sh, case kv): this guest is
+the worker of two servers (kv_server.py) that own the halves of
+[0, BX_KV_KEYS), each val_len BX_KV_VL floats, messages of BX_KV_MSG
+bytes at most so that every large call is cut into many requests. The
+servers start from zeros and sum what is pushed: each test pushes small
+integers and checks the exact sums (float32 is exact for them).
+
+test_outage runs alone (BX_KV_OUTAGE=1), while the second server's link
+is down for a while: every push succeeds and each is applied exactly
+once."""
+
+import errno
+import os
+import time
+
+import numpy as np
+import pytest
+
+from bx import kv
+
+SERVERS = os.environ.get("BX_KV_SERVERS", "").split(",")
+SVC = int(os.environ.get("BX_KV_SERVICE", "0"))
+KEYS = int(os.environ.get("BX_KV_KEYS", "0"))
+VL = int(os.environ.get("BX_KV_VL", "4"))
+MSG = int(os.environ.get("BX_KV_MSG", "0"))
+OUTAGE = os.environ.get("BX_KV_OUTAGE") == "1"
+
+pytestmark = pytest.mark.skipif(len(SERVERS) < 2 or not SVC or not KEYS,
+                                reason="BX_KV_SERVERS (two), BX_KV_SERVICE "
+                                "and BX_KV_KEYS are needed")
+half = KEYS // 2
+
+
+@pytest.fixture(scope="module")
+def w():
+    with kv.Worker(SERVERS, key_max=KEYS, val_len=VL, service=SVC,
+                   msg_max=MSG, timeout_ms=60000) as wk:
+        yield wk
+
+
+def pull(w, keys):
+    return np.frombuffer(w.pull(keys), dtype=np.float32).reshape(-1, VL)
+
+
+def ones(n, v=1.0):
+    return np.full(n * VL, v, dtype=np.float32)
+
+
+# Keys lo, lo + step, ... below hi. Each test compares with what it
+# pulled first, so that the tests' sums do not mix.
+def keys_of(lo, hi, step):
+    return np.arange(lo, hi, step, dtype=np.uint64)
+
+
+@pytest.mark.skipif(OUTAGE, reason="outage round")
+def test_many_keys_spanning_both_servers(w):
+    keys = keys_of(1, KEYS, 7)                      # both halves, sparse
+    assert (keys < half).any() and (keys >= half).any()
+    before = pull(w, keys)
+    for r in range(3):
+        w.push(keys, ones(len(keys), r + 1))
+    got = pull(w, keys)
+    assert (got == before + 6).all()
+
+
+@pytest.mark.skipif(OUTAGE, reason="outage round")
+def test_dense_run_across_the_boundary_into_the_region(w):
+    keys = np.arange(half - 3000, half + 3000, dtype=np.uint64)
+    vals = (keys.astype(np.float32)[:, None] % 1000 +
+            np.arange(VL, dtype=np.float32)).ravel()
+    before = pull(w, keys)
+    w.push(keys, vals)
+    buf = w.buffer(len(keys))
+    assert w.pull(keys, buf) is buf
+    got = np.frombuffer(buf, dtype=np.float32).reshape(-1, VL)
+    assert (got == before + vals.reshape(-1, VL)).all()
+    buf.free()
+
+
+@pytest.mark.skipif(OUTAGE, reason="outage round")
+def test_one_key_per_server_and_torch(w):
+    keys = [3, half + 3]
+    w.push(keys, [2.0] * (2 * VL))
+    got = pull(w, keys)
+    try:
+        import torch
+    except ImportError:
+        return
+    out = w.buffer(2)
+    t = torch.frombuffer(out, dtype=torch.float32)
+    w.pull(keys, out)
+    assert t.tolist() == got.ravel().tolist()
+    out.free()
+
+
+@pytest.mark.skipif(OUTAGE, reason="outage round")
+def test_bad_keys(w):
+    with pytest.raises(OSError) as e:
+        w.push([KEYS], ones(1))
+    assert e.value.errno == errno.ERANGE and e.value.server == -1
+    with pytest.raises(OSError) as e:
+        w.pull([half + 8, 8])
+    assert e.value.errno == errno.EINVAL
+
+
+@pytest.mark.skipif(not OUTAGE, reason="runs alone, with the outage")
+def test_outage(w):
+    keys = np.concatenate([keys_of(half - 800, half + 800, 1),
+                           keys_of(0, KEYS, 400)])
+    keys = np.unique(keys)
+    before = pull(w, keys)
+    secs = float(os.environ.get("BX_KV_SECS", "25"))
+    n, worst, t_end = 0, 0.0, time.monotonic() + secs
+    while time.monotonic() < t_end:
+        t0 = time.monotonic()
+        w.push(keys, ones(len(keys)))               # must not fail
+        n += 1
+        worst = max(worst, time.monotonic() - t0)
+        if n % 5 == 0:
+            assert (pull(w, keys) == before + n).all()
+    got = pull(w, keys)
+    print(f"python kv outage: pushes {n} slowest_ms {int(worst * 1000)}")
+    # Each push applied exactly once, across the reconnect.
+    assert (got == before + n).all()
+    assert worst >= 2.0, "the outage was not met"
