@@ -359,7 +359,7 @@ $(O)/dist/bx.conf: kmod/params.h tools/modprobe-conf.sh
 	tools/modprobe-conf.sh $< > $@
 
 .PHONY: install install-lib install-tools install-dkms modules_install
-install: install-lib install-tools install-man
+install: install-lib install-tools install-man install-python
 
 install-lib: lib
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/bx/linux

@@ -27,7 +27,7 @@ BUILD=(
 	clang libclang-rt-14-dev libibverbs-dev librdmacm-dev libmnl-dev
 	pkgconf
 	# install and packages: DKMS, debhelper, lintian; man pages
-	dkms debhelper dh-dkms lintian man-db groff-base
+	dkms debhelper dh-dkms dh-python lintian man-db groff-base
 	# tests and benchmark reports
 	valgrind gnuplot-nox python3-yaml python3-jsonschema python3-docutils
 	# the Python package (python/): its host tests

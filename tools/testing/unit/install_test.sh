@@ -50,6 +50,7 @@ ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
 	echo "usr/lib/$ma/pkgconfig/libbx.pc"
 	echo usr/sbin/bxctl
 	(cd "$top/man" && ls man*/* | sed 's|^|usr/share/man/|')
+	(cd "$top/python" && ls bx/*.py | sed 's|^|usr/lib/python3/dist-packages/|')
 } | sort > "$tmp/want"
 files "$root" > "$tmp/have"
 ok "install: exactly the expected files" diff -u "$tmp/want" "$tmp/have"
@@ -85,6 +86,11 @@ needed() {
 	readelf -d "$root/usr/lib/$ma/libbx.so.0.1.0" | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' |
 		sort | tr '\n' ' '
 }
+# Debian's python3 finds the package there, and it finds libbx.
+ok "install: python3 imports bx and bx.kv from PREFIX=/usr" \
+	env PYTHONPATH="$root/usr/lib/python3/dist-packages" \
+	BX_LIBBX="$root/usr/lib/$ma/libbx.so.0" /usr/bin/python3 -c \
+	"import bx, bx.kv; bx.Lib().has_kv or exit(1); assert bx.__file__.startswith('$root')"
 ok "licence: libbx.so needs only libc and libmnl" \
 	sh -c "[ '$(needed)' = 'libc.so.6 libmnl.so.0 ' ]"
 ok "licence: libbx's sources are LGPL-2.1 OR MIT" \
@@ -148,6 +154,17 @@ if command -v dpkg-buildpackage > /dev/null && command -v dh_dkms > /dev/null; t
 	printf '%s\n' usr/sbin/bxctl usr/share/man/man8/bxctl.8.gz > "$tmp/want"
 	deb_files bx-tools > "$tmp/have"
 	ok "deb: bx-tools holds bxctl and bxctl(8)" diff -u "$tmp/want" "$tmp/have"
+	(cd "$top/python" && ls bx/*.py | sed 's|^|usr/lib/python3/dist-packages/|') \
+		> "$tmp/want"
+	deb_files python3-bx > "$tmp/have"
+	ok "deb: python3-bx holds the package bx" diff -u "$tmp/want" "$tmp/have"
+	py_deps() {
+		local d
+		d=$(dpkg-deb -f "$tmp/deb/python3-bx_0.1.0_all.deb" Depends)
+		echo "# python3-bx: Depends: $d"
+		grep -q 'libbx0 (>= 0.1.0)' <<< "$d" && grep -q 'python3' <<< "$d"
+	}
+	ok "deb: python3-bx depends on libbx0 and python3" py_deps
 	if command -v lintian > /dev/null; then
 		ok "deb: lintian finds no errors" \
 			lintian --fail-on error "$tmp"/deb/bx_0.1.0_*.changes
