@@ -277,8 +277,9 @@ stage: all ksft-install
 	cp -a $(KSFT_INST) $(STAGE)/selftests
 	# The Python package and its tests (selftests/bx/python.sh).
 	$(call py_install,$(STAGE)/python)
-	$(INSTALL) -d $(STAGE)/python/tests
+	$(INSTALL) -d $(STAGE)/python/tests $(STAGE)/python/examples
 	$(INSTALL) -m 0644 $(PY_TESTS) $(STAGE)/python/tests/
+	$(INSTALL) -m 0755 $(PY_EXAMPLES) $(STAGE)/python/examples/
 	# make bench BENCH_BASE=REF: the module of another revision too.
 	if [ -n "$(BENCH_BASE)" ] && [ -f $(O)/bench-base/bx.ko ]; then \
 		mkdir -p $(STAGE)/bench && \

@@ -25,6 +25,7 @@ INSTALL	?= install
 
 PY_SRCS := $(wildcard python/bx/*.py)
 PY_TESTS := $(wildcard python/tests/*.py)
+PY_EXAMPLES := $(wildcard python/examples/*.py)
 
 # $(call py_install,DIR): the package's sources into DIR/bx.
 py_install = $(INSTALL) -d $(1)/bx && $(INSTALL) -m 0644 $(PY_SRCS) $(1)/bx/

@@ -39,9 +39,9 @@ RIG=(
 	# emulator, userland, L2 switch
 	qemu-system-x86 busybox-static vde2
 	iproute2 rdma-core ibverbs-utils rdmacm-utils perftest qperf trinity
-	# (The guests run the host's python3, run.sh -p. The Python tests'
-	# torch cases skip without python3-torch: it is not installed here
-	# until the PyTorch example needs it, to keep CI within its time.)
+	# the guests run the host's python3 (run.sh -p): torch for the
+	# PyTorch example (python.sh's torch case) and the tests' torch cases
+	python3-torch
 )
 
 case ${1:-all} in

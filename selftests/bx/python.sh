@@ -23,6 +23,13 @@
 #             buffer, bad keys; then 25 s of pushes while guest 2's link
 #             is down for 8 s: every push succeeds, each applied exactly
 #             once. The servers' "bad" counts 0
+#   torch     (three guests or more, and torch) examples/embedding_ps.py:
+#             guests 1 and 2 serve the halves of a sparse embedding
+#             model and its dense layer, guest 0's two worker processes
+#             train it 200 steps, over bx (bx.kv), then the same over
+#             torch.distributed.rpc (TensorPipe over TCP): both reach
+#             the same parameters, bit for bit (their sha256), and each
+#             reports its step time, pull and push latencies and CPU
 . "$(dirname "$0")/lib.sh"
 
 PYDIR=${BX_PYTHON_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/python}
@@ -159,8 +166,83 @@ case_kv() {
 	result
 }
 
-ktap_plan 3
+EX=$PYDIR/examples/embedding_ps.py
+TSTEPS=200
+
+# torch_serve TRANSPORT ARGS...: this guest's shard, in the background.
+torch_serve() {
+	t=$1
+	shift
+	: > /tmp/emb.srv
+	python3 "$EX" serve --transport "$t" --shard $((ID - 1)) \
+		--nservers 2 "$@" >> /tmp/emb.srv 2>&1 &
+	EMBSRV=$!
+	try check wait_until 180 grep -q ready /tmp/emb.srv
+}
+
+# torch_serve_end: the server ended (bx: at SIGTERM; rpc: by itself).
+torch_serve_end() {
+	[ "${1:-}" = term ] && kill -TERM $EMBSRV 2>/dev/null
+	try check wait_until 120 pid_gone $EMBSRV
+	rc=0
+	wait $EMBSRV || rc=$?
+	grep -v "^[IW][0-9]* \|^WARNING: Logging" /tmp/emb.srv | sed 's/^/# server: /'
+	[ $rc -eq 0 ] && grep -q "^embedding_ps: served" /tmp/emb.srv &&
+		! grep -q "^embedding_ps: served .*\(bad\|errors\) [1-9]" /tmp/emb.srv ||
+		{ echo "# FAIL: embedding_ps server exit status $rc"; ERR=1; }
+}
+
+# torch_train TRANSPORT ARGS...: the workers; their lines into /tmp/emb.TRANSPORT.
+torch_train() {
+	t=$1
+	shift
+	python3 "$EX" train --transport "$t" --workers 2 --steps $TSTEPS "$@" \
+		> "/tmp/emb.$t" 2>&1 ||
+		{ echo "# FAIL: training over $t"; ERR=1; }
+	grep "^embedding_ps:" "/tmp/emb.$t" | sed 's/^/# /'
+	grep -q "^embedding_ps: params sha256 " "/tmp/emb.$t" ||
+		{ sed 's/^/# /' "/tmp/emb.$t" | tail -20; ERR=1; }
+}
+
+case_torch() {
+	[ "${BXRIG_N:-1}" -ge 3 ] || { echo "# needs three rig guests"; return $KSFT_SKIP; }
+	python3 -c 'import torch.distributed.rpc as r; assert r.is_available()' \
+		> /dev/null 2>&1 || { echo "# no torch with distributed.rpc"; return $KSFT_SKIP; }
+	ERR=
+	rpc="--nservers 2 --master $BXRIG_PEER0 --ifname eth0 --port 29500"
+	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
+		torch_serve bx --service 4400
+		b torch.bx 300
+		b torch.bx.done 900
+		torch_serve_end term
+		# shellcheck disable=SC2086
+		torch_serve rpc --workers 2 $rpc
+		b torch.rpc 300
+		torch_serve_end
+		b torch.rpc.done 900
+	elif [ "$ID" -eq 0 ]; then
+		b torch.bx 300
+		torch_train bx --servers "$BXRIG_PEER1,$BXRIG_PEER2" --service 4400
+		b torch.bx.done 900
+		b torch.rpc 300
+		# shellcheck disable=SC2086
+		torch_train rpc $rpc
+		b torch.rpc.done 900
+		hb=$(sed -n 's/^embedding_ps: params sha256 //p' /tmp/emb.bx)
+		hr=$(sed -n 's/^embedding_ps: params sha256 //p' /tmp/emb.rpc)
+		echo "# final parameters: bx ${hb:-none}, rpc ${hr:-none}"
+		[ -n "$hb" ] && [ "$hb" = "$hr" ] ||
+			{ echo "# FAIL: bx and torch rpc reached different parameters"; ERR=1; }
+	else
+		b torch.bx 300; b torch.bx.done 900
+		b torch.rpc 300; b torch.rpc.done 900
+	fi
+	result
+}
+
+ktap_plan 4
 run_test binding case_binding
 run_test guests case_guests
 run_test kv case_kv
+run_test torch case_torch
 ktap_finish

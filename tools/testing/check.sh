@@ -213,17 +213,17 @@ tier_stock() {
 	# run_tests.sh -t reading its TAP for the rig's checks and totals.
 	# recover.sh runs in the old lane (with a cluster secret: each
 	# reconnect proves it) and in the debug lane (without), not here:
-	# it is the slowest test. Trinity as nobody, for a minute. -p: the
-	# host's /usr, for python.sh (the host's python3 with numpy and
-	# torch).
+	# it is the slowest test. trinity.sh runs in the debug lane only
+	# (under KASAN). -p: the host's /usr, for python.sh (the host's
+	# python3 with numpy and torch).
 	run_guests stock-2 -n 2 -k stock -t 1200 -p -e BX_SECRET=1 \
-		-e BX_TRINITY=1 -e TRINITY_SECS=60 -e BX_SKIP=recover.sh \
+		-e BX_SKIP=recover.sh \
 		"/opt/bx/selftests/run_kselftest.sh -c bx 2>&1 |" \
 		/opt/bx/selftests/bx/run_tests.sh -t
 	# The cross-guest data tests share one boot of four guests: data.sh,
-	# kv.sh and python.sh's kv case use three of them (the fourth meets
-	# the barriers), flow.sh and hostile.sh all. python.sh's other
-	# cases ran in the two-guest boot.
+	# kv.sh and python.sh's kv and torch cases use three of them (the
+	# fourth meets the barriers), flow.sh and hostile.sh all.
+	# python.sh's other cases ran in the two-guest boot.
 	run_guests stock-4 -n 4 -k stock -m 1024 -t 1500 -p \
 		-e BX_SKIP="python.sh:binding python.sh:guests" \
 		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh flow.sh \
