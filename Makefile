@@ -7,7 +7,8 @@
 #   make            bx.ko, libbx (shared + static), tools, selftests
 #   make check      host unit tests + selftests in qemu guests; prints
 #                   "N passed, N failed, N skipped"
-#   make demo       the main job (two guests)
+#   make demo       the main job: the PyTorch example over bx and over
+#                   torch RPC (three guests); make demo-ps: the C bxps
 #   make style      checkpatch.pl --strict on the kernel sources
 #   make sparse     sparse (C=2 W=1) on the module
 #
@@ -67,7 +68,8 @@ KSRC_FILES := scripts/checkpatch.pl scripts/spelling.txt \
 KSRC_OUT := $(addprefix $(O)/ksrc/,$(KSRC_FILES))
 
 .PHONY: all module lib tools selftests ksft-install stage vm vm-old vm-debug \
-	debug-kernel check check-run unit style sparse demo demo-run clean deps \
+	debug-kernel check check-run unit style sparse demo demo-run demo-ps \
+	demo-ps-run clean deps \
 	FORCE
 
 all: module lib tools selftests
@@ -424,6 +426,9 @@ check: deps
 demo: deps
 	$(MAKE) demo-run
 
+demo-ps: deps
+	$(MAKE) demo-ps-run
+
 # LANES selects the guest lanes: all three by default, or some of "stock",
 # "old" (Debian 12's 6.1 kernel) and "debug". The debug lane (KASAN, lockdep, kmemleak, fault injection) first
 # builds its kernel once (cached in build/debug-kernel).
@@ -432,9 +437,15 @@ LANES ?= stock old debug
 check-run: all unit vm $(if $(filter old,$(LANES)),vm-old) $(if $(filter debug,$(LANES)),vm-debug)
 	TIERS="unit fuzz $(LANES)" tools/testing/check.sh
 
-# The main job: a parameter server on guest 0, workers on the others, over
-# bx and over kernel TCP, side by side (tools/ps/README.md).
+# The main job: the PyTorch example (python/examples/embedding_ps.py), a
+# sparse-embedding model on two server guests trained from a third, over
+# bx and over torch.distributed.rpc, side by side (tools/ps/torch_job.sh).
 demo-run: all vm
+	tools/ps/torch_job.sh
+
+# The C parameter server bxps on guest 0, workers on the others, over bx
+# and over kernel TCP, side by side (tools/ps/README.md).
+demo-ps-run: all vm
 	tools/ps/ps_job.sh
 
 clean:

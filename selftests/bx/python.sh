@@ -167,7 +167,10 @@ case_kv() {
 }
 
 EX=$PYDIR/examples/embedding_ps.py
-TSTEPS=200
+TSTEPS=${BX_TORCH_STEPS:-200}
+TWORKERS=${BX_TORCH_WORKERS:-2}
+# A training run, as a barrier timeout (lib.sh scales it by BX_SLOW).
+TDONE=$((600 + 2 * TSTEPS * TWORKERS))
 
 # torch_serve TRANSPORT ARGS...: this guest's shard, in the background.
 torch_serve() {
@@ -196,7 +199,7 @@ torch_serve_end() {
 torch_train() {
 	t=$1
 	shift
-	python3 "$EX" train --transport "$t" --workers 2 --steps $TSTEPS "$@" \
+	python3 "$EX" train --transport "$t" --workers $TWORKERS --steps $TSTEPS "$@" \
 		> "/tmp/emb.$t" 2>&1 ||
 		{ echo "# FAIL: training over $t"; ERR=1; }
 	grep "^embedding_ps:" "/tmp/emb.$t" | sed 's/^/# /'
@@ -213,29 +216,29 @@ case_torch() {
 	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
 		torch_serve bx --service 4400
 		b torch.bx 300
-		b torch.bx.done 900
+		b torch.bx.done $TDONE
 		torch_serve_end term
 		# shellcheck disable=SC2086
-		torch_serve rpc --workers 2 $rpc
+		torch_serve rpc --workers $TWORKERS $rpc
 		b torch.rpc 300
 		torch_serve_end
-		b torch.rpc.done 900
+		b torch.rpc.done $TDONE
 	elif [ "$ID" -eq 0 ]; then
 		b torch.bx 300
 		torch_train bx --servers "$BXRIG_PEER1,$BXRIG_PEER2" --service 4400
-		b torch.bx.done 900
+		b torch.bx.done $TDONE
 		b torch.rpc 300
 		# shellcheck disable=SC2086
 		torch_train rpc $rpc
-		b torch.rpc.done 900
+		b torch.rpc.done $TDONE
 		hb=$(sed -n 's/^embedding_ps: params sha256 //p' /tmp/emb.bx)
 		hr=$(sed -n 's/^embedding_ps: params sha256 //p' /tmp/emb.rpc)
 		echo "# final parameters: bx ${hb:-none}, rpc ${hr:-none}"
 		[ -n "$hb" ] && [ "$hb" = "$hr" ] ||
 			{ echo "# FAIL: bx and torch rpc reached different parameters"; ERR=1; }
 	else
-		b torch.bx 300; b torch.bx.done 900
-		b torch.rpc 300; b torch.rpc.done 900
+		b torch.bx 300; b torch.bx.done $TDONE
+		b torch.rpc 300; b torch.rpc.done $TDONE
 	fi
 	result
 }
