@@ -13,8 +13,9 @@
 # See tools/bench/README.md.
 
 BXPERF_SRCS := tools/bench/bxperf.c tools/bench/bxperf_bx.c \
-	tools/bench/bxperf_tcp.c
-BXPERF_HDRS := tools/bench/bxperf.h libbx/libbx.h uapi/linux/bx.h
+	tools/bench/bxperf_tcp.c $(TOOLS_LIB_SRCS)
+BXPERF_HDRS := tools/bench/bxperf.h libbx/libbx.h uapi/linux/bx.h \
+	$(TOOLS_LIB_HDRS)
 
 TOOLS += $(O)/bin/bxperf $(O)/bin/rds_pp
 
@@ -22,7 +23,7 @@ TOOLS += $(O)/bin/bxperf $(O)/bin/rds_pp
 # both in $(O) and in a guest (/opt/bx/bin, /opt/bx/lib).
 $(O)/bin/bxperf: $(BXPERF_SRCS) $(BXPERF_HDRS) $(LIBBX_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -pthread -o $@ $(BXPERF_SRCS) -L$(O)/lib -lbx \
+	$(CC) $(UCFLAGS) $(TOOLS_LIB_CFLAGS) -pthread -o $@ $(BXPERF_SRCS) -L$(O)/lib -lbx \
 		-Wl,-rpath,'$$ORIGIN/../lib' -lpthread -lm
 
 $(O)/bin/rds_pp: tools/bench/rds_pp.c

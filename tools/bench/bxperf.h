@@ -25,8 +25,8 @@
 
 enum bp_op { BP_PULL = 1, BP_PUSH = 2, BP_STAT = 3 };
 
-/* A request (bx: a pull's inline payload; TCP: every frame's header). A
- * TCP response starts with one too: size = payload bytes that follow.
+/* A request (bx: a pull's inline payload; TCP: every request's start, a
+ * push's payload after it). A TCP response is the payload alone.
  */
 struct bp_msg {
 	uint32_t	magic;

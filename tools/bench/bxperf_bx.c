@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libbx.h"
 #include "bxperf.h"
+#include "rpc_bx.h"
 
 #define REQ_BUFS	256
 #define REQ_CAP		256
@@ -45,40 +45,12 @@
 #define K_STATREPLY	3ull	/* | region offset of the buffer to free */
 #define LOW48		((1ull << 48) - 1)
 
-static uint64_t page_up(uint64_t x)
-{
-	return (x + 4095) & ~4095ull;
-}
-
 static uint32_t push_service(uint32_t base, uint32_t size)
 {
 	return base + (size <= SMALL_CAP ? 1 : size <= BIG_CAP ? 2 : 3);
 }
 
 /* ---- server ----------------------------------------------------------- */
-
-struct svc {
-	uint32_t	service;
-	uint32_t	n, cap;
-	uint8_t		**buf;
-};
-
-static int prep_post(struct bx *bx, struct bx_sqe *sqe, struct svc *s,
-		     int si, uint32_t i)
-{
-	return bx_prep_recv(bx, sqe, s->service, s->buf[i], s->cap,
-			    K_RECV << K_SHIFT | (uint64_t)si << 48 | i);
-}
-
-static int post(struct bx *bx, struct svc *s, int si, uint32_t i)
-{
-	struct bx_sqe sqe;
-	int ret = prep_post(bx, &sqe, s, si, i);
-
-	if (!ret)
-		ret = bx_submit(bx, &sqe, 1);
-	return ret < 0 ? ret : 0;
-}
 
 /* What one reaped batch answers and posts again: two entries per message. */
 struct batch {
@@ -119,75 +91,51 @@ static int stat_reply(struct batch *q, uint64_t token, uint64_t ops)
 	return ret;
 }
 
-/*
- * Submit the batch. An entry the kernel refuses is dropped (a STAT
- * reply's buffer freed) and counted; the ones after it go on.
- */
+/* An entry the kernel refused is dropped (a STAT reply's buffer freed). */
+static void refused(void *arg, const struct bx_sqe *e, int err)
+{
+	struct bx *bx = arg;
+
+	if (!bp_stop)
+		fprintf(stderr, "bxperf: submit (kind %llu): %s\n",
+			(unsigned long long)(e->user_data >> K_SHIFT),
+			strerror(-err));
+	if (e->user_data >> K_SHIFT == K_STATREPLY)
+		bx_buf_free(bx, (uint8_t *)bx_region(bx) +
+			    (e->user_data & LOW48));
+}
+
+/* Submit the batch; refused entries are counted, the others go on. */
 static unsigned int flush(struct batch *q)
 {
-	unsigned int i = 0, errs = 0;
-
-	while (i < q->n) {
-		int ret = bx_submit(q->bx, &q->sqe[i], q->n - i);
-		const struct bx_sqe *e = &q->sqe[i];
-
-		if (ret > 0) {
-			i += ret;
-			continue;
-		}
-		if (!bp_stop)
-			fprintf(stderr, "bxperf: submit (kind %llu): %s\n",
-				(unsigned long long)(e->user_data >> K_SHIFT),
-				strerror(-ret));
-		if (e->user_data >> K_SHIFT == K_STATREPLY)
-			bx_buf_free(q->bx, (uint8_t *)bx_region(q->bx) +
-				    (e->user_data & LOW48));
-		errs++;
-		i++;
-	}
-	return errs;
+	return rpc_bx_submit_all(q->bx, q->sqe, q->n, refused, q->bx);
 }
 
 static int bx_serve(const struct bp_cfg *cfg)
 {
-	struct svc svcs[4] = {
-		{ cfg->port, REQ_BUFS, REQ_CAP, NULL },
-		{ cfg->port + 1, SMALL_BUFS, SMALL_CAP, NULL },
-		{ cfg->port + 2, cfg->nbig, BIG_CAP, NULL },
-		{ cfg->port + 3, HUGE_BUFS, HUGE_CAP, NULL },
+	struct rpc_bx_svc svcs[4] = {
+		{ cfg->port, REQ_BUFS, REQ_CAP, 0, NULL },
+		{ cfg->port + 1, SMALL_BUFS, SMALL_CAP, 0, NULL },
+		{ cfg->port + 2, cfg->nbig, BIG_CAP, 0, NULL },
+		{ cfg->port + 3, HUGE_BUFS, HUGE_CAP, 0, NULL },
 	};
-	uint64_t region = page_up(HUGE_CAP) + (4u << 20), ops = 0, errs = 0;
+	uint64_t region = rpc_bx_page_up(HUGE_CAP) + (4u << 20), ops = 0;
+	uint64_t errs = 0;
 	struct bx_cqe cqes[32];
 	uint8_t *reply;
 	double t0 = bp_now_us();
 	struct bx *bx;
 	int ret;
 
-	for (int i = 0; i < 4; i++)
-		region += (uint64_t)svcs[i].n * page_up(svcs[i].cap);
-	ret = bx_open(&bx, 0);
-	if (ret) {
-		fprintf(stderr, "bxperf: open /dev/bx: %s\n", strerror(-ret));
+	for (int i = 0; i < 4; i++) {
+		region += (uint64_t)svcs[i].n * rpc_bx_page_up(svcs[i].cap);
+		svcs[i].tag = K_RECV << K_SHIFT | (uint64_t)i << 48;
+	}
+	if (rpc_bx_open("bxperf", region, 4096, NULL, &bx, NULL))
 		return 1;
-	}
-	ret = bx_setup(bx, region, 4096);
-	if (ret) {
-		fprintf(stderr, "bxperf: setup %llu MiB: %s\n",
-			(unsigned long long)region >> 20, strerror(-ret));
-		goto out;
-	}
 	ret = bx_buf_alloc(bx, HUGE_CAP, (void **)&reply);
-	for (int i = 0; !ret && i < 4; i++) {
-		struct svc *s = &svcs[i];
-
-		s->buf = calloc(s->n ? s->n : 1, sizeof(*s->buf));
-		ret = s->buf ? bx_bind(bx, s->service) : -ENOMEM;
-		for (uint32_t k = 0; !ret && k < s->n; k++) {
-			ret = bx_buf_alloc(bx, s->cap, (void **)&s->buf[k]);
-			if (!ret)
-				ret = post(bx, s, i, k);
-		}
-	}
+	for (int i = 0; !ret && i < 4; i++)
+		ret = rpc_bx_svc_init(bx, &svcs[i]);
 	if (ret) {
 		fprintf(stderr, "bxperf: server setup: %s\n", strerror(-ret));
 		goto out;
@@ -250,8 +198,8 @@ static int bx_serve(const struct bp_cfg *cfg)
 			} else {
 				ops++;		/* a push */
 			}
-			ret = queued(&q, prep_post(bx, slot(&q), &svcs[si], si,
-						   idx));
+			ret = queued(&q, rpc_bx_svc_prep(bx, &svcs[si],
+							 slot(&q), idx));
 			errs += ret < 0;
 		}
 		/* Replies and reposts of the whole batch in one system call. */
@@ -263,7 +211,7 @@ static int bx_serve(const struct bp_cfg *cfg)
 out:
 	bx_close(bx);
 	for (int i = 0; i < 4; i++)
-		free(svcs[i].buf);
+		rpc_bx_svc_fini(&svcs[i]);
 	return ret ? 1 : 0;
 }
 
@@ -311,13 +259,14 @@ static int bxc_open(const struct bp_cfg *cfg, uint32_t maxsize,
 		bxc_close(c);
 		return -ENOMEM;
 	}
-	region = (uint64_t)depth * page_up(maxsize ? maxsize : 1) +
-		 page_up(BP_STAT_SLOT_BYTES) + (1u << 20);
-	ret = bx_open(&c->bx, 0);
-	if (!ret)
-		ret = bx_setup(c->bx, page_up(region), 1024);
-	if (!ret)
-		ret = bx_peer(c->bx, cfg->addr, &c->peer);
+	region = (uint64_t)depth * rpc_bx_page_up(maxsize ? maxsize : 1) +
+		 rpc_bx_page_up(BP_STAT_SLOT_BYTES) + (1u << 20);
+	ret = rpc_bx_open("bxperf", region, 1024, cfg->addr, &c->bx,
+			  &c->peer);
+	if (ret) {
+		bxc_close(c);
+		return ret;
+	}
 	for (uint32_t i = 0; !ret && i <= depth; i++) {
 		uint32_t sz = i < depth ? maxsize : BP_STAT_SLOT_BYTES;
 

@@ -6,12 +6,13 @@
 # binary both in $(O) (bin/ and lib/) and in a guest (/opt/bx/bin and
 # /opt/bx/lib), so LD_LIBRARY_PATH is not needed on the host.
 
-PS_SRCS := tools/ps/ps.c tools/ps/ps_bx.c tools/ps/ps_tcp.c
-PS_HDRS := tools/ps/ps.h libbx/libbx.h uapi/linux/bx.h
+PS_SRCS := tools/ps/ps.c tools/ps/ps_bx.c tools/ps/ps_tcp.c \
+	$(TOOLS_LIB_SRCS)
+PS_HDRS := tools/ps/ps.h libbx/libbx.h uapi/linux/bx.h $(TOOLS_LIB_HDRS)
 
 TOOLS += $(O)/bin/bxps
 
 $(O)/bin/bxps: $(PS_SRCS) $(PS_HDRS) $(LIBBX_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -pthread -o $@ $(PS_SRCS) -L$(O)/lib -lbx \
+	$(CC) $(UCFLAGS) $(TOOLS_LIB_CFLAGS) -pthread -o $@ $(PS_SRCS) -L$(O)/lib -lbx \
 		-Wl,-rpath,'$$ORIGIN/../lib' -lpthread -lm

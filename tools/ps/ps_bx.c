@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libbx.h"
 #include "ps.h"
+#include "rpc_bx.h"
 
 #define K_SHIFT		56
 #define K_REQ		1ull
@@ -36,11 +36,6 @@
 #define IDX_MASK	((1ull << 48) - 1)
 #define ENOBUFS_SLEEP_US 200
 #define ENOBUFS_GIVEUP	(10 * 1000000 / ENOBUFS_SLEEP_US)	/* ~10 s */
-
-static uint64_t page_up(uint64_t x)
-{
-	return (x + 4095) & ~4095ull;
-}
 
 /* ---- server ----------------------------------------------------------- */
 
@@ -62,9 +57,8 @@ struct pool {
 struct bxsrv {
 	struct ps_server	*s;
 	struct bx		*bx;
-	uint32_t		svc_pull, svc_push;
-	uint32_t		nreq, npush, pushcap;
-	uint8_t			**reqbuf, **pushbuf;
+	struct rpc_bx_svc	req;		/* pull requests */
+	struct rpc_bx_svc	push;		/* pushes */
 	struct pool		pool[2];	/* 0: sparse-sized, 1: dense */
 	pthread_mutex_t		lock;		/* pools and parked requests */
 };
@@ -103,27 +97,27 @@ static void pool_fini(struct pool *p)
 	free(p->park);
 }
 
-/* The RECV that posts request buffer @idx again. */
-static int prep_req(struct bxsrv *b, struct bx_sqe *sqe, uint32_t idx)
+/*
+ * An entry of answer() the kernel refused: a reply's buffer goes back to
+ * its pool; a request buffer's repost is tried once more alone.
+ */
+static void refused(void *arg, const struct bx_sqe *e, int err)
 {
-	return bx_prep_recv(b->bx, sqe, b->svc_pull, b->reqbuf[idx],
-			    PS_REQ_MAX, K_REQ << K_SHIFT | idx);
-}
+	struct bxsrv_thread *t = arg;
+	struct bxsrv *b = t->b;
+	uint32_t idx = e->user_data & IDX_MASK;
 
-static int repost_req(struct bxsrv *b, uint32_t idx)
-{
-	struct bx_sqe sqe;
-	int ret = prep_req(b, &sqe, idx);
+	(void)err;
+	if (e->user_data >> K_SHIFT == K_REPLY) {
+		struct pool *p = &b->pool[(e->user_data >> 55) & 1];
 
-	if (!ret)
-		ret = bx_submit(b->bx, &sqe, 1);
-	return ret < 0 ? ret : 0;
-}
-
-static int repost_push(struct bxsrv *b, uint32_t idx)
-{
-	return bx_recv_async(b->bx, b->svc_push, b->pushbuf[idx], b->pushcap,
-			     K_PUSH << K_SHIFT | idx);
+		t->st.errors++;
+		pthread_mutex_lock(&b->lock);
+		p->free[p->nfree++] = idx & ((1u << 24) - 1);
+		pthread_mutex_unlock(&b->lock);
+	} else if (rpc_bx_svc_post(b->bx, &b->req, idx) && !*b->s->stop) {
+		t->st.errors++;
+	}
 }
 
 /* Answer request @pk (in its receive buffer) from pool @pi's buffer @bi. */
@@ -133,29 +127,26 @@ static void answer(struct bxsrv_thread *t, int pi, uint32_t bi,
 	struct bxsrv *b = t->b;
 	struct pool *p = &b->pool[pi];
 	uint32_t cap = pk->resp_max < p->size ? pk->resp_max : p->size;
+	uint64_t ud = K_REPLY << K_SHIFT | (uint64_t)pi << 55 | bi;
 	struct bx_sqe sqe[2];
 	uint32_t n;
 	int ret;
 
-	n = ps_srv_pull(b->s, b->reqbuf[pk->idx], pk->len, p->buf[bi], cap,
+	n = ps_srv_pull(b->s, b->req.buf[pk->idx], pk->len, p->buf[bi], cap,
 			&t->st);
 	/* The reply and the repost of the request's buffer in one call. */
-	ret = bx_prep_reply(b->bx, &sqe[0], pk->token, p->buf[bi], n,
-			    K_REPLY << K_SHIFT | (uint64_t)pi << 55 | bi);
+	ret = bx_prep_reply(b->bx, &sqe[0], pk->token, p->buf[bi], n, ud);
 	if (!ret)
-		ret = prep_req(b, &sqe[1], pk->idx);
-	if (!ret)
-		ret = bx_submit(b->bx, sqe, 2);
-	if (ret == 2)
+		ret = rpc_bx_svc_prep(b->bx, &b->req, &sqe[1], pk->idx);
+	if (!ret) {
+		rpc_bx_submit_all(b->bx, sqe, 2, refused, t);
 		return;
-	if (ret < 1) {		/* the reply was not taken */
-		t->st.errors++;
-		pthread_mutex_lock(&b->lock);
-		p->free[p->nfree++] = bi;
-		pthread_mutex_unlock(&b->lock);
 	}
-	if (repost_req(b, pk->idx) && !*b->s->stop)
-		t->st.errors++;
+	/* Not prepared: as if both were refused. */
+	sqe[0].user_data = ud;
+	sqe[1].user_data = b->req.tag | pk->idx;
+	refused(t, &sqe[0], ret);
+	refused(t, &sqe[1], ret);
 }
 
 static void on_request(struct bxsrv_thread *t, const struct bx_cqe *c,
@@ -163,7 +154,7 @@ static void on_request(struct bxsrv_thread *t, const struct bx_cqe *c,
 {
 	struct bxsrv *b = t->b;
 	struct parked pk = { c->token, idx, (uint32_t)c->res, c->resp_max };
-	uint32_t need = ps_srv_resp_size(b->s, b->reqbuf[idx], pk.len);
+	uint32_t need = ps_srv_resp_size(b->s, b->req.buf[idx], pk.len);
 	int pi = need <= b->pool[0].size ? 0 : 1;
 	struct pool *p = &b->pool[pi];
 	uint32_t bi;
@@ -234,17 +225,19 @@ static void *bxsrv_main(void *arg)
 				if (c->res >= 0)	/* a push to the pull svc */
 					t->st.errors++;
 				if (c->res != -ECANCELED &&
-				    repost_req(b, idx) && !*b->s->stop)
+				    rpc_bx_svc_post(b->bx, &b->req, idx) &&
+				    !*b->s->stop)
 					t->st.errors++;
 			} else if (kind == K_PUSH) {
 				if (c->res >= 0 &&
 				    (c->flags & BX_CQE_F_PUSH))
-					ps_srv_push(b->s, b->pushbuf[idx],
+					ps_srv_push(b->s, b->push.buf[idx],
 						    c->res, &t->st);
 				else if (c->res >= 0)
 					t->st.errors++;
 				if (c->res != -ECANCELED &&
-				    repost_push(b, idx) && !*b->s->stop)
+				    rpc_bx_svc_post(b->bx, &b->push, idx) &&
+				    !*b->s->stop)
 					t->st.errors++;
 			}
 		}
@@ -265,59 +258,36 @@ static int bx_serve(struct ps_server *s, struct ps_srv_stats *tot)
 
 	if (small < sizeof(struct ps_hdr) + sizeof(struct ps_info))
 		small = sizeof(struct ps_hdr) + sizeof(struct ps_info);
-	b.svc_pull = cfg->service;
-	b.svc_push = cfg->service + 1;
-	b.nreq = cfg->nrecv;
-	b.npush = cfg->nrecv / 2;
-	b.pushcap = ps_push_max(in);
+	b.req = (struct rpc_bx_svc){ cfg->service, cfg->nrecv, PS_REQ_MAX,
+				     K_REQ << K_SHIFT, NULL };
+	b.push = (struct rpc_bx_svc){ cfg->service + 1, cfg->nrecv / 2,
+				      ps_push_max(in), K_PUSH << K_SHIFT, NULL };
 	npool0 = cfg->nrecv;
 	npool1 = cfg->nrecv / 4 < 8 ? 8 : cfg->nrecv / 4;
 	region = cfg->region_mb ? (uint64_t)cfg->region_mb << 20 :
-		 b.nreq * page_up(PS_REQ_MAX) +
-		 b.npush * page_up(b.pushcap) + npool0 * page_up(small) +
-		 npool1 * page_up(big) + (4u << 20);
+		 b.req.n * rpc_bx_page_up(PS_REQ_MAX) +
+		 b.push.n * rpc_bx_page_up(b.push.cap) +
+		 npool0 * rpc_bx_page_up(small) +
+		 npool1 * rpc_bx_page_up(big) + (4u << 20);
 	pthread_mutex_init(&b.lock, NULL);
-	ret = bx_open(&b.bx, 0);
-	if (ret) {
-		fprintf(stderr, "bxps: open /dev/bx: %s\n", strerror(-ret));
+	ret = rpc_bx_open("bxps", region, 4096, NULL, &b.bx, NULL);
+	if (ret)
 		return ret;
-	}
-	ret = bx_setup(b.bx, page_up(region), 4096);
-	if (ret) {
-		fprintf(stderr, "bxps: setup %llu bytes: %s\n",
-			(unsigned long long)region, strerror(-ret));
-		goto out;
-	}
 	s->reg_bytes = bx_region_size(b.bx);
-	ret = bx_bind(b.bx, b.svc_pull);
-	if (!ret)
-		ret = bx_bind(b.bx, b.svc_push);
-	if (ret) {
-		fprintf(stderr, "bxps: bind %u/%u: %s\n", b.svc_pull,
-			b.svc_push, strerror(-ret));
-		goto out;
-	}
-	b.reqbuf = calloc(b.nreq, sizeof(*b.reqbuf));
-	b.pushbuf = calloc(b.npush, sizeof(*b.pushbuf));
 	th = calloc(cfg->threads, sizeof(*th));
 	ret = -ENOMEM;
-	if (!b.reqbuf || !b.pushbuf || !th)
+	if (!th)
 		goto out;
-	ret = pool_init(b.bx, &b.pool[0], npool0, small, b.nreq);
+	ret = pool_init(b.bx, &b.pool[0], npool0, small, b.req.n);
 	if (!ret)
-		ret = pool_init(b.bx, &b.pool[1], npool1, big, b.nreq);
-	for (uint32_t i = 0; !ret && i < b.nreq; i++) {
-		ret = bx_buf_alloc(b.bx, PS_REQ_MAX, (void **)&b.reqbuf[i]);
-		if (!ret)
-			ret = repost_req(&b, i);
-	}
-	for (uint32_t i = 0; !ret && i < b.npush; i++) {
-		ret = bx_buf_alloc(b.bx, b.pushcap, (void **)&b.pushbuf[i]);
-		if (!ret)
-			ret = repost_push(&b, i);
-	}
+		ret = pool_init(b.bx, &b.pool[1], npool1, big, b.req.n);
+	if (!ret)
+		ret = rpc_bx_svc_init(b.bx, &b.req);
+	if (!ret)
+		ret = rpc_bx_svc_init(b.bx, &b.push);
 	if (ret) {
-		fprintf(stderr, "bxps: receive buffers: %s\n", strerror(-ret));
+		fprintf(stderr, "bxps: services %u/%u and their buffers: %s\n",
+			b.req.service, b.push.service, strerror(-ret));
 		goto out;
 	}
 	for (; started < cfg->threads; started++) {
@@ -340,8 +310,8 @@ out:
 	bx_close(b.bx);
 	pool_fini(&b.pool[0]);
 	pool_fini(&b.pool[1]);
-	free(b.reqbuf);
-	free(b.pushbuf);
+	rpc_bx_svc_fini(&b.req);
+	rpc_bx_svc_fini(&b.push);
 	free(th);
 	return ret;
 }
@@ -365,21 +335,7 @@ struct ps_conn {
 static int open_handle(const struct ps_cfg *cfg, uint64_t region,
 		       struct bx **bx, uint32_t *peer)
 {
-	int ret = bx_open(bx, 0);
-
-	if (ret) {
-		fprintf(stderr, "bxps: open /dev/bx: %s\n", strerror(-ret));
-		return ret;
-	}
-	ret = bx_setup(*bx, page_up(region), 1024);
-	if (!ret)
-		ret = bx_peer(*bx, cfg->addr, peer);
-	if (ret) {
-		fprintf(stderr, "bxps: setup/peer %s: %s\n", cfg->addr,
-			strerror(-ret));
-		bx_close(*bx);
-	}
-	return ret;
+	return rpc_bx_open("bxps", region, 1024, cfg->addr, bx, peer);
 }
 
 static int bx_client_init(const struct ps_cfg *cfg, struct ps_client **out)

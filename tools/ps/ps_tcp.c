@@ -1,361 +1,111 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bxps over kernel TCP: a small epoll RPC, the fair baseline for bx.
+ * bxps over kernel TCP: the fair baseline for bx, on the shared framed
+ * RPC of tools/lib/rpc_tcp.c (u32 length prefix, an epoll server with a
+ * thread per SO_REUSEPORT listener, responses sent with writev()).
  *
- * Framing: every message is a u32 length followed by that many bytes (the
- * bxps message, see ps.h). A pull is answered by its response, a push by
- * a bare struct ps_hdr sent as soon as the push has been received in
- * full (before it is applied), which is when bx acknowledges a push too.
- *
- * Server: THREADS threads, each with its own epoll instance and its own
- * listening socket on the same port (SO_REUSEPORT: the kernel spreads
- * connections over them). Sockets are non-blocking with TCP_NODELAY;
- * each connection has a receive buffer for the largest request and a
- * transmit buffer for the largest response, allocated once when it is
- * accepted; the length prefix and the response leave in one writev().
- * A connection with a response still in flight is not read (its interest
- * switches to EPOLLOUT), which bounds the buffering per connection.
+ * A pull is answered by its response, built in the connection's transmit
+ * buffer (sized for the largest response); a push by a bare struct
+ * ps_hdr, sent as soon as the push has been received in full and applied
+ * only then (rpc_tcp's after() hook), which is when bx acknowledges a
+ * push too. The receive buffer holds the largest request from the start.
  *
  * Worker: one persistent blocking connection per worker thread with
- * TCP_NODELAY, a writev() of prefix and request, then a readv() of prefix
- * and response straight into the caller's buffer.
+ * TCP_NODELAY: a writev() of prefix and request, then a readv() of
+ * prefix and response straight into the caller's buffer.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ps.h"
-
-#define MAX_EVENTS	64
-#define CONN_MAX	1024	/* per server thread */
-
-static int set_nodelay(int fd)
-{
-	int one = 1;
-
-	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
+#include "rpc_tcp.h"
 
 /* ---- server ----------------------------------------------------------- */
 
-struct tconn {
-	int		fd;
-	uint8_t		*rx;		/* length prefixes and messages */
-	uint32_t	rx_len;
-	uint8_t		*tx;		/* one response */
-	uint32_t	tx_pfx;		/* its length prefix */
-	uint32_t	tx_len;		/* response bytes (0: idle) */
-	uint32_t	tx_off;		/* bytes of prefix + response sent */
-	bool		want_out;	/* interest is EPOLLOUT */
-};
-
-struct tsrv_thread {
+struct tsrv {
 	struct ps_server	*s;
-	pthread_t		th;
-	int			ep, lfd;
-	uint32_t		rx_cap, tx_cap;
-	struct tconn		*conns[CONN_MAX];
-	int			nconns;
-	struct ps_srv_stats	st;
-	int			rc;
+	struct ps_srv_stats	*st;	/* per server thread */
 };
 
-static int listen_on(uint32_t port)
+static bool is_push(const void *msg)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_ANY) };
-	int one = 1, fd;
+	struct ps_hdr h;
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
+	memcpy(&h, msg, sizeof(h));
+	return h.op == PS_OP_SPARSE_PUSH || h.op == PS_OP_DENSE_PUSH;
 }
 
-static void conn_free(struct tsrv_thread *t, struct tconn *c)
+static int tsrv_handle(void *ctx, int thread, const void *msg, uint32_t len,
+		       void *tx, uint32_t tx_cap, struct rpc_tcp_resp *r)
 {
-	for (int i = 0; i < t->nconns; i++) {
-		if (t->conns[i] == c) {
-			t->conns[i] = t->conns[--t->nconns];
-			break;
-		}
+	struct tsrv *ts = ctx;
+	struct ps_hdr *a = tx;
+
+	if (is_push(msg)) {
+		/* Acknowledge delivery first, then apply (tsrv_after). */
+		memcpy(a, msg, sizeof(*a));
+		a->status = PS_ST_OK;
+		r->iov[0].iov_len = sizeof(*a);
+	} else {
+		r->iov[0].iov_len = ps_srv_pull(ts->s, msg, len, tx, tx_cap,
+						&ts->st[thread]);
 	}
-	close(c->fd);	/* also leaves the epoll set */
-	free(c->rx);
-	free(c->tx);
-	free(c);
+	r->iov[0].iov_base = tx;
+	r->n = 1;
+	return 0;
 }
 
-static int set_interest(struct tsrv_thread *t, struct tconn *c, bool out)
+static void tsrv_after(void *ctx, int thread, const void *msg, uint32_t len)
 {
-	struct epoll_event ev = { .events = out ? EPOLLOUT : EPOLLIN,
-				  .data.ptr = c };
+	struct tsrv *ts = ctx;
 
-	if (c->want_out == out)
-		return 0;
-	c->want_out = out;
-	return epoll_ctl(t->ep, EPOLL_CTL_MOD, c->fd, &ev);
+	if (is_push(msg))
+		ps_srv_push(ts->s, msg, len, &ts->st[thread]);
 }
 
-/* Send what is pending. 1: all sent, 0: would block, <0: error. */
-static int flush_tx(struct tconn *c)
+static bool tsrv_running(void *ctx)
 {
-	while (c->tx_len) {
-		struct iovec iov[2];
-		int n = 0;
-		ssize_t w;
-
-		if (c->tx_off < 4) {
-			iov[n].iov_base = (uint8_t *)&c->tx_pfx + c->tx_off;
-			iov[n++].iov_len = 4 - c->tx_off;
-			iov[n].iov_base = c->tx;
-			iov[n++].iov_len = c->tx_len;
-		} else {
-			iov[n].iov_base = c->tx + (c->tx_off - 4);
-			iov[n++].iov_len = c->tx_len - (c->tx_off - 4);
-		}
-		w = writev(c->fd, iov, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == EAGAIN ? 0 : -errno;
-		}
-		c->tx_off += w;
-		if (c->tx_off == c->tx_len + 4)
-			c->tx_len = c->tx_off = 0;
-	}
-	return 1;
+	return !*((struct tsrv *)ctx)->s->stop;
 }
 
-/*
- * Handle every complete message in the receive buffer while nothing is
- * in flight. Returns <0 to drop the connection.
- */
-static int process(struct tsrv_thread *t, struct tconn *c)
+static void tsrv_ready(void *ctx)
 {
-	uint32_t off = 0;
-	int ret = 0;
-
-	while (!c->tx_len && c->rx_len - off >= 4) {
-		uint8_t *m = c->rx + off + 4;
-		struct ps_hdr h;
-		uint32_t flen;
-
-		memcpy(&flen, c->rx + off, 4);
-		if (flen < sizeof(h) || flen > t->rx_cap - 4) {
-			t->st.errors++;
-			return -EPROTO;
-		}
-		if (c->rx_len - off < 4 + flen)
-			break;
-		memcpy(&h, m, sizeof(h));
-		if (h.op == PS_OP_SPARSE_PUSH || h.op == PS_OP_DENSE_PUSH) {
-			struct ps_hdr *a = (struct ps_hdr *)c->tx;
-
-			/* Acknowledge delivery first, then apply. */
-			*a = h;
-			a->status = PS_ST_OK;
-			a->nkeys = h.nkeys;
-			c->tx_len = sizeof(*a);
-			c->tx_pfx = sizeof(*a);
-			ret = flush_tx(c);
-			if (ret < 0)
-				return ret;
-			ps_srv_push(t->s, m, flen, &t->st);
-		} else {
-			c->tx_len = ps_srv_pull(t->s, m, flen, c->tx, t->tx_cap,
-						&t->st);
-			c->tx_pfx = c->tx_len;
-			ret = flush_tx(c);
-			if (ret < 0)
-				return ret;
-		}
-		off += 4 + flen;
-	}
-	if (off) {
-		/* Clients do not pipeline, so this rarely moves anything. */
-		memmove(c->rx, c->rx + off, c->rx_len - off);
-		c->rx_len -= off;
-	}
-	return set_interest(t, c, c->tx_len != 0) ? -errno : 0;
+	ps_srv_ready(((struct tsrv *)ctx)->s);
 }
 
-static int on_readable(struct tsrv_thread *t, struct tconn *c)
-{
-	for (;;) {
-		ssize_t r;
-
-		if (c->rx_len == t->rx_cap) {
-			/* Full: only a complete message can be in it. */
-			return process(t, c);
-		}
-		r = read(c->fd, c->rx + c->rx_len, t->rx_cap - c->rx_len);
-		if (r == 0)
-			return -ECONNRESET;
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
-				return -errno;
-			return process(t, c);
-		}
-		c->rx_len += r;
-	}
-}
-
-static void on_accept(struct tsrv_thread *t)
-{
-	for (;;) {
-		int fd = accept4(t->lfd, NULL, NULL,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct epoll_event ev = { .events = EPOLLIN };
-		struct tconn *c;
-
-		if (fd < 0)
-			return;
-		c = calloc(1, sizeof(*c));
-		if (c) {
-			c->rx = malloc(t->rx_cap);
-			c->tx = malloc(t->tx_cap);
-		}
-		if (!c || !c->rx || !c->tx || t->nconns == CONN_MAX ||
-		    set_nodelay(fd)) {
-			t->st.errors++;
-			if (c) {
-				free(c->rx);
-				free(c->tx);
-			}
-			free(c);
-			close(fd);
-			continue;
-		}
-		c->fd = fd;
-		ev.data.ptr = c;
-		if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev)) {
-			t->st.errors++;
-			close(fd);
-			free(c->rx);
-			free(c->tx);
-			free(c);
-			continue;
-		}
-		t->conns[t->nconns++] = c;
-		t->st.conns++;
-	}
-}
-
-static void *tsrv_main(void *arg)
-{
-	struct tsrv_thread *t = arg;
-	struct epoll_event evs[MAX_EVENTS];
-
-	while (!*t->s->stop) {
-		int n = epoll_wait(t->ep, evs, MAX_EVENTS, 100);
-
-		if (n < 0 && errno != EINTR) {
-			t->rc = -errno;
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			struct tconn *c = evs[i].data.ptr;
-			int ret;
-
-			if (!c) {
-				on_accept(t);
-				continue;
-			}
-			if (evs[i].events & EPOLLOUT) {
-				ret = flush_tx(c);
-				if (ret > 0)	/* sent: next message */
-					ret = process(t, c);
-			} else {
-				ret = on_readable(t, c);
-			}
-			/* A worker that closes between rounds is not an
-			 * error; anything else on the socket is.
-			 */
-			if (ret < 0) {
-				if (ret != -ECONNRESET || c->rx_len)
-					t->st.errors++;
-				conn_free(t, c);
-			}
-		}
-	}
-	while (t->nconns)
-		conn_free(t, t->conns[0]);
-	return NULL;
-}
+static const struct rpc_tcp_srv_ops tsrv_ops = {
+	.handle		= tsrv_handle,
+	.after		= tsrv_after,
+	.running	= tsrv_running,
+	.ready		= tsrv_ready,
+};
 
 static int tcp_serve(struct ps_server *s, struct ps_srv_stats *tot)
 {
 	const struct ps_cfg *cfg = s->cfg;
-	struct tsrv_thread *th = calloc(cfg->threads, sizeof(*th));
-	int ret = 0, started = 0;
+	uint32_t rx = RPC_TCP_PFX + (ps_push_max(&cfg->info) > PS_REQ_MAX ?
+				     ps_push_max(&cfg->info) : PS_REQ_MAX);
+	struct rpc_tcp_srv_cfg rc = {
+		.prog = "bxps", .port = cfg->service, .threads = cfg->threads,
+		.poll_ms = 100, .min_len = sizeof(struct ps_hdr),
+		.rx_init = rx, .rx_max = rx, .tx_cap = ps_resp_max(&cfg->info),
+	};
+	struct tsrv ts = { s, calloc(cfg->threads, sizeof(*ts.st)) };
+	struct rpc_tcp_srv_stats rst = { 0 };
+	int ret;
 
-	if (!th)
+	if (!ts.st)
 		return -ENOMEM;
-	for (int i = 0; i < cfg->threads; i++) {
-		struct tsrv_thread *t = &th[i];
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-
-		t->s = s;
-		t->ep = -1;
-		t->rx_cap = 4 + (ps_push_max(&cfg->info) > PS_REQ_MAX ?
-				 ps_push_max(&cfg->info) : PS_REQ_MAX);
-		t->tx_cap = ps_resp_max(&cfg->info);
-		t->lfd = listen_on(cfg->service);
-		if (t->lfd < 0) {
-			ret = t->lfd;
-			fprintf(stderr, "bxps: listen on port %u: %s\n",
-				cfg->service, strerror(-ret));
-			break;
-		}
-		t->ep = epoll_create1(EPOLL_CLOEXEC);
-		if (t->ep < 0 || epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd, &ev)) {
-			ret = -errno;
-			break;
-		}
-	}
-	for (; !ret && started < cfg->threads; started++) {
-		if (pthread_create(&th[started].th, NULL, tsrv_main,
-				   &th[started])) {
-			ret = -EAGAIN;
-			*s->stop = 1;
-		}
-	}
-	if (!ret)
-		ps_srv_ready(s);
-	for (int i = 0; i < started; i++) {
-		pthread_join(th[i].th, NULL);
-		ps_srv_stats_add(tot, &th[i].st);
-		if (th[i].rc && !ret)
-			ret = th[i].rc;
-	}
-	for (int i = 0; i < cfg->threads; i++) {
-		if (th[i].lfd > 0)
-			close(th[i].lfd);
-		if (th[i].ep > 0)
-			close(th[i].ep);
-	}
-	free(th);
+	ret = rpc_tcp_serve(&rc, &tsrv_ops, &ts, &rst);
+	for (int i = 0; i < cfg->threads; i++)
+		ps_srv_stats_add(tot, &ts.st[i]);
+	tot->errors += rst.errors;
+	tot->conns += rst.conns;
+	free(ts.st);
 	return ret;
 }
 
@@ -379,9 +129,7 @@ static int tcp_client_init(const struct ps_cfg *cfg, struct ps_client **out)
 
 	if (!c)
 		return -ENOMEM;
-	c->sa.sin_family = AF_INET;
-	c->sa.sin_port = htons(cfg->service);
-	if (inet_pton(AF_INET, cfg->addr, &c->sa.sin_addr) != 1) {
+	if (rpc_tcp_addr(cfg->addr, cfg->service, &c->sa)) {
 		fprintf(stderr, "bxps: bad IPv4 address %s\n", cfg->addr);
 		free(c);
 		return -EINVAL;
@@ -397,24 +145,14 @@ static void tcp_client_fini(struct ps_client *c)
 
 static int tcp_conn_open(struct ps_client *c, struct ps_conn **out)
 {
-	struct timeval tv = { PS_OP_TIMEOUT_MS / 1000, 0 };
 	struct ps_conn *pc = calloc(1, sizeof(*pc));
-	int err;
 
 	if (!pc)
 		return -ENOMEM;
-	pc->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pc->fd = rpc_tcp_connect(&c->sa, PS_OP_TIMEOUT_MS, false);
 	if (pc->fd < 0) {
-		err = -errno;
-		free(pc);
-		return err;
-	}
-	if (set_nodelay(pc->fd) ||
-	    setsockopt(pc->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    setsockopt(pc->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    connect(pc->fd, (struct sockaddr *)&c->sa, sizeof(c->sa))) {
-		err = -errno;
-		close(pc->fd);
+		int err = pc->fd;
+
 		free(pc);
 		return err;
 	}
@@ -442,93 +180,14 @@ static void *tcp_alloc(struct ps_conn *pc, size_t len)
 	return p;
 }
 
-static int io_err(void)
-{
-	return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
-}
-
-/* Send prefix and message in as few writev() calls as the socket takes. */
-static int send_msg(struct ps_conn *pc, const void *msg, uint32_t len)
-{
-	uint32_t pfx = len;
-	size_t off = 0, total = 4 + (size_t)len;
-
-	while (off < total) {
-		struct iovec iov[2];
-		int n = 0;
-		ssize_t w;
-
-		if (off < 4) {
-			iov[n].iov_base = (uint8_t *)&pfx + off;
-			iov[n++].iov_len = 4 - off;
-			iov[n].iov_base = (void *)msg;
-			iov[n++].iov_len = len;
-		} else {
-			iov[n].iov_base = (uint8_t *)msg + (off - 4);
-			iov[n++].iov_len = total - off;
-		}
-		w = writev(pc->fd, iov, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return io_err();
-		}
-		off += w;
-	}
-	return 0;
-}
-
-/* Receive one framed message into @buf; returns its length. */
-static int recv_msg(struct ps_conn *pc, void *buf, uint32_t cap)
-{
-	uint32_t pfx = 0;
-	size_t got = 0, want = 4;
-
-	while (got < want) {
-		struct iovec iov[2];
-		int n = 0;
-		ssize_t r;
-
-		if (got < 4) {
-			iov[n].iov_base = (uint8_t *)&pfx + got;
-			iov[n++].iov_len = 4 - got;
-			/* Only one response is ever in flight: reading into
-			 * the whole buffer cannot take the next one's bytes.
-			 */
-			iov[n].iov_base = buf;
-			iov[n++].iov_len = cap;
-		} else {
-			iov[n].iov_base = (uint8_t *)buf + (got - 4);
-			iov[n++].iov_len = want - got;
-		}
-		r = readv(pc->fd, iov, n);
-		if (r == 0)
-			return -ECONNRESET;
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return io_err();
-		}
-		got += r;
-		if (got >= 4 && want == 4) {
-			if (pfx > cap)
-				return -EMSGSIZE;
-			want = 4 + (size_t)pfx;
-		}
-		if (got > want)
-			return -EPROTO;
-	}
-	return (int)pfx;
-}
-
 static int tcp_pull(struct ps_conn *pc, const void *req, uint32_t len,
 		    void *resp, uint32_t cap, uint64_t *retries)
 {
 	int r;
 
 	(void)retries;
-	r = send_msg(pc, req, len);
-	return r ? r : recv_msg(pc, resp, cap);
+	r = rpc_tcp_send(pc->fd, req, len);
+	return r ? r : rpc_tcp_recv(pc->fd, resp, cap);
 }
 
 static int tcp_push(struct ps_conn *pc, const void *msg, uint32_t len,
@@ -538,9 +197,9 @@ static int tcp_push(struct ps_conn *pc, const void *msg, uint32_t len,
 	int r;
 
 	(void)retries;
-	r = send_msg(pc, msg, len);
+	r = rpc_tcp_send(pc->fd, msg, len);
 	if (!r)
-		r = recv_msg(pc, &ack, sizeof(ack));
+		r = rpc_tcp_recv(pc->fd, &ack, sizeof(ack));
 	if (r < 0)
 		return r;
 	memcpy(&h, msg, sizeof(h));
