@@ -12,6 +12,7 @@ once."""
 
 import errno
 import os
+import subprocess
 import time
 
 import numpy as np
@@ -111,6 +112,12 @@ def test_outage(w):
     keys = np.unique(keys)
     before = pull(w, keys)
     secs = float(os.environ.get("BX_KV_SECS", "25"))
+    w.push(keys[:1], ones(1, 0.0))
+    # The servers' guests wait at this bxrig barrier: the outage starts
+    # once this worker is up and pushing (python.sh).
+    bar = os.environ.get("BX_KV_BARRIER")
+    if bar:
+        subprocess.run(["bxrig", "barrier", bar, "300"], check=True)
     n, worst, t_end = 0, 0.0, time.monotonic() + secs
     while time.monotonic() < t_end:
         t0 = time.monotonic()

@@ -20,13 +20,14 @@
 #             callback), guest 0 runs tests/test_kv_guest.py: calls of
 #             up to 14000 keys over both servers cut into 64 KiB
 #             requests, a dense run across the boundary into a region
-#             buffer, bad keys; then 25 s of pushes while guest 2's link
+#             buffer, bad keys; then 15 s of pushes while guest 2's link
 #             is down for 8 s: every push succeeds, each applied exactly
 #             once. The servers' "bad" counts 0
 #   torch     (three guests or more, and torch) examples/embedding_ps.py:
 #             guests 1 and 2 serve the halves of a sparse embedding
-#             model and its dense layer, guest 0's two worker processes
-#             train it 200 steps, over bx (bx.kv), then the same over
+#             model and its dense layer, guest 0's worker process(es)
+#             (BX_TORCH_WORKERS, default 1) train it BX_TORCH_STEPS
+#             (default 200) steps, over bx (bx.kv), then the same over
 #             torch.distributed.rpc (TensorPipe over TCP): both reach
 #             the same parameters, bit for bit (their sha256), and each
 #             reports its step time, pull and push latencies and CPU
@@ -139,8 +140,9 @@ case_kv() {
 		kv_serve "$flags"
 		b kv.up 180
 		b kv.calls 300
+		b kv.pushing 300
 		if [ "$ID" -eq 2 ]; then
-			sleep 5
+			sleep 3
 			/usr/sbin/ip link set eth0 down
 			sleep 8
 			/usr/sbin/ip link set eth0 up
@@ -155,12 +157,13 @@ case_kv() {
 		# Parked pushes wait this long for a new connection.
 		def=$(cat /sys/module/bx/parameters/recover_ms)
 		echo $((30000 * BX_SLOW)) > /sys/module/bx/parameters/recover_ms
-		BX_KV_OUTAGE=1 kv_worker
+		BX_KV_OUTAGE=1 BX_KV_BARRIER=python.kv.pushing BX_KV_SECS=15 kv_worker
 		echo "$def" > /sys/module/bx/parameters/recover_ms
 		b kv.outage 300
 	else
 		b kv.up 180
 		b kv.calls 300
+		b kv.pushing 300
 		b kv.outage 300
 	fi
 	result
@@ -168,7 +171,7 @@ case_kv() {
 
 EX=$PYDIR/examples/embedding_ps.py
 TSTEPS=${BX_TORCH_STEPS:-200}
-TWORKERS=${BX_TORCH_WORKERS:-2}
+TWORKERS=${BX_TORCH_WORKERS:-1}
 # A training run, as a barrier timeout (lib.sh scales it by BX_SLOW).
 TDONE=$((600 + 2 * TSTEPS * TWORKERS))
 
@@ -183,10 +186,16 @@ torch_serve() {
 	try check wait_until 180 grep -q ready /tmp/emb.srv
 }
 
-# torch_serve_end: the server ended (bx: at SIGTERM; rpc: by itself).
+# torch_serve_end term|SECS: the server ended (bx: at SIGTERM; rpc: by
+# itself, when the workers are done, within SECS).
 torch_serve_end() {
-	[ "${1:-}" = term ] && kill -TERM $EMBSRV 2>/dev/null
-	try check wait_until 120 pid_gone $EMBSRV
+	secs=120
+	if [ "$1" = term ]; then
+		kill -TERM $EMBSRV 2>/dev/null
+	else
+		secs=$(($1 * BX_SLOW))
+	fi
+	try check wait_until $secs pid_gone $EMBSRV
 	rc=0
 	wait $EMBSRV || rc=$?
 	grep -v "^[IW][0-9]* \|^WARNING: Logging" /tmp/emb.srv | sed 's/^/# server: /'
@@ -221,8 +230,8 @@ case_torch() {
 		# shellcheck disable=SC2086
 		torch_serve rpc --workers $TWORKERS $rpc
 		b torch.rpc 300
-		torch_serve_end
-		b torch.rpc.done $TDONE
+		torch_serve_end $TDONE
+		b torch.rpc.done 300
 	elif [ "$ID" -eq 0 ]; then
 		b torch.bx 300
 		torch_train bx --servers "$BXRIG_PEER1,$BXRIG_PEER2" --service 4400

@@ -10,7 +10,7 @@
 #
 #   tools/ps/torch_job.sh [-s STEPS] [-w WORKERS] [-f FABRIC] [-o DIR]
 #
-#   -s STEPS    steps per worker (default 500)
+#   -s STEPS    steps per worker (default 300)
 #   -w WORKERS  worker processes on guest 0 (default 2)
 #   -f FABRIC   lossless (default; bxswitch, as RoCE with PFC) or lossy
 #   -o DIR      keep the run here (default: $BX_BUILD/vm/runs/torch-...)
@@ -24,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 export BX_BUILD=${BX_BUILD:-$top/build}
 
-steps=500 workers=2 fabric=lossless outdir=
+steps=300 workers=2 fabric=lossless outdir=
 while getopts "s:w:f:o:" opt; do
 	case $opt in
 	s) steps=$OPTARG ;;
