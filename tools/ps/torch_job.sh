@@ -75,7 +75,7 @@ END {
 	printf "%-18s %12s %12s %10s\n", "", "bx", "torch rpc", "bx/rpc"
 	for (i = 1; i <= nk; i++) {
 		b = s["bx", K[i]] / n["bx"]; r = s["rpc", K[i]] / n["rpc"]
-		printf "%-18s %12.2f %12.2f %10s\n", L[i], b, r, r > 0 ? sprintf("%.2f", b / r) : "-"
+		printf "%-18s %12.2f %12.2f %10s\n", L[i], b, r, (r > 0 ? sprintf("%.2f", b / r) : "-")
 	}
 	same = nh == 2 && h[1] == h[2]
 	printf "final parameters   %s\n", same ? "identical (sha256 " substr(h[1], 1, 16) "...)" : "DIFFERENT"
