@@ -54,6 +54,24 @@ export PYTHONPATH="$PYDIR:$PYDIR/tests"
 
 b() { rig_barrier "python.$1" "$2"; }
 
+# py_stop PID OUT ERE SECS: stop a Python server (SECS 0: by SIGTERM,
+# within 60 s; else it ends by itself within SECS), show its output OUT
+# (without torch's log lines) and fail unless it exited 0 with a line
+# matching ERE (its counters, "bad 0" say).
+py_stop() {
+	if [ "$4" -eq 0 ]; then
+		kill -TERM "$1" 2>/dev/null || true
+		try check wait_until 60 pid_gone "$1"
+	else
+		try check wait_until $(($4 * BX_SLOW)) pid_gone "$1"
+	fi
+	rc=0
+	wait "$1" || rc=$?
+	grep -v "^[IW][0-9]* \|^WARNING: Logging" "$2" | sed 's/^/# server: /'
+	[ $rc -eq 0 ] && grep -q -E "$3" "$2" ||
+		{ echo "# FAIL: server $2: exit status $rc"; ERR=1; }
+}
+
 pytest_run() {
 	(cd /tmp && python3 -m pytest -q -p no:cacheprovider -o console_output_style=classic \
 		-rs "$@" 2>&1) | sed 's/^/# /'
@@ -75,13 +93,7 @@ case_guests() {
 		try check wait_until 120 grep -q ready /tmp/pysrv.out
 		b up 180
 		b done 240
-		kill -TERM $srv 2>/dev/null || true
-		try check wait_until 60 pid_gone $srv
-		rc=0
-		wait $srv || rc=$?
-		sed 's/^/# server: /' /tmp/pysrv.out
-		[ $rc -eq 0 ] && grep -q "^python serve: .* bad 0 " /tmp/pysrv.out ||
-			{ echo "# FAIL: server exit status $rc"; ERR=1; }
+		py_stop $srv /tmp/pysrv.out "^python serve: .* bad 0 " 0
 	elif [ "$ID" -eq 1 ]; then
 		b up 180
 		BX_PY_SERVER=$SERVER BX_PY_SERVICE=$SVC \
@@ -112,13 +124,7 @@ kv_serve() {
 }
 
 kv_serve_stop() {
-	kill -TERM $KVSRV 2>/dev/null || true
-	try check wait_until 60 pid_gone $KVSRV
-	rc=0
-	wait $KVSRV || rc=$?
-	sed 's/^/# server: /' /tmp/pykv.out
-	[ $rc -eq 0 ] && grep -q "^python kv serve: .* bad 0 " /tmp/pykv.out ||
-		{ echo "# FAIL: kv server exit status $rc"; ERR=1; }
+	py_stop $KVSRV /tmp/pykv.out "^python kv serve: .* bad 0 " 0
 }
 
 kv_worker() {
@@ -186,22 +192,11 @@ torch_serve() {
 	try check wait_until 180 grep -q ready /tmp/emb.srv
 }
 
-# torch_serve_end term|SECS: the server ended (bx: at SIGTERM; rpc: by
-# itself, when the workers are done, within SECS).
+# torch_serve_end SECS: the server ended (0: at SIGTERM, bx; rpc: by
+# itself, when the workers are done, within SECS), its counters clean.
 torch_serve_end() {
-	secs=120
-	if [ "$1" = term ]; then
-		kill -TERM $EMBSRV 2>/dev/null
-	else
-		secs=$(($1 * BX_SLOW))
-	fi
-	try check wait_until $secs pid_gone $EMBSRV
-	rc=0
-	wait $EMBSRV || rc=$?
-	grep -v "^[IW][0-9]* \|^WARNING: Logging" /tmp/emb.srv | sed 's/^/# server: /'
-	[ $rc -eq 0 ] && grep -q "^embedding_ps: served" /tmp/emb.srv &&
-		! grep -q "^embedding_ps: served .*\(bad\|errors\) [1-9]" /tmp/emb.srv ||
-		{ echo "# FAIL: embedding_ps server exit status $rc"; ERR=1; }
+	py_stop $EMBSRV /tmp/emb.srv \
+		"^embedding_ps: served($| .* bad 0 errors 0$)" "$1"
 }
 
 # torch_train TRANSPORT ARGS...: the workers; their lines into /tmp/emb.TRANSPORT.
@@ -226,7 +221,7 @@ case_torch() {
 		torch_serve bx --service 4400
 		b torch.bx 300
 		b torch.bx.done $TDONE
-		torch_serve_end term
+		torch_serve_end 0
 		# shellcheck disable=SC2086
 		torch_serve rpc --workers $TWORKERS $rpc
 		b torch.rpc 300
