@@ -187,9 +187,8 @@ class Server:
 
     def poll(self, timeout_ms: int = -1) -> int:
         """Serve what has arrived, waiting up to ``timeout_ms`` (-1: until
-        something completes); the number of completions handled. Not
-        while :meth:`start`'s thread runs (``BlockingIOError``... EBUSY:
-        ``OSError``)."""
+        something completes); the number of completions handled.
+        ``OSError`` ``EBUSY`` while :meth:`start`'s thread runs."""
         n = self._lib.kv_server_poll(self._handle(), timeout_ms)
         self._raise_apply()
         return n

@@ -54,22 +54,40 @@ export PYTHONPATH="$PYDIR:$PYDIR/tests"
 
 b() { rig_barrier "python.$1" "$2"; }
 
-# py_stop PID OUT ERE SECS: stop a Python server (SECS 0: by SIGTERM,
-# within 60 s; else it ends by itself within SECS), show its output OUT
-# (without torch's log lines) and fail unless it exited 0 with a line
-# matching ERE (its counters, "bad 0" say).
+# py_start OUT SECS SCRIPT ARGS...: a Python server (this guest runs one
+# at a time: PYSRV), its output into OUT, "ready" there within SECS.
+py_start() {
+	out=$1 secs=$2
+	shift 2
+	: > "$out"
+	python3 "$@" >> "$out" 2>&1 &
+	PYSRV=$!
+	try check wait_until "$secs" grep -q ready "$out"
+}
+
+# py_stop OUT ERE SECS: stop it (SECS 0: by SIGTERM, within 60 s; else it
+# ends by itself within SECS), show OUT (without torch's log lines) and
+# fail unless it exited 0 with a line matching ERE (its counters, "bad
+# 0" say).
 py_stop() {
-	if [ "$4" -eq 0 ]; then
-		kill -TERM "$1" 2>/dev/null || true
-		try check wait_until 60 pid_gone "$1"
+	if [ "$3" -eq 0 ]; then
+		kill -TERM "$PYSRV" 2>/dev/null || true
+		try check wait_until 60 pid_gone "$PYSRV"
 	else
-		try check wait_until $(($4 * BX_SLOW)) pid_gone "$1"
+		try check wait_until $(($3 * BX_SLOW)) pid_gone "$PYSRV"
 	fi
 	rc=0
-	wait "$1" || rc=$?
-	grep -v "^[IW][0-9]* \|^WARNING: Logging" "$2" | sed 's/^/# server: /'
-	[ $rc -eq 0 ] && grep -q -E "$3" "$2" ||
-		{ echo "# FAIL: server $2: exit status $rc"; ERR=1; }
+	wait "$PYSRV" || rc=$?
+	grep -v "^[IW][0-9]* \|^WARNING: Logging" "$1" | sed 's/^/# server: /'
+	[ $rc -eq 0 ] && grep -q -E "$2" "$1" ||
+		{ echo "# FAIL: server $1: exit status $rc"; ERR=1; }
+}
+
+# pytest_ok OUT BAD: pytest's output OUT shown; it passed something and
+# reported none of BAD (an ERE of outcomes).
+pytest_ok() {
+	cat "$1"
+	grep -q " passed" "$1" && ! grep -q -E " ($2)" "$1"
 }
 
 pytest_run() {
@@ -79,28 +97,21 @@ pytest_run() {
 
 case_binding() {
 	pytest_run "$PYDIR/tests/test_binding.py" > /tmp/pyb.out
-	cat /tmp/pyb.out
-	grep -q " passed" /tmp/pyb.out && ! grep -q -E " (failed|error)" /tmp/pyb.out ||
-		fail "binding tests"
+	pytest_ok /tmp/pyb.out "failed|error" || fail "binding tests"
 }
 
 case_guests() {
 	ERR=
 	if [ "$ID" -eq 0 ]; then
-		: > /tmp/pysrv.out
-		python3 "$PYDIR/tests/guest_server.py" -s $SVC >> /tmp/pysrv.out 2>&1 &
-		srv=$!
-		try check wait_until 120 grep -q ready /tmp/pysrv.out
+		py_start /tmp/pysrv.out 120 "$PYDIR/tests/guest_server.py" -s $SVC
 		b up 180
 		b done 240
-		py_stop $srv /tmp/pysrv.out "^python serve: .* bad 0 " 0
+		py_stop /tmp/pysrv.out "^python serve: .* bad 0 " 0
 	elif [ "$ID" -eq 1 ]; then
 		b up 180
 		BX_PY_SERVER=$SERVER BX_PY_SERVICE=$SVC \
 			pytest_run "$PYDIR/tests/test_guest.py" > /tmp/pyg.out
-		cat /tmp/pyg.out
-		grep -q " passed" /tmp/pyg.out &&
-			! grep -q -E " (failed|error|skipped)" /tmp/pyg.out ||
+		pytest_ok /tmp/pyg.out "failed|error|skipped" ||
 			{ echo "# FAIL: client tests"; ERR=1; }
 		b done 240
 	else
@@ -115,25 +126,16 @@ KVKEYS=100000
 
 kv_serve() {
 	begin=$(((ID - 1) * KVKEYS / 2))
-	: > /tmp/pykv.out
 	# shellcheck disable=SC2086
-	python3 "$PYDIR/tests/kv_server.py" -s $KVSVC -b $begin \
-		-e $((begin + KVKEYS / 2)) -l 4 -M 65536 $1 >> /tmp/pykv.out 2>&1 &
-	KVSRV=$!
-	try check wait_until 120 grep -q ready /tmp/pykv.out
-}
-
-kv_serve_stop() {
-	py_stop $KVSRV /tmp/pykv.out "^python kv serve: .* bad 0 " 0
+	py_start /tmp/pykv.out 120 "$PYDIR/tests/kv_server.py" -s $KVSVC \
+		-b $begin -e $((begin + KVKEYS / 2)) -l 4 -M 65536 $1
 }
 
 kv_worker() {
 	BX_KV_SERVERS="$BXRIG_PEER1,$BXRIG_PEER2" BX_KV_SERVICE=$KVSVC \
 		BX_KV_KEYS=$KVKEYS BX_KV_VL=4 BX_KV_MSG=65536 \
 		pytest_run -s "$PYDIR/tests/test_kv_guest.py" > /tmp/pykvw.out
-	cat /tmp/pykvw.out
-	grep -q " passed" /tmp/pykvw.out &&
-		! grep -q -E " (failed|error)" /tmp/pykvw.out ||
+	pytest_ok /tmp/pykvw.out "failed|error" ||
 		{ echo "# FAIL: kv worker tests"; ERR=1; }
 }
 
@@ -155,7 +157,7 @@ case_kv() {
 			try check wait_until 10 sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
 		fi
 		b kv.outage 300
-		kv_serve_stop
+		py_stop /tmp/pykv.out "^python kv serve: .* bad 0 " 0
 	elif [ "$ID" -eq 0 ]; then
 		b kv.up 180
 		kv_worker
@@ -185,18 +187,14 @@ TDONE=$((600 + 2 * TSTEPS * TWORKERS))
 torch_serve() {
 	t=$1
 	shift
-	: > /tmp/emb.srv
-	python3 "$EX" serve --transport "$t" --shard $((ID - 1)) \
-		--nservers 2 "$@" >> /tmp/emb.srv 2>&1 &
-	EMBSRV=$!
-	try check wait_until 180 grep -q ready /tmp/emb.srv
+	py_start /tmp/emb.srv 180 "$EX" serve --transport "$t" \
+		--shard $((ID - 1)) --nservers 2 "$@"
 }
 
 # torch_serve_end SECS: the server ended (0: at SIGTERM, bx; rpc: by
 # itself, when the workers are done, within SECS), its counters clean.
 torch_serve_end() {
-	py_stop $EMBSRV /tmp/emb.srv \
-		"^embedding_ps: served($| .* bad 0 errors 0$)" "$1"
+	py_stop /tmp/emb.srv "^embedding_ps: served($| .* bad 0 errors 0$)" "$1"
 }
 
 # torch_train TRANSPORT ARGS...: the workers; their lines into /tmp/emb.TRANSPORT.
