@@ -76,7 +76,8 @@ struct bxkv_server {
 	struct bxkv_server_cfg	cfg;
 	struct bx		*bx;
 	float			*store;
-	uint64_t		stride;		/* bytes per key */
+	/* Per-key lengths: key begin + i at store[off[i] .. off[i + 1]). */
+	uint64_t		*off;
 	uint8_t			**req, **push, **reply;
 	uint32_t		*reply_free, nreply_free;
 	struct parked		*park;		/* FIFO of parked pulls */
@@ -141,6 +142,22 @@ static void reply_and_repost(struct bxkv_server *s, struct bx_sqe *sqe,
 	repost(s, kind, idx);
 }
 
+/* Where @key's values are in the store, in floats, and how many. */
+static uint64_t key_off(const struct bxkv_server *s, uint64_t key)
+{
+	uint64_t i = key - s->cfg.begin;
+
+	return s->off ? s->off[i] : i * s->cfg.val_len;
+}
+
+static uint32_t key_len(const struct bxkv_server *s, uint64_t key)
+{
+	uint64_t i = key - s->cfg.begin;
+
+	return s->off ? (uint32_t)(s->off[i + 1] - s->off[i]) :
+			s->cfg.val_len;
+}
+
 static void apply_sum(uint64_t key, float *dst, const float *src,
 		      uint32_t len, void *arg)
 {
@@ -154,20 +171,23 @@ static void serve_push(struct bxkv_server *s, const uint8_t *buf,
 		       uint32_t len)
 {
 	struct kv_limits lim = { KV_OP_PUSH, s->cfg.begin, s->cfg.end,
-				 s->cfg.val_len, 0 };
+				 s->cfg.val_len, 0, s->off };
 	bxkv_apply_fn apply = s->cfg.apply ? s->cfg.apply : apply_sum;
-	uint32_t vl = s->cfg.val_len;
+	const float *src;
 	struct kv_req r;
 
 	if (kv_decode(buf, len, &lim, &r)) {
 		s->st.bad++;
 		return;
 	}
+	src = r.vals;
 	for (uint32_t i = 0; i < r.nkeys; i++) {
 		uint64_t key = kv_req_key(&r, i);
+		uint32_t n = key_len(s, key);	/* = kv_req_len(): decoded */
 
-		apply(key, s->store + (key - s->cfg.begin) * vl,
-		      r.vals + (uint64_t)i * vl, vl, s->cfg.apply_arg);
+		apply(key, s->store + key_off(s, key), src, n,
+		      s->cfg.apply_arg);
+		src += n;
 	}
 	s->st.pushes++;
 	s->st.keys_pushed += r.nkeys;
@@ -181,7 +201,7 @@ static bool serve_pull(struct bxkv_server *s, const struct parked *pk)
 {
 	const uint8_t *buf = recv_buf(s, pk->kind, pk->idx);
 	struct kv_limits lim = { KV_OP_PULL, s->cfg.begin, s->cfg.end,
-				 s->cfg.val_len, pk->resp_max };
+				 s->cfg.val_len, pk->resp_max, s->off };
 	struct bx_sqe sqe[2];
 	struct kv_req r;
 	uint64_t bytes;
@@ -197,12 +217,11 @@ static bool serve_pull(struct bxkv_server *s, const struct parked *pk)
 		reply_and_repost(s, sqe, ret, pk->kind, pk->idx, -1);
 		return true;
 	}
-	bytes = r.nkeys * s->stride;
+	bytes = 4 * r.nvals;
 	if (r.flags & KV_F_RANGE) {
 		/* Straight from the store (bytes <= resp_max: kv_decode()). */
 		ret = bx_prep_reply(s->bx, &sqe[0], pk->token,
-				    s->store + (r.first - s->cfg.begin) *
-					       s->cfg.val_len,
+				    s->store + key_off(s, r.first),
 				    (uint32_t)bytes, K_ZREPLY << K_SHIFT);
 		s->st.zero_copy++;
 		bi = -1;
@@ -218,10 +237,14 @@ static bool serve_pull(struct bxkv_server *s, const struct parked *pk)
 			return false;
 		bi = s->reply_free[--s->nreply_free];
 		out = (float *)(void *)s->reply[bi];
-		for (uint32_t i = 0; i < r.nkeys; i++)
-			memcpy(out + (uint64_t)i * s->cfg.val_len,
-			       s->store + (kv_req_key(&r, i) - s->cfg.begin) *
-					  s->cfg.val_len, s->stride);
+		for (uint32_t i = 0; i < r.nkeys; i++) {
+			uint64_t key = kv_req_key(&r, i);
+			uint32_t n = key_len(s, key);
+
+			memcpy(out, s->store + key_off(s, key), 4ull * n);
+			out += n;
+		}
+		out = (float *)(void *)s->reply[bi];
 		ret = bx_prep_reply(s->bx, &sqe[0], pk->token, out,
 				    (uint32_t)bytes,
 				    K_REPLY << K_SHIFT | (uint64_t)bi);
@@ -342,7 +365,14 @@ float *bxkv_server_value(struct bxkv_server *s, uint64_t key)
 {
 	if (key < s->cfg.begin || key >= s->cfg.end)
 		return NULL;
-	return s->store + (key - s->cfg.begin) * s->cfg.val_len;
+	return s->store + key_off(s, key);
+}
+
+uint32_t bxkv_server_value_len(struct bxkv_server *s, uint64_t key)
+{
+	if (key < s->cfg.begin || key >= s->cfg.end)
+		return 0;
+	return key_len(s, key);
 }
 
 void bxkv_server_destroy(struct bxkv_server *s)
@@ -359,13 +389,14 @@ void bxkv_server_destroy(struct bxkv_server *s)
 	free(s->reply);
 	free(s->reply_free);
 	free(s->park);
+	free(s->off);
 	free(s);
 }
 
 static int server_buffers(struct bxkv_server *s)
 {
 	const struct bxkv_server_cfg *c = &s->cfg;
-	uint64_t store = (c->end - c->begin) * s->stride;
+	uint64_t store = 4 * key_off(s, c->end);
 	int ret;
 
 	ret = bx_buf_alloc(s->bx, store, (void **)&s->store);
@@ -410,16 +441,49 @@ static int server_buffers(struct bxkv_server *s)
 	return ret;
 }
 
+/*
+ * The store's layout: @lens (one per key, >= 1) into s->off, or val_len
+ * each; at most 2^46 floats in all. *@max_len: the longest value.
+ */
+static int server_lens(struct bxkv_server *s, const uint32_t *lens,
+		       uint32_t *max_len)
+{
+	const uint64_t limit = (UINT64_MAX >> 16) / 4;
+	uint64_t n = s->cfg.end - s->cfg.begin;
+
+	*max_len = s->cfg.val_len;
+	if (!lens)
+		return n > limit / s->cfg.val_len ? -EINVAL : 0;
+	if (n > limit)
+		return -EINVAL;
+	s->off = malloc((n + 1) * sizeof(*s->off));
+	if (!s->off)
+		return -ENOMEM;
+	s->off[0] = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if (!lens[i] || lens[i] > UINT32_MAX / 4)
+			return -EINVAL;
+		s->off[i + 1] = s->off[i] + lens[i];
+		if (s->off[i + 1] > limit)
+			return -EINVAL;
+		if (lens[i] > *max_len)
+			*max_len = lens[i];
+	}
+	return 0;
+}
+
 int bxkv_server_create(struct bxkv_server **out,
 		       const struct bxkv_server_cfg *cfg)
 {
 	struct bxkv_server *s;
 	struct bxkv_server_cfg *c;
 	uint64_t region, store;
+	uint32_t max_len;
 	int ret;
 
-	if (!cfg->val_len || cfg->end <= cfg->begin || !cfg->service ||
-	    cfg->service == UINT32_MAX || cfg->val_len > UINT32_MAX / 4)
+	if (!cfg->val_len == !cfg->lens || cfg->end <= cfg->begin ||
+	    !cfg->service || cfg->service == UINT32_MAX ||
+	    cfg->val_len > UINT32_MAX / 4)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -430,16 +494,18 @@ int bxkv_server_create(struct bxkv_server **out,
 	c->nrecv = c->nrecv ? c->nrecv : 64;
 	c->npush = c->npush ? c->npush : 8;
 	c->nreply = c->nreply ? c->nreply : 8;
-	s->stride = 4ull * c->val_len;
+	c->lens = NULL;		/* copied into s->off */
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->poll_lock, NULL);
-	ret = -EINVAL;
-	if (c->msg_max < KV_HDR_LEN + 8 + s->stride ||
-	    c->msg_max > BX_MSG_MAX || c->nrecv > 4096 ||
-	    c->npush > 4096 || c->nreply > 4096 ||
-	    c->end - c->begin > (UINT64_MAX >> 16) / s->stride)
+	ret = server_lens(s, cfg->lens, &max_len);
+	if (ret)
 		goto fail;
-	store = page_up((c->end - c->begin) * s->stride);
+	ret = -EINVAL;
+	if (c->msg_max < KV_HDR_LEN + 8 + (s->off ? 8 : 0) + 4ull * max_len ||
+	    c->msg_max > BX_MSG_MAX || c->nrecv > 4096 ||
+	    c->npush > 4096 || c->nreply > 4096)
+		goto fail;
+	store = page_up(4 * key_off(s, c->end));
 	s->pcap = c->nrecv + c->npush;
 	s->req = calloc(c->nrecv, sizeof(*s->req));
 	s->push = calloc(c->npush, sizeof(*s->push));
@@ -476,9 +542,13 @@ fail:
 
 enum { CH_NEW, CH_FLIGHT, CH_WAIT, CH_DONE };
 
-/* One request of a call: keys[start .. start + n) to @server. */
+/*
+ * One request of a call: keys[start .. start + n) to @server, their
+ * values the call's floats [voff, voff + nvals).
+ */
 struct chunk {
 	size_t		start;
+	uint64_t	voff, nvals;
 	uint32_t	n;
 	unsigned int	server;
 	bool		range;
@@ -496,7 +566,6 @@ struct bxkv_worker {
 	uint64_t	*bounds;
 	uint32_t	val_len, service, msg_max, max_inflight;
 	int		timeout_ms;
-	uint64_t	stride;
 	size_t		*first;
 	uint32_t	*inflight;	/* per server */
 	struct chunk	*ch;
@@ -526,7 +595,7 @@ int bxkv_worker_create(struct bxkv_worker **out,
 	unsigned int n = cfg->nservers;
 	int ret;
 
-	if (!n || !cfg->servers || !cfg->val_len || !cfg->service ||
+	if (!n || !cfg->servers || !cfg->service ||
 	    cfg->service == UINT32_MAX || cfg->val_len > UINT32_MAX / 4 ||
 	    cfg->timeout_ms < 0)
 		return -EINVAL;
@@ -536,7 +605,6 @@ int bxkv_worker_create(struct bxkv_worker **out,
 	pthread_mutex_init(&w->lock, NULL);
 	w->n = n;
 	w->val_len = cfg->val_len;
-	w->stride = 4ull * cfg->val_len;
 	w->service = cfg->service;
 	w->msg_max = cfg->msg_max ? cfg->msg_max : BXKV_MSG_MAX_DEFAULT;
 	if (w->msg_max > BX_MSG_MAX) {
@@ -601,17 +669,21 @@ int bxkv_last_error(struct bxkv_worker *w, int *server)
 
 /* Cut the call's keys into requests: w->ch[0 .. *nch). */
 static int make_chunks(struct bxkv_worker *w, uint8_t op,
-		       const uint64_t *keys, size_t *nch)
+		       const uint64_t *keys, const uint32_t *lens,
+		       size_t *nch)
 {
+	uint64_t voff = 0;
 	size_t k = 0;
 
 	for (unsigned int s = 0; s < w->n; s++) {
 		for (size_t p = w->first[s]; p < w->first[s + 1];) {
 			struct chunk *c;
+			uint64_t nvals;
 			bool range;
-			uint32_t m = kv_chunk(keys + p, w->first[s + 1] - p,
-					      op, w->val_len, w->msg_max,
-					      &range);
+			uint32_t m = kv_chunk(keys + p, lens ? lens + p : NULL,
+					      w->first[s + 1] - p, op,
+					      w->val_len, w->msg_max, &range,
+					      &nvals);
 
 			if (!m)
 				return -EMSGSIZE;
@@ -628,11 +700,14 @@ static int make_chunks(struct bxkv_worker *w, uint8_t op,
 			c = &w->ch[k++];
 			memset(c, 0, sizeof(*c));
 			c->start = p;
+			c->voff = voff;
+			c->nvals = nvals;
 			c->n = m;
 			c->server = s;
 			c->range = range;
 			c->backoff = 1;
 			p += m;
+			voff += nvals;
 		}
 	}
 	*nch = k;
@@ -651,6 +726,7 @@ static void chunk_free(struct bxkv_worker *w, struct chunk *c)
 struct call {
 	uint8_t		op;
 	const uint64_t	*keys;
+	const uint32_t	*lens;		/* or w->val_len each */
 	const float	*in;		/* push */
 	float		*out;		/* pull */
 	bool		zero_copy;	/* pull: @out is in the region */
@@ -672,8 +748,8 @@ static int chunk_prep(struct bxkv_worker *w, struct call *k, size_t i,
 		      struct bx_sqe *sqe, int64_t now)
 {
 	struct chunk *c = &w->ch[i];
-	uint64_t size = kv_msg_size(k->op, c->n, w->val_len, c->range);
-	uint64_t bytes = c->n * w->stride;
+	uint64_t size = kv_msg_size(k->op, c->n, c->nvals, c->range, k->lens);
+	uint64_t bytes = 4 * c->nvals;
 	int64_t left = k->deadline - now;
 	void *resp;
 	int ret;
@@ -683,16 +759,16 @@ static int chunk_prep(struct bxkv_worker *w, struct call *k, size_t i,
 		if (ret)
 			return ret;
 		kv_encode(c->msg, size, k->op, k->keys + c->start, c->n,
-			  w->val_len, c->range,
-			  k->op == KV_OP_PUSH ? k->in + c->start * w->val_len :
-			  NULL);
+			  k->lens ? k->lens + c->start : NULL,
+			  k->lens ? 0 : w->val_len, c->range,
+			  k->op == KV_OP_PUSH ? k->in + c->voff : NULL);
 	}
 	if (k->op == KV_OP_PUSH) {
 		ret = bx_prep_push(w->bx, sqe, w->peers[c->server],
 				   w->service + 1, c->msg, (uint32_t)size, i);
 	} else {
 		if (k->zero_copy) {
-			resp = k->out + c->start * w->val_len;
+			resp = k->out + c->voff;
 		} else {
 			if (!c->resp) {
 				ret = bx_buf_alloc(w->bx, bytes, &c->resp);
@@ -714,7 +790,7 @@ static int chunk_prep(struct bxkv_worker *w, struct call *k, size_t i,
 static void chunk_done(struct bxkv_worker *w, struct call *k,
 		       struct chunk *c, int res)
 {
-	uint64_t bytes = c->n * w->stride;
+	uint64_t bytes = 4 * c->nvals;
 	int64_t now = now_ms();
 	bool again;
 
@@ -725,7 +801,7 @@ static void chunk_done(struct bxkv_worker *w, struct call *k,
 		else if ((uint64_t)res != bytes)
 			res = -EPROTO;
 		else if (!k->zero_copy)
-			memcpy(k->out + c->start * w->val_len, c->resp, bytes);
+			memcpy(k->out + c->voff, c->resp, bytes);
 	}
 	if (res >= 0) {
 		c->state = CH_DONE;
@@ -844,22 +920,41 @@ static int run_call(struct bxkv_worker *w, struct call *k, size_t nch)
 	return k->err;
 }
 
-static int kv_call(struct bxkv_worker *w, uint8_t op, const uint64_t *keys,
-		   size_t nkeys, const float *in, float *out)
+/* The floats of a call's values (@lens, or val_len each); 0: bad. */
+static uint64_t call_floats(const struct bxkv_worker *w,
+			    const uint32_t *lens, size_t nkeys)
 {
-	struct call k = { .op = op, .keys = keys, .in = in, .out = out,
-			  .err_server = -1 };
+	uint64_t n = 0;
+
+	if (!lens)
+		return nkeys > UINT64_MAX / 4 / (w->val_len | 1) ? 0 :
+		       nkeys * w->val_len;
+	for (size_t i = 0; i < nkeys; i++)
+		if (!lens[i] || __builtin_add_overflow(n, lens[i], &n))
+			return 0;
+	return n > UINT64_MAX / 4 ? 0 : n;
+}
+
+static int kv_call(struct bxkv_worker *w, uint8_t op, const uint64_t *keys,
+		   const uint32_t *lens, size_t nkeys, const float *in,
+		   float *out)
+{
+	struct call k = { .op = op, .keys = keys, .lens = lens, .in = in,
+			  .out = out, .err_server = -1 };
+	uint64_t bytes = 4 * call_floats(w, lens, nkeys);
 	size_t nch = 0;
-	int ret;
+	int ret = 0;
 
 	pthread_mutex_lock(&w->lock);
-	ret = kv_split(w->bounds, w->n, keys, nkeys, w->first);
+	if (nkeys && !bytes)
+		ret = -EINVAL;	/* no val_len, a length 0, or too many */
 	if (!ret)
-		ret = make_chunks(w, op, keys, &nch);
+		ret = kv_split(w->bounds, w->n, keys, nkeys, w->first);
+	if (!ret)
+		ret = make_chunks(w, op, keys, lens, &nch);
 	if (!ret && nch) {
 		uintptr_t base = (uintptr_t)bx_region(w->bx);
 		uintptr_t p = (uintptr_t)out;
-		uint64_t bytes = nkeys * w->stride;
 
 		k.zero_copy = out && p >= base &&
 			      p - base <= bx_region_size(w->bx) &&
@@ -880,11 +975,23 @@ static int kv_call(struct bxkv_worker *w, uint8_t op, const uint64_t *keys,
 int bxkv_push(struct bxkv_worker *w, const uint64_t *keys, size_t nkeys,
 	      const float *vals)
 {
-	return kv_call(w, KV_OP_PUSH, keys, nkeys, vals, NULL);
+	return kv_call(w, KV_OP_PUSH, keys, NULL, nkeys, vals, NULL);
 }
 
 int bxkv_pull(struct bxkv_worker *w, const uint64_t *keys, size_t nkeys,
 	      float *vals)
 {
-	return kv_call(w, KV_OP_PULL, keys, nkeys, NULL, vals);
+	return kv_call(w, KV_OP_PULL, keys, NULL, nkeys, NULL, vals);
+}
+
+int bxkv_push_lens(struct bxkv_worker *w, const uint64_t *keys,
+		   size_t nkeys, const float *vals, const uint32_t *lens)
+{
+	return kv_call(w, KV_OP_PUSH, keys, lens, nkeys, vals, NULL);
+}
+
+int bxkv_pull_lens(struct bxkv_worker *w, const uint64_t *keys,
+		   size_t nkeys, float *vals, const uint32_t *lens)
+{
+	return kv_call(w, KV_OP_PULL, keys, lens, nkeys, NULL, vals);
 }

@@ -4,17 +4,23 @@
  * libbx (link with -lbx; installed next to libbx.h as <bx/bxkv.h>).
  *
  * Model. Keys are uint64_t. Every key has a value of val_len floats, the
- * same for all keys (fixed at creation, on servers and workers alike).
- * N servers each own a range [begin, end) of keys; a worker knows the N
- * servers' addresses and the partition (by default an even split of
- * [0, key_max)). A call names many keys, strictly ascending (as ps-lite
- * requires), with their values back to back: key keys[i] has values
- * vals[i * val_len .. (i + 1) * val_len).
+ * same for all keys (fixed at creation, on servers and workers alike),
+ * or a length of its own: a server given a table of lengths (cfg.lens)
+ * stores each key's, and a worker names them per call (the _lens calls,
+ * ps-lite's `lens`). N servers each own a range [begin, end) of keys; a
+ * worker knows the N servers' addresses and the partition (by default
+ * an even split of [0, key_max)). A call names many keys, strictly
+ * ascending (as ps-lite requires), with their values back to back: key
+ * keys[i] has values vals[i * val_len .. (i + 1) * val_len), or, with
+ * lens, the lens[i] floats after those of keys[0 .. i). A key's length
+ * in a call must be the server's for it: a request that says otherwise
+ * is refused.
  *
  *   server:  pull: returns the values of the keys asked for;
  *            push: applies the values sent to the stored ones: sums them
  *            (dst[j] += src[j]), or calls cfg->apply (an SGD step, say).
- *   worker:  bxkv_push(w, keys, n, vals), bxkv_pull(w, keys, n, vals):
+ *   worker:  bxkv_push(w, keys, n, vals), bxkv_pull(w, keys, n, vals)
+ *            (and bxkv_push_lens(), bxkv_pull_lens() with lens):
  *            split per server (and, past the message size, per request),
  *            all sent at once, then all their completions reaped.
  *
@@ -65,7 +71,7 @@ struct bxkv_server;
 /**
  * struct bxkv_server_cfg - a server's key range and resources
  * @begin, @end: the keys served: [begin, end), end > begin
- * @val_len:     floats per key (>= 1)
+ * @val_len:     floats per key (>= 1), or 0 with @lens
  * @service:     pulls come to @service, pushes to @service + 1 (bound
  *               here; not 0)
  * @msg_max:     bytes of the largest push request and list-pull answer;
@@ -75,6 +81,8 @@ struct bxkv_server;
  * @nreply:      reply buffers (@msg_max each); 0: 8
  * @apply:       the push's update; NULL: sum
  * @apply_arg:   passed to @apply
+ * @lens:        NULL, or end - begin lengths (each >= 1): key begin + i
+ *               has lens[i] floats (copied; then @val_len must be 0)
  */
 struct bxkv_server_cfg {
 	uint64_t	begin, end;
@@ -86,6 +94,7 @@ struct bxkv_server_cfg {
 	uint32_t	nreply;
 	bxkv_apply_fn	apply;
 	void		*apply_arg;
+	const uint32_t	*lens;
 };
 
 /**
@@ -101,11 +110,15 @@ int bxkv_server_create(struct bxkv_server **out,
 void bxkv_server_destroy(struct bxkv_server *s);
 
 /**
- * bxkv_server_value() - @key's val_len floats in the store (to set the
- * initial values before serving, or to read them); NULL outside the
- * range. Not synchronized with serving.
+ * bxkv_server_value() - @key's floats in the store (to set the initial
+ * values before serving, or to read them); NULL outside the range. Not
+ * synchronized with serving. The keys' values are back to back in key
+ * order: the value of @begin is the whole store.
  */
 float *bxkv_server_value(struct bxkv_server *s, uint64_t key);
+
+/** bxkv_server_value_len() - how many floats @key has; 0 outside. */
+uint32_t bxkv_server_value_len(struct bxkv_server *s, uint64_t key);
 
 /**
  * bxkv_server_poll() - serve what has arrived, waiting up to @timeout_ms
@@ -153,7 +166,7 @@ struct bxkv_worker;
  *               parts one key larger)
  * @bounds:      or @nservers + 1 ascending keys: server s owns
  *               [bounds[s], bounds[s + 1]) (copied)
- * @val_len:     floats per key, the servers'
+ * @val_len:     floats per key, the servers'; 0 if every call has lens
  * @service:     the servers' (pulls: @service, pushes: @service + 1)
  * @msg_max:     the servers'; 0: BXKV_MSG_MAX_DEFAULT
  * @timeout_ms:  each call's deadline; 0: 30000
@@ -204,6 +217,19 @@ int bxkv_push(struct bxkv_worker *w, const uint64_t *keys, size_t nkeys,
 	      const float *vals);
 int bxkv_pull(struct bxkv_worker *w, const uint64_t *keys, size_t nkeys,
 	      float *vals);
+
+/**
+ * bxkv_push_lens() - bxkv_push() with each key's length: @vals holds
+ * lens[0] + ... + lens[nkeys - 1] floats, key i's after key i - 1's
+ * bxkv_pull_lens() - bxkv_pull() likewise
+ * @lens: @nkeys lengths, each >= 1 (-EINVAL otherwise), each the server's
+ *        for its key: else the server refuses the request (a pull:
+ *        -EREMOTEIO; a push is dropped and counted in its stats' bad)
+ */
+int bxkv_push_lens(struct bxkv_worker *w, const uint64_t *keys,
+		   size_t nkeys, const float *vals, const uint32_t *lens);
+int bxkv_pull_lens(struct bxkv_worker *w, const uint64_t *keys,
+		   size_t nkeys, float *vals, const uint32_t *lens);
 
 /**
  * bxkv_last_error() - the last call's return value, and in *@server

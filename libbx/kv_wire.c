@@ -58,50 +58,95 @@ uint64_t kv_req_key(const struct kv_req *r, uint32_t i)
 	return r->flags & KV_F_RANGE ? r->first + i : get64(r->keys + 8ull * i);
 }
 
-uint64_t kv_msg_size(uint8_t op, uint32_t nkeys, uint32_t val_len,
-		     bool range)
+uint32_t kv_req_len(const struct kv_req *r, uint32_t i)
 {
-	uint64_t keys = range ? 8 : 8ull * nkeys, vals = 0, size;
+	return r->lens ? get32(r->lens + 4ull * i) : r->val_len;
+}
 
-	if (op == KV_OP_PUSH &&
-	    __builtin_mul_overflow((uint64_t)nkeys * 4, val_len, &vals))
+/* Bytes of a lengths table of @nkeys entries, padded to 8. */
+static uint64_t lens_size(uint32_t nkeys)
+{
+	return (4ull * nkeys + 7) & ~7ull;
+}
+
+uint64_t kv_msg_size(uint8_t op, uint32_t nkeys, uint64_t nvals,
+		     bool range, bool lens)
+{
+	uint64_t size = KV_HDR_LEN + (range ? 8 : 8ull * nkeys) +
+			(lens ? lens_size(nkeys) : 0);
+
+	if (op != KV_OP_PUSH)
+		return size;
+	if (nvals > (UINT64_MAX - size) / 4)
 		return 0;
-	if (__builtin_add_overflow(KV_HDR_LEN + keys, vals, &size))
-		return 0;
-	return size;
+	return size + 4 * nvals;
 }
 
 uint64_t kv_encode(void *buf, uint64_t cap, uint8_t op,
-		   const uint64_t *keys, uint32_t nkeys, uint32_t val_len,
-		   bool range, const float *vals)
+		   const uint64_t *keys, uint32_t nkeys,
+		   const uint32_t *lens, uint32_t val_len, bool range,
+		   const float *vals)
 {
-	uint64_t size = kv_msg_size(op, nkeys, val_len, range);
+	uint64_t nvals = (uint64_t)nkeys * val_len, size;
 	uint8_t *p = buf;
 	uint32_t k = range ? 1 : nkeys;
 
-	if (!size || size > cap || !nkeys || !val_len ||
+	if (!nkeys || !lens == !val_len ||
 	    (op != KV_OP_PUSH && op != KV_OP_PULL) ||
 	    (op == KV_OP_PUSH) != (vals != NULL))
+		return 0;
+	if (lens) {
+		nvals = 0;
+		for (uint32_t i = 0; i < nkeys; i++) {
+			if (!lens[i])
+				return 0;
+			nvals += lens[i];	/* < 2^32 * 2^32 */
+		}
+	}
+	size = kv_msg_size(op, nkeys, nvals, range, lens);
+	if (!size || size > cap)
 		return 0;
 	put32(p, KV_MAGIC);
 	p[4] = KV_VERSION;
 	p[5] = op;
-	put16(p + 6, range ? KV_F_RANGE : 0);
+	put16(p + 6, (range ? KV_F_RANGE : 0) | (lens ? KV_F_LENS : 0));
 	put32(p + 8, nkeys);
 	put32(p + 12, val_len);
 	p += KV_HDR_LEN;
 	for (uint32_t i = 0; i < k; i++, p += 8)
 		put64(p, keys[i]);
+	if (lens) {
+		memset(p, 0, lens_size(nkeys));
+		for (uint32_t i = 0; i < nkeys; i++)
+			put32(p + 4ull * i, lens[i]);
+		p += lens_size(nkeys);
+	}
 	if (vals)
-		memcpy(p, vals, size - KV_HDR_LEN - 8ull * k);
+		memcpy(p, vals, 4 * nvals);
 	return size;
+}
+
+/* Whether every key of @r has the length the server stores for it. */
+static bool lens_match(const struct kv_req *r, const struct kv_limits *lim)
+{
+	if (!lim->off && !r->lens)
+		return r->val_len == lim->val_len;
+	for (uint32_t i = 0; i < r->nkeys; i++) {
+		uint64_t j = kv_req_key(r, i) - lim->begin;
+		uint64_t want = lim->off ? lim->off[j + 1] - lim->off[j] :
+				lim->val_len;
+
+		if (kv_req_len(r, i) != want)
+			return false;
+	}
+	return true;
 }
 
 int kv_decode(const void *buf, uint64_t len, const struct kv_limits *lim,
 	      struct kv_req *r)
 {
 	const uint8_t *p = buf;
-	uint64_t keys_len, vals_len, want, prev = 0;
+	uint64_t keys_len, lens_len = 0, vals_len, want, prev = 0;
 	uint32_t k;
 
 	if (len < KV_HDR_LEN || ((uintptr_t)buf & 7))
@@ -112,17 +157,39 @@ int kv_decode(const void *buf, uint64_t len, const struct kv_limits *lim,
 	r->nkeys = get32(p + 8);
 	r->val_len = get32(p + 12);
 	if (get32(p) != KV_MAGIC || p[4] != KV_VERSION ||
-	    r->op != lim->op || (r->flags & ~KV_F_RANGE) || !r->nkeys ||
-	    !r->val_len || r->val_len != lim->val_len)
+	    r->op != lim->op || (r->flags & ~(KV_F_RANGE | KV_F_LENS)) ||
+	    !r->nkeys || !(r->flags & KV_F_LENS) != !!r->val_len)
 		return -EBADMSG;
 	k = r->flags & KV_F_RANGE ? 1 : r->nkeys;
 	keys_len = 8ull * k;
-	/* nkeys < 2^32, val_len < 2^32: the product fits in 64 bits. */
-	vals_len = (uint64_t)r->nkeys * r->val_len;
-	if (vals_len > UINT64_MAX / 4)
+	if (r->flags & KV_F_LENS)
+		lens_len = lens_size(r->nkeys);
+	/* Both < 2^36: no overflow. */
+	want = KV_HDR_LEN + keys_len + lens_len;
+	if (len < want)
 		return -EBADMSG;
-	vals_len *= 4;
-	want = KV_HDR_LEN + keys_len;
+	r->keys = p + KV_HDR_LEN;
+	r->first = get64(r->keys);
+	if (r->flags & KV_F_LENS) {
+		r->lens = r->keys + keys_len;
+		for (uint32_t i = 0; i < r->nkeys; i++) {
+			uint32_t l = get32(r->lens + 4ull * i);
+
+			if (!l)
+				return -EBADMSG;
+			r->nvals += l;		/* < 2^32 * 2^32 */
+		}
+		/* The padding is zero: one encoding per request. */
+		for (uint64_t b = 4ull * r->nkeys; b < lens_len; b++)
+			if (r->lens[b])
+				return -EBADMSG;
+	} else {
+		/* nkeys < 2^32, val_len < 2^32: the product fits. */
+		r->nvals = (uint64_t)r->nkeys * r->val_len;
+	}
+	if (r->nvals > UINT64_MAX / 4)
+		return -EBADMSG;
+	vals_len = 4 * r->nvals;
 	if (r->op == KV_OP_PUSH) {
 		if (__builtin_add_overflow(want, vals_len, &want))
 			return -EBADMSG;
@@ -131,26 +198,24 @@ int kv_decode(const void *buf, uint64_t len, const struct kv_limits *lim,
 	}
 	if (len != want)
 		return -EBADMSG;
-	r->keys = p + KV_HDR_LEN;
-	r->first = get64(r->keys);
 	if (r->op == KV_OP_PUSH)
-		r->vals = (const float *)(const void *)(r->keys + keys_len);
+		r->vals = (const float *)(const void *)(p + want - vals_len);
 	if (r->flags & KV_F_RANGE) {
 		if (r->first < lim->begin || r->first >= lim->end ||
 		    r->nkeys > lim->end - r->first)
 			return -ERANGE;
-		return 0;
-	}
-	for (uint32_t i = 0; i < k; i++) {
-		uint64_t key = get64(r->keys + 8ull * i);
+	} else {
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t key = get64(r->keys + 8ull * i);
 
-		if (i && key <= prev)
-			return -EBADMSG;
-		if (key < lim->begin || key >= lim->end)
-			return -ERANGE;
-		prev = key;
+			if (i && key <= prev)
+				return -EBADMSG;
+			if (key < lim->begin || key >= lim->end)
+				return -ERANGE;
+			prev = key;
+		}
 	}
-	return 0;
+	return lens_match(r, lim) ? 0 : -EBADMSG;
 }
 
 int kv_bounds_even(uint64_t key_max, unsigned int n, uint64_t *bounds)
@@ -217,39 +282,60 @@ static size_t run_len(const uint64_t *keys, size_t n, size_t max)
 	return r;
 }
 
-uint32_t kv_chunk(const uint64_t *keys, size_t n, uint8_t op,
-		  uint32_t val_len, uint32_t msg_max, bool *range)
+/* Whether a request of @m keys with @nvals floats stays within limits. */
+static bool fits(uint8_t op, uint32_t m, uint64_t nvals, bool range,
+		 bool lens, uint32_t msg_max)
 {
-	uint64_t vb = 4ull * val_len, range_cap, list_cap, run;
-	size_t i;
+	uint64_t req = kv_msg_size(op, m, nvals, range, lens);
+
+	if (op == KV_OP_PUSH)
+		return req && req <= msg_max;
+	return req <= KV_REQ_MAX && nvals <= msg_max / 4;
+}
+
+/*
+ * How many of @keys (from 0, at most @max) one request takes, as a range
+ * or a list; a list stops before a run of KV_RUN_MIN consecutive keys
+ * (that goes better as a range of its own). The floats in *@nvals.
+ */
+static uint32_t take(const uint64_t *keys, const uint32_t *lens, size_t max,
+		     uint8_t op, uint32_t val_len, uint32_t msg_max,
+		     bool range, uint64_t *nvals)
+{
+	uint64_t v = 0;
+	uint32_t m = 0;
+
+	while (m < max && m < UINT32_MAX) {
+		uint64_t l = lens ? lens[m] : val_len;
+
+		if (range ? m && keys[m] != keys[0] + m :
+		    m && run_len(keys + m, max - m, KV_RUN_MIN) >= KV_RUN_MIN)
+			break;
+		/* v stays below msg_max / 4 + 2^32: no overflow. */
+		if (!fits(op, m + 1, v + l, range, lens, msg_max))
+			break;
+		v += l;
+		m++;
+	}
+	*nvals = v;
+	return m;
+}
+
+uint32_t kv_chunk(const uint64_t *keys, const uint32_t *lens, size_t n,
+		  uint8_t op, uint32_t val_len, uint32_t msg_max, bool *range,
+		  uint64_t *nvals)
+{
+	uint32_t m;
 
 	*range = false;
-	if (!n || !val_len || msg_max < KV_HDR_LEN + 8)
+	*nvals = 0;
+	if (!n || (!lens && !val_len))
 		return 0;
-	if (op == KV_OP_PUSH) {
-		range_cap = (msg_max - KV_HDR_LEN - 8) / vb;
-		list_cap = (msg_max - KV_HDR_LEN) / (8 + vb);
-	} else {
-		range_cap = msg_max / vb;
-		list_cap = (KV_REQ_MAX - KV_HDR_LEN) / 8;
-		if (list_cap > range_cap)
-			list_cap = range_cap;
-	}
-	if (range_cap > UINT32_MAX)
-		range_cap = UINT32_MAX;
-	if (!list_cap && !range_cap)
-		return 0;
-	run = run_len(keys, n, range_cap ? range_cap : 1);
-	if (range_cap && run > 1 && (run == n || run >= KV_RUN_MIN)) {
+	m = take(keys, lens, n, op, val_len, msg_max, true, nvals);
+	/* A range if the run is long, all there is, or cut by the size. */
+	if (m > 1 && (m == n || m >= KV_RUN_MIN || keys[m] == keys[0] + m)) {
 		*range = true;
-		return (uint32_t)run;
+		return m;
 	}
-	if (!list_cap)
-		return 0;
-	/* A list, up to the next run worth a request of its own. */
-	for (i = 1; i < n && i < list_cap; i++)
-		if (range_cap && run_len(keys + i, n - i, KV_RUN_MIN) >=
-				  KV_RUN_MIN)
-			break;
-	return (uint32_t)i;
+	return take(keys, lens, n, op, val_len, msg_max, false, nvals);
 }

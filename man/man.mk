@@ -35,6 +35,8 @@ MAN_PAGES := \
 	man/man3/bxkv_worker_create.3 man/man3/bxkv_worker_destroy.3 \
 	man/man3/bxkv_buf_alloc.3 man/man3/bxkv_buf_free.3 \
 	man/man3/bxkv_push.3 man/man3/bxkv_pull.3 man/man3/bxkv_last_error.3 \
+	man/man3/bxkv_push_lens.3 man/man3/bxkv_pull_lens.3 \
+	man/man3/bxkv_server_value_len.3 \
 	man/man4/bx.4 \
 	man/man8/bxctl.8
 

@@ -13,6 +13,10 @@
 #              three rounds: every value exact, into a region buffer
 #              and into the heap; bad keys refused
 #   apply      the same with the servers' apply callback (subtracting)
+#   lens       the same with a length per key (1 to 7 floats: the
+#              servers' table, the worker's _lens calls); a pull that
+#              names a length not server 0's is refused by it (counted
+#              bad there), a call without lengths by the worker
 #   outage     the worker pushes 1 to 2000 keys around the boundary and
 #              every 50th key for 30 s, pulling every fifth time, while
 #              server 2's link goes down for 8 s, which ends its
@@ -55,8 +59,8 @@ kv_serve_stop() {
 	wait_until 30 pid_gone "$KVSRV" || { kill -KILL "$KVSRV"; ERR=1; }
 	wait "$KVSRV" || { echo "# FAIL: server: $(cat /tmp/kv.srv)"; ERR=1; }
 	echo "# $(tail -1 /tmp/kv.srv)"
-	want="bad 0 errors 0\$"
-	[ "${1:-}" = errors-ok ] && want="bad 0 errors [0-9]*\$"
+	want="bad ${KV_BAD:-0} errors 0\$"
+	[ "${1:-}" = errors-ok ] && want="bad ${KV_BAD:-0} errors [0-9]*\$"
 	grep -q "$want" /tmp/kv.srv ||
 		{ echo "# FAIL: server counters: $(tail -1 /tmp/kv.srv)"; ERR=1; }
 }
@@ -90,6 +94,14 @@ kv_case() {
 
 case_many_keys() { kv_case many "" check -r 3; }
 case_apply() { kv_case apply -N check -r 2 -N; }
+case_lens() {
+	KV_BAD=0
+	[ "$ID" -ne 1 ] || KV_BAD=1	# the refused pull
+	kv_case lens -L check -r 2 -L
+	rc=$?
+	KV_BAD=0
+	return $rc
+}
 
 RECOVER=/sys/module/bx/parameters/recover_ms
 port_active() { rdma link show rxe0/1 | grep -q "state ACTIVE"; }
@@ -132,8 +144,9 @@ case_outage() {
 	result
 }
 
-ktap_plan 3
+ktap_plan 4
 run_test many_keys case_many_keys
 run_test apply case_apply
+run_test lens case_lens
 run_test outage case_outage
 ktap_finish
