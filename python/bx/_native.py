@@ -61,7 +61,8 @@ class KvServerCfg(Structure):
                 ("val_len", c_uint32), ("service", c_uint32),
                 ("msg_max", c_uint32), ("nrecv", c_uint32),
                 ("npush", c_uint32), ("nreply", c_uint32),
-                ("apply", KV_APPLY), ("apply_arg", c_void_p)]
+                ("apply", KV_APPLY), ("apply_arg", c_void_p),
+                ("lens", POINTER(c_uint32))]
 
 
 class KvServerStats(Structure):
@@ -80,7 +81,7 @@ class KvWorkerCfg(Structure):
                 ("max_inflight", c_uint32), ("region_size", c_uint64)]
 
 
-assert ctypes.sizeof(KvServerCfg) == 56 and ctypes.sizeof(KvWorkerCfg) == 64
+assert ctypes.sizeof(KvServerCfg) == 64 and ctypes.sizeof(KvWorkerCfg) == 64
 assert ctypes.sizeof(KvServerStats) == 64
 
 
@@ -139,6 +140,7 @@ _KV_PROTOS = {
     "bxkv_server_create": (c_int, [POINTER(c_void_p), POINTER(KvServerCfg)]),
     "bxkv_server_destroy": (None, [c_void_p]),
     "bxkv_server_value": (c_void_p, [c_void_p, c_uint64]),
+    "bxkv_server_value_len": (c_uint32, [c_void_p, c_uint64]),
     "bxkv_server_poll": (c_int, [c_void_p, c_int]),
     "bxkv_server_start": (c_int, [c_void_p]),
     "bxkv_server_stop": (c_int, [c_void_p]),
@@ -149,6 +151,10 @@ _KV_PROTOS = {
     "bxkv_buf_free": (c_int, [c_void_p, c_void_p]),
     "bxkv_push": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
     "bxkv_pull": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
+    "bxkv_push_lens": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p,
+                               c_void_p]),
+    "bxkv_pull_lens": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p,
+                               c_void_p]),
     "bxkv_last_error": (c_int, [c_void_p, POINTER(c_int)]),
 }
 
@@ -291,14 +297,18 @@ class Lib:
     def kv_server_create(self, begin: int, end: int, val_len: int,
                          service: int, msg_max: int = 0, nrecv: int = 0,
                          npush: int = 0, nreply: int = 0,
-                         apply: Optional[Any] = None) -> int:
-        """``apply``: a :data:`KV_APPLY` function pointer, or None."""
+                         apply: Optional[Any] = None,
+                         lens: Optional[Any] = None) -> int:
+        """``apply``: a :data:`KV_APPLY` function pointer, or None;
+        ``lens``: a ctypes array of ``end - begin`` uint32, or None."""
         self._kv()
         cfg = KvServerCfg(begin=begin, end=end, val_len=val_len,
                           service=service, msg_max=msg_max, nrecv=nrecv,
                           npush=npush, nreply=nreply)
         if apply is not None:
             cfg.apply = apply
+        if lens is not None:
+            cfg.lens = ctypes.cast(lens, POINTER(c_uint32))
         s = c_void_p()
         check(self._bxkv_server_create(byref(s), byref(cfg)))
         return s.value
@@ -308,6 +318,9 @@ class Lib:
 
     def kv_server_value(self, s: int, key: int) -> int:
         return self._bxkv_server_value(s, key) or 0
+
+    def kv_server_value_len(self, s: int, key: int) -> int:
+        return self._bxkv_server_value_len(s, key)
 
     def kv_server_poll(self, s: int, timeout_ms: int) -> int:
         return check(self._bxkv_server_poll(s, timeout_ms))
@@ -353,11 +366,20 @@ class Lib:
     def kv_buf_free(self, w: int, addr: int) -> None:
         check(self._bxkv_buf_free(w, addr))
 
-    def kv_push(self, w: int, keys: int, n: int, vals: int) -> None:
-        check(self._bxkv_push(w, keys, n, vals))
+    def kv_push(self, w: int, keys: int, n: int, vals: int,
+                lens: int = 0) -> None:
+        """``lens``: the address of ``n`` uint32 lengths, or 0."""
+        if lens:
+            check(self._bxkv_push_lens(w, keys, n, vals, lens))
+        else:
+            check(self._bxkv_push(w, keys, n, vals))
 
-    def kv_pull(self, w: int, keys: int, n: int, vals: int) -> None:
-        check(self._bxkv_pull(w, keys, n, vals))
+    def kv_pull(self, w: int, keys: int, n: int, vals: int,
+                lens: int = 0) -> None:
+        if lens:
+            check(self._bxkv_pull_lens(w, keys, n, vals, lens))
+        else:
+            check(self._bxkv_pull(w, keys, n, vals))
 
     def kv_last_error(self, w: int) -> Tuple[int, int]:
         srv = c_int(-1)

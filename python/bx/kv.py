@@ -3,11 +3,16 @@
 of ps-lite: servers that each own a range of keys, workers that push and
 pull many keys at once, each call split per server and sent in parallel.
 
-Every key has ``val_len`` float32 values. Keys are uint64, strictly
+Every key has ``val_len`` float32 values, or, ps-lite's ``lens``, a
+length of its own: a server given ``lens`` (one per key of its range)
+stores each key's, and a worker's calls then name the keys' lengths
+(``lens=``, which must be the servers'). Keys are uint64, strictly
 ascending within a call. Values are passed as any C-contiguous float32
 buffer (a NumPy array, a torch tensor's ``.numpy()``, an
 ``array.array('f')``, a :meth:`Worker.buffer`), ``len(keys) * val_len``
-of them, key ``keys[i]`` owning ``values[i * val_len:(i + 1) * val_len]``::
+of them, key ``keys[i]`` owning ``values[i * val_len:(i + 1) * val_len]``
+(with ``lens``: ``sum(lens)`` of them, key ``keys[i]`` the ``lens[i]``
+after those of the keys before it)::
 
     import numpy as np
     from bx import kv
@@ -27,6 +32,11 @@ of them, key ``keys[i]`` owning ``values[i * val_len:(i + 1) * val_len]``::
         out = w.buffer(3)                          # in the bx region:
         w.pull(keys, out)                          # no copy at all
 
+    # keys of lengths of their own (an embedding row and a bias, say)
+    kv.Server(0, 1000, service=42, lens=[8 if k % 2 else 1
+                                         for k in range(1000)])
+    w.push([0, 1], np.ones(9, dtype=np.float32), lens=[1, 8])
+
 Recovery is bx's (Documentation/bx.rst, "Key-value layer"): a push
 request is applied exactly once across reconnects, or the call fails; a
 pull is sent again after a connection failure until the deadline. A
@@ -41,11 +51,12 @@ from __future__ import annotations
 import array
 import ctypes
 import functools
+import itertools
 import sys
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from . import _native
 from .core import _get_lib, _Mapping
@@ -91,11 +102,37 @@ def _views_alive(arr: Any) -> bool:
     return arr is not None and sys.getrefcount(arr) > 3
 
 
+def _uint32s(vals: Any, what: str) -> Any:
+    """A C array of uint32 for ``vals`` (the caller's memory when it is
+    a C-contiguous 4-byte unsigned buffer; else a copy)."""
+    try:
+        mv = memoryview(vals)
+    except TypeError:
+        mv = None
+    if mv is not None and mv.ndim == 1 and mv.c_contiguous and \
+            mv.itemsize == 4 and mv.format.lstrip("<=@") in ("I", "L"):
+        n = mv.nbytes // 4
+        if mv.readonly or n == 0:
+            return (ctypes.c_uint32 * n).from_buffer_copy(mv)
+        return (ctypes.c_uint32 * n).from_buffer(mv.cast("B"))
+    seq = []
+    for v in vals:
+        if not hasattr(v, "__index__"):
+            raise TypeError(f"{what}: integers, not {type(v).__name__}")
+        v = v.__index__()
+        if not 0 <= v < 1 << 32:
+            raise ValueError(f"{what}: {v} is not a uint32")
+        seq.append(v)
+    return (ctypes.c_uint32 * len(seq))(*seq)
+
+
 class Server:
     """A key-value server (``bxkv_server_create()``): keys
-    ``[begin, end)``, ``val_len`` floats each, all 0 at first; pulls come
-    to ``service``, pushes to ``service + 1`` (both bound here, so one
-    server per service number and host).
+    ``[begin, end)``, ``val_len`` floats each, or with ``lens`` (``end -
+    begin`` lengths, each >= 1; then ``val_len`` is 0) key ``begin + i``
+    ``lens[i]`` floats; all 0 at first. Pulls come to ``service``, pushes
+    to ``service + 1`` (both bound here, so one server per service number
+    and host).
 
     A push is summed into the stored values, or, with ``apply``, handed
     to ``apply(key, dst, src)`` per key (memoryviews of ``val_len``
@@ -110,24 +147,35 @@ class Server:
     the same.
     """
 
-    def __init__(self, begin: int, end: int, val_len: int, service: int, *,
-                 msg_max: int = 0, nrecv: int = 0, npush: int = 0,
-                 nreply: int = 0, apply: Optional[ApplyFn] = None,
-                 lib: Any = None) -> None:
+    def __init__(self, begin: int, end: int, val_len: int = 0,
+                 service: int = 0, *, lens: Any = None, msg_max: int = 0,
+                 nrecv: int = 0, npush: int = 0, nreply: int = 0,
+                 apply: Optional[ApplyFn] = None, lib: Any = None) -> None:
         self._lib = lib if lib is not None else _get_lib()
         self.begin, self.end, self.val_len = begin, end, val_len
         self.service = service
         self._apply = apply
         self._apply_err: Optional[BaseException] = None
         self._cfn = None
+        # Per-key lengths: key begin + i at floats [off[i], off[i + 1]).
+        self._off: Optional[array.array] = None
+        cl = None
+        if lens is not None:
+            cl = _uint32s(lens, "lens")
+            if len(cl) != end - begin:
+                raise ValueError(f"lens: {len(cl)} lengths, "
+                                 f"{end - begin} keys")
+            self._off = array.array("Q", itertools.chain(
+                (0,), itertools.accumulate(cl)))
         if apply is not None:
             self._cfn = _native.KV_APPLY(self._call_apply)
         self._s: Optional[int] = self._lib.kv_server_create(
             begin, end, val_len, service, msg_max, nrecv, npush, nreply,
-            self._cfn)
+            self._cfn, cl)
         self._fin = weakref.finalize(self, self._lib.kv_server_destroy,
                                      self._s)
-        n = (end - begin) * val_len
+        n = self._off[-1] if self._off is not None else \
+            (end - begin) * val_len
         addr = self._lib.kv_server_value(self._s, begin)
         self._store: Any = (ctypes.c_float * n).from_address(addr)
         self._running = False
@@ -157,21 +205,33 @@ class Server:
     @property
     def values(self) -> memoryview:
         """The store: a writable memoryview of ``(end - begin, val_len)``
-        floats (format ``f``), key ``begin + i`` in row ``i``. NumPy:
-        ``numpy.asarray(srv.values)``. Set the initial values before
-        serving; not synchronized with serving."""
+        floats (format ``f``), key ``begin + i`` in row ``i``; with
+        ``lens``, of all the keys' floats back to back (one dimension).
+        NumPy: ``numpy.asarray(srv.values)``. Set the initial values
+        before serving; not synchronized with serving."""
         self._handle()
-        return memoryview(self._store).cast("B").cast(
-            "f", (self.end - self.begin, self.val_len))
+        mv = memoryview(self._store).cast("B")
+        if self._off is not None:
+            return mv.cast("f")
+        return mv.cast("f", (self.end - self.begin, self.val_len))
 
-    def value(self, key: int) -> memoryview:
-        """The ``val_len`` floats of ``key`` (a row of :attr:`values`)."""
+    def value_len(self, key: int) -> int:
+        """How many floats ``key`` has."""
         if not self.begin <= key < self.end:
             raise KeyError(key)
+        if self._off is None:
+            return self.val_len
+        i = key - self.begin
+        return self._off[i + 1] - self._off[i]
+
+    def value(self, key: int) -> memoryview:
+        """The floats of ``key`` (a row of :attr:`values`, or its
+        stretch of them with ``lens``)."""
+        n = self.value_len(key)
         self._handle()
-        i = (key - self.begin) * self.val_len
-        return memoryview(self._store).cast("B").cast("f")[
-            i:i + self.val_len]
+        i = key - self.begin
+        i = self._off[i] if self._off is not None else i * self.val_len
+        return memoryview(self._store).cast("B").cast("f")[i:i + n]
 
     def start(self) -> None:
         """Serve from a thread of libbx's own until :meth:`stop`."""
@@ -226,7 +286,8 @@ class Server:
     def __repr__(self) -> str:
         state = "closed" if self._s is None else \
             ("serving" if self._running else "idle")
-        return (f"<bx.kv.Server [{self.begin}, {self.end}) x {self.val_len} "
+        vl = self.val_len if self._off is None else "lens"
+        return (f"<bx.kv.Server [{self.begin}, {self.end}) x {vl} "
                 f"service={self.service} {state}>")
 
 
@@ -276,12 +337,14 @@ class Worker:
     ``msg_max`` are the servers'. ``timeout_ms``: each call's deadline
     (0: 30 s); ``max_inflight``: requests in flight per server (0: 8);
     ``region_size``: bytes of the worker's bx region (0: 64 MiB).
+    ``val_len`` may be 0 if every call names its keys' ``lens``.
 
     Calls on one worker are serialized (a lock); use a worker per thread
     for parallel calls.
     """
 
-    def __init__(self, servers: Sequence[str], *, val_len: int, service: int,
+    def __init__(self, servers: Sequence[str], *, service: int,
+                 val_len: int = 0,
                  key_max: int = 0, bounds: Optional[Sequence[int]] = None,
                  msg_max: int = 0, timeout_ms: int = 0,
                  max_inflight: int = 0, region_size: int = 0,
@@ -309,9 +372,13 @@ class Worker:
         return self._w
 
     # -- buffers --
-    def buffer(self, nkeys: int) -> KVBuffer:
-        """Room for the values of ``nkeys`` keys in the worker's region."""
-        n = max(nkeys, 0) * self.val_len
+    def buffer(self, nkeys: int = 0, *,
+               floats: Optional[int] = None) -> KVBuffer:
+        """Room for the values of ``nkeys`` keys (of ``val_len``), or
+        for ``floats`` floats (keys of lengths of their own), in the
+        worker's region."""
+        n = max(nkeys, 0) * self.val_len if floats is None else \
+            max(floats, 0)
         addr = self._lib.kv_buf_alloc(self._handle(), max(n, 1) * 4)
         buf = _kvbuffer_type(n).from_address(addr)
         self._bufs[addr] = buf
@@ -351,10 +418,20 @@ class Worker:
             seq.append(k)
         return (ctypes.c_uint64 * len(seq))(*seq)
 
-    def _values(self, vals: Any, nkeys: int, writable: bool) -> Any:
-        """A C array of ``nkeys * val_len`` floats over ``vals`` (its own
-        memory, or, reading only, a copy of a sequence)."""
-        want = nkeys * self.val_len
+    def _lens(self, lens: Any, nkeys: int) -> Tuple[Any, int]:
+        """The C array of ``lens`` (None: none) and the floats of all
+        ``nkeys`` keys."""
+        if lens is None:
+            return None, nkeys * self.val_len
+        cl = _uint32s(lens, "lens")
+        if len(cl) != nkeys:
+            raise ValueError(f"lens: {len(cl)} lengths, {nkeys} keys")
+        return cl, sum(cl)
+
+    @staticmethod
+    def _values(vals: Any, want: int, writable: bool) -> Any:
+        """A C array of ``want`` floats over ``vals`` (its own memory,
+        or, reading only, a copy of a sequence)."""
         if isinstance(vals, KVBuffer):
             if len(vals) != want:  # type: ignore[arg-type]
                 raise ValueError(f"values: {len(vals)} floats, "
@@ -384,39 +461,48 @@ class Worker:
             return (ctypes.c_float * want).from_buffer_copy(mv)
         return (ctypes.c_float * want).from_buffer(mv.cast("B"))
 
-    def _call(self, fn: Callable[..., None], keys: Any, vals: Any) -> None:
+    def _call(self, fn: Callable[..., None], keys: Any, vals: Any,
+              lens: Any) -> None:
         n = len(keys)
         with self._lock:
             w = self._handle()
             try:
                 fn(w, ctypes.addressof(keys) if n else 0, n,
-                   ctypes.addressof(vals) if n else 0)
+                   ctypes.addressof(vals) if n else 0,
+                   ctypes.addressof(lens) if lens is not None and n else 0)
             except OSError as e:
                 _, e.server = self._lib.kv_last_error(w)
                 raise
 
     # -- calls --
-    def push(self, keys: Any, values: Any) -> None:
+    def push(self, keys: Any, values: Any, lens: Any = None) -> None:
         """Apply ``values`` to ``keys`` on their servers (summed, or the
-        servers' ``apply``). Raises :class:`OSError` with ``server``:
-        ``EINVAL`` (``server`` -1) for keys not strictly ascending,
+        servers' ``apply``); ``lens``: each key's length (a uint32 buffer
+        or a sequence), the servers'. A push whose lengths are not the
+        server's is dropped there (counted in its ``bad``). Raises
+        :class:`OSError` with ``server``: ``EINVAL`` (``server`` -1) for
+        keys not strictly ascending, a length of 0 or neither ``lens``
+        nor ``val_len``,
         ``ERANGE`` for a key outside the partition, or the failed
         request's errno (``TimeoutError``, ``ConnectionResetError``: a
         push of unknown outcome, ``EREMOTEIO``: refused by the server).
         ``TypeError``/``ValueError`` for arguments of the wrong type or
         size."""
         k = self._keys(keys)
-        self._call(self._lib.kv_push, k, self._values(values, len(k), False))
+        cl, n = self._lens(lens, len(k))
+        self._call(self._lib.kv_push, k, self._values(values, n, False), cl)
 
-    def pull(self, keys: Any, out: Any = None) -> Any:
+    def pull(self, keys: Any, out: Any = None, lens: Any = None) -> Any:
         """The values of ``keys``: into ``out`` (a writable float32
-        buffer of ``len(keys) * val_len``; a :meth:`buffer` for no copy)
-        and returned, or, without ``out``, into a new
-        ``array.array('f')``."""
+        buffer of ``len(keys) * val_len`` floats, or ``sum(lens)``; a
+        :meth:`buffer` for no copy) and returned, or, without ``out``,
+        into a new ``array.array('f')``. Lengths not the server's:
+        ``EREMOTEIO`` (refused)."""
         k = self._keys(keys)
+        cl, n = self._lens(lens, len(k))
         if out is None:
-            out = array.array("f", bytes(4 * len(k) * self.val_len))
-        self._call(self._lib.kv_pull, k, self._values(out, len(k), True))
+            out = array.array("f", bytes(4 * n))
+        self._call(self._lib.kv_pull, k, self._values(out, n, True), cl)
         return out
 
     # -- lifetime --

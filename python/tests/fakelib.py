@@ -236,14 +236,22 @@ class FakeKV(FakeLib):
         return self.kv[s]
 
     def kv_server_create(self, begin, end, val_len, service, msg_max=0,
-                         nrecv=0, npush=0, nreply=0, apply=None):
+                         nrecv=0, npush=0, nreply=0, apply=None, lens=None):
         self._maybe_fail()
-        if end <= begin or not val_len or not service:
+        if end <= begin or (not val_len) == (lens is None) or not service:
             check(-errno.EINVAL)
-        size = ((end - begin) * val_len * 4 + 4095) // 4096 * 4096
+        if lens is not None and (len(lens) != end - begin or
+                                 not all(lens)):
+            check(-errno.EINVAL)
+        ls = list(lens) if lens is not None else [val_len] * (end - begin)
+        off = [0]
+        for n in ls:
+            off.append(off[-1] + n)
+        size = (off[-1] * 4 + 4095) // 4096 * 4096
         p = _libc.mmap(None, size, 3, 0x22, -1, 0)
         s, self.kv_next = self.kv_next, self.kv_next + 1
         self.kv[s] = {"begin": begin, "end": end, "val_len": val_len,
+                      "off": off, "handle": s,
                       "service": service, "addr": p, "size": size,
                       "apply": apply, "running": False,
                       "stats": dict.fromkeys(
@@ -259,7 +267,14 @@ class FakeKV(FakeLib):
         d = self._kvd(s)
         if not d["begin"] <= key < d["end"]:
             return 0
-        return d["addr"] + (key - d["begin"]) * d["val_len"] * 4
+        return d["addr"] + d["off"][key - d["begin"]] * 4
+
+    def kv_server_value_len(self, s, key):
+        d = self._kvd(s)
+        if not d["begin"] <= key < d["end"]:
+            return 0
+        i = key - d["begin"]
+        return d["off"][i + 1] - d["off"][i]
 
     def kv_server_poll(self, s, timeout_ms):
         if self._kvd(s)["running"]:
@@ -283,7 +298,7 @@ class FakeKV(FakeLib):
                          max_inflight=0, region_size=0):
         self._maybe_fail()
         n = len(servers)
-        if not n or not val_len:
+        if not n:
             check(-errno.EINVAL)
         if bounds is None:
             bounds = [s * (key_max // n) + min(s, key_max % n)
@@ -310,16 +325,22 @@ class FakeKV(FakeLib):
     def kv_last_error(self, w):
         return self._kvd(w)["last"]
 
-    def _kv_call(self, w, keys, n, vals, push):
+    def _kv_call(self, w, keys, n, vals, push, lens=0):
         d = self._kvd(w)
         d["last"] = (0, -1)
-        vl, bounds = d["val_len"], d["bounds"]
+        bounds = d["bounds"]
         ks = list((ctypes.c_uint64 * n).from_address(keys)) if n else []
-        fv = (ctypes.c_float * (n * vl)).from_address(vals) if n else []
+        ls = list((ctypes.c_uint32 * n).from_address(lens)) if lens else \
+            [d["val_len"]] * n
+        off = [0]
+        for ln in ls:
+            off.append(off[-1] + ln)
 
         def err(e, srv):
             d["last"] = (-e, srv)
             check(-e)
+        if not all(ls):
+            err(errno.EINVAL, -1)
         if any(a >= b for a, b in zip(ks, ks[1:])):
             err(errno.EINVAL, -1)
         if ks and (ks[0] < bounds[0] or ks[-1] >= bounds[-1]):
@@ -334,8 +355,14 @@ class FakeKV(FakeLib):
                        x["begin"] <= k < x["end"]), None)
             if sd is None:
                 err(errno.ETIMEDOUT, srv)
-            dst = sd["addr"] + (k - sd["begin"]) * vl * 4
-            src = ctypes.addressof(fv) + i * vl * 4
+            vl = ls[i]
+            if self.kv_server_value_len(sd["handle"], k) != vl:
+                sd["stats"]["bad"] += 1
+                if not push:
+                    err(errno.EREMOTEIO, srv)
+                continue
+            dst = self.kv_server_value(sd["handle"], k)
+            src = vals + off[i] * 4
             if not push:
                 ctypes.memmove(src, dst, vl * 4)
                 sd["stats"]["keys_pulled"] += 1
@@ -351,8 +378,8 @@ class FakeKV(FakeLib):
                     a[j] += b[j]
                 sd["stats"]["keys_pushed"] += 1
 
-    def kv_push(self, w, keys, n, vals):
-        self._kv_call(w, keys, n, vals, True)
+    def kv_push(self, w, keys, n, vals, lens=0):
+        self._kv_call(w, keys, n, vals, True, lens)
 
-    def kv_pull(self, w, keys, n, vals):
-        self._kv_call(w, keys, n, vals, False)
+    def kv_pull(self, w, keys, n, vals, lens=0):
+        self._kv_call(w, keys, n, vals, False, lens)

@@ -228,6 +228,78 @@ def test_worker_buffers_freed_with_the_worker(lib):
     assert not lib.handles
 
 
+def lens_of(k):
+    """Key k's length in the lens tests: 1 + k % 5 floats."""
+    return 1 + k % 5
+
+
+@pytest.fixture
+def two_lens(lib):
+    """Two servers over [0, 100), key k of lens_of(k) floats."""
+    s0 = kv.Server(0, 50, service=SVC, lib=lib,
+                   lens=[lens_of(k) for k in range(50)])
+    s1 = kv.Server(50, 100, service=SVC, lib=lib,
+                   lens=np.array([lens_of(k) for k in range(50, 100)],
+                                 dtype=np.uint32))
+    w = kv.Worker(["192.0.2.1", "192.0.2.2"], key_max=100, service=SVC,
+                  lib=lib)
+    yield s0, s1, w
+    w.close()
+    s0.close()
+    s1.close()
+
+
+def test_lens_push_pull(two_lens):
+    s0, s1, w = two_lens
+    keys = [0, 3, 4, 49, 50, 51, 99]
+    lens = [lens_of(k) for k in keys]
+    vals = np.concatenate([np.full(lens_of(k), k, dtype=np.float32)
+                           for k in keys])
+    w.push(keys, vals, lens=lens)
+    w.push(np.array(keys, dtype=np.uint64), vals,
+           lens=np.array(lens, dtype=np.uint32))
+    got = np.frombuffer(w.pull(keys, lens=lens), dtype=np.float32)
+    assert got.tolist() == (2 * vals).tolist()
+    buf = w.buffer(floats=sum(lens))
+    w.pull(keys, buf, lens)
+    assert np.frombuffer(buf, dtype=np.float32).tolist() == \
+        (2 * vals).tolist()
+    # The stores: one dimension, each key its stretch.
+    assert np.asarray(s0.values).shape == (sum(map(lens_of, range(50))),)
+    assert s0.value_len(4) == 5 and s1.value_len(99) == 5
+    assert s1.value(51).tolist() == [102.0, 102.0]
+    assert "x lens" in repr(s0)
+
+
+def test_lens_refused(two_lens, lib):
+    s0, s1, w = two_lens
+    # Not the server's length: a pull is refused, a push dropped there.
+    with pytest.raises(OSError) as e:
+        w.pull([3], lens=[1])
+    assert e.value.errno == errno.EREMOTEIO and e.value.server == 0
+    w.push([61], [1.0], lens=[1])
+    assert s1.value(61).tolist() == [0.0, 0.0]
+    assert s1.stats().bad == 1
+    # Zero, none at all (the worker has no val_len), the wrong count.
+    with pytest.raises(OSError) as e:
+        w.pull([3], lens=[0])
+    assert e.value.errno == errno.EINVAL and e.value.server == -1
+    with pytest.raises(OSError) as e:
+        w.pull([3])
+    assert e.value.errno == errno.EINVAL
+    with pytest.raises(ValueError):
+        w.pull([3, 4], lens=[4])
+    with pytest.raises(ValueError):
+        w.push([3], [1.0] * 4, lens=[-1])
+    with pytest.raises(ValueError):
+        w.push([3], [1.0] * 3, lens=[4])      # values not sum(lens)
+    with pytest.raises(ValueError):
+        kv.Server(0, 10, service=SVC, lens=[1] * 9, lib=lib)
+    with pytest.raises(OSError) as e:
+        kv.Server(0, 2, 4, SVC, lens=[1, 1], lib=lib)   # both
+    assert e.value.errno == errno.EINVAL
+
+
 def test_real_library_structures_and_errors():
     try:
         lib = _native.Lib()
@@ -235,9 +307,15 @@ def test_real_library_structures_and_errors():
         pytest.skip("no libbx.so.0 (set BX_LIBBX)")
     assert lib.has_kv
     assert ctypes.sizeof(_native.KvWorkerCfg) == 64
+    assert ctypes.sizeof(_native.KvServerCfg) == 64
     with pytest.raises(OSError) as e:
         kv.Worker([], key_max=10, val_len=1, service=SVC, lib=lib)
     assert e.value.errno == errno.EINVAL
     with pytest.raises(OSError) as e:
         kv.Server(5, 5, 1, SVC, lib=lib)
     assert e.value.errno == errno.EINVAL
+    # Lengths and a val_len, or a length of 0: refused before /dev/bx.
+    for vl, lens in ((1, [1, 1]), (0, [1, 0])):
+        with pytest.raises(OSError) as e:
+            kv.Server(0, 2, vl, SVC, lens=lens, lib=lib)
+        assert e.value.errno == errno.EINVAL

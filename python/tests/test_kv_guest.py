@@ -66,6 +66,18 @@ def test_many_keys_spanning_both_servers(w):
 
 
 @pytest.mark.skipif(OUTAGE, reason="outage round")
+def test_lens_calls(w):
+    # The lens calls (bxkv_push_lens, _pull_lens), each key the servers'
+    # val_len: a list on each server.
+    keys = keys_of(half - 50, half + 50, 3)
+    lens = np.full(len(keys), VL, dtype=np.uint32)
+    before = pull(w, keys)
+    w.push(keys, ones(len(keys), 2), lens=lens)
+    got = np.frombuffer(w.pull(keys, lens=lens), dtype=np.float32)
+    assert (got.reshape(-1, VL) == before + 2).all()
+
+
+@pytest.mark.skipif(OUTAGE, reason="outage round")
 def test_dense_run_across_the_boundary_into_the_region(w):
     keys = np.arange(half - 3000, half + 3000, dtype=np.uint64)
     vals = (keys.astype(np.float32)[:, None] % 1000 +
