@@ -377,12 +377,20 @@ struct bx_host_info {
 void bx_host_snapshot(struct bx_host_info *hi);
 
 /*
- * Within the connection layer: conn.c (lifetime, buffers, teardown), cm.c
- * (rdma_cm), send.c (windows, queues, the kick), recover.c.
+ * Within the connection layer: conn.c (lifetime, teardown), qp.c (QP,
+ * buffers, completions), cm.c (rdma_cm), window.c (the windows), send.c
+ * (queues, the kick), recover.c.
  */
 struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active);
 int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
+void bx_conn_qp_init(struct bx_conn *conn);
 int bx_conn_setup_qp(struct bx_conn *conn);
+void bx_conn_free_qp(struct bx_conn *conn);
+bool bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
+bool bx_flow_admit_small(struct bx_conn *conn, struct bx_op *op);
+void bx_flow_rd_update(struct bx_conn *conn);
+void bx_host_busy_retry(void);
+void bx_host_leave(struct bx_conn *conn);
 bool bx_conn_port_up(struct bx_conn *conn);
 int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 void bx_cm_auth_recv(struct bx_conn *conn, const struct bx_msg *msg);

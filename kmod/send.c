@@ -4,7 +4,7 @@
  *
  * Operations wait in per-process queues on their connection (deficit
  * round robin, flow.h), pass the connection's and the host's windows
- * (flow_admit()), and bx_conn_kick() posts what the windows, the peer's
+ * (bx_flow_admit(), window.c), and bx_conn_kick() posts what the windows, the peer's
  * credits and the send buffers allow: control messages first, then what
  * was admitted, the next piece of a cut transfer, the RDMA READs of
  * rendezvous pushes (receiver admission), and a bare credit update when
@@ -20,341 +20,6 @@
 #include "xfer.h"
 #include "params.h"
 #include "trace.h"
-
-/*
- * The host's windows, shared by every connection. Lock order: a
- * connection's lock, then bx_host.lock.
- */
-static struct {
-	spinlock_t		lock;	/* everything in bx_host */
-	struct bx_win		tx;	/* requests and replies in flight */
-	struct bx_win		rx;	/* rendezvous data we are READing */
-	u32			rd_conns; /* connections with READs queued or in flight */
-	/* connections a host window stopped, in line (flow_admit()) */
-	struct list_head	waiters[BX_HOSTWND_N];
-	/*
-	 * Operations each host window admitted, and the most it admitted
-	 * for others while one connection waited for it.
-	 */
-	u64			admits[BX_HOSTWND_N];
-	u64			passed_max[BX_HOSTWND_N];
-	u64			busy_retries;
-	u64			small_passes;	/* flow_admit_small() */
-} bx_host = {
-	.lock		= __SPIN_LOCK_UNLOCKED(bx_host.lock),
-	.waiters	= {
-		LIST_HEAD_INIT(bx_host.waiters[BX_HOSTWND_TX]),
-		LIST_HEAD_INIT(bx_host.waiters[BX_HOSTWND_RX]),
-	},
-};
-
-atomic64_t bx_rnr_events = ATOMIC64_INIT(0);
-
-static const struct bx_win_lim bx_unlimited = {
-	.bytes = U64_MAX, .ops = U32_MAX, .reads = U32_MAX,
-};
-
-/* Limits of a connection's send window (@rd false) or READ window, and of
- * the host's matching window.
- */
-static void flow_limits(bool rd, struct bx_win_lim *c, struct bx_win_lim *h)
-{
-	u32 n;
-
-	if (!READ_ONCE(bx_flow_control)) {
-		/* rd_max stays: it stands for what the device can take. */
-		*c = bx_unlimited;
-		*h = bx_unlimited;
-		if (rd)
-			c->reads = READ_ONCE(bx_rd_max);
-		return;
-	}
-	if (!rd) {
-		c->bytes = (u64)READ_ONCE(bx_wnd_kb) << 10;
-		c->ops = READ_ONCE(bx_wnd_ops);
-		c->reads = U32_MAX;
-		h->bytes = (u64)READ_ONCE(bx_host_wnd_kb) << 10;
-		h->ops = READ_ONCE(bx_host_wnd_ops);
-		h->reads = U32_MAX;
-		return;
-	}
-	/* Receiver admission: an equal share of rx_wnd per active peer. */
-	h->bytes = (u64)READ_ONCE(bx_rx_wnd_kb) << 10;
-	h->ops = U32_MAX;
-	h->reads = U32_MAX;
-	n = max_t(u32, READ_ONCE(bx_host.rd_conns), 1);
-	c->bytes = h->bytes / n;
-	c->ops = U32_MAX;
-	c->reads = READ_ONCE(bx_rd_max);
-}
-
-/* Keep bx_host.rd_conns in step with @conn; conn->lock held. */
-static void flow_rd_update(struct bx_conn *conn)
-{
-	bool active = !bx_drr_empty(&conn->rdq) || !bx_win_idle(&conn->rdwnd);
-
-	lockdep_assert_held(&conn->lock);
-	if (active == conn->rd_active)
-		return;
-	conn->rd_active = active;
-	spin_lock(&bx_host.lock);
-	if (active)
-		bx_host.rd_conns++;
-	else
-		bx_host.rd_conns--;
-	spin_unlock(&bx_host.lock);
-}
-
-/* Count @op's wait in @w once (BX_WAITED_*: @bit). */
-static void flow_waited(struct bx_op *op, struct bx_win *w, u8 bit)
-{
-	if (!(op->waited & bit)) {
-		op->waited |= bit;
-		w->waits++;
-		trace_bx_wnd_wait(op, w, bit);
-	}
-}
-
-/*
- * @conn waits for host window @k: join its line (at the head if @head),
- * unless it is in it. bx_host.lock held.
- */
-static void flow_line_join(struct bx_conn *conn, enum bx_host_wnd k, bool head)
-{
-	lockdep_assert_held(&bx_host.lock);
-	if (!conn->host_timed[k]) {
-		conn->host_timed[k] = true;
-		conn->host_since[k] = bx_host.admits[k];
-	}
-	if (conn->host_wait[k])
-		return;
-	conn->host_wait[k] = true;
-	bx_conn_get(conn);
-	if (head)
-		list_add(&conn->host_node[k], &bx_host.waiters[k]);
-	else
-		list_add_tail(&conn->host_node[k], &bx_host.waiters[k]);
-}
-
-/*
- * Charge @op to @conn's window and the host's, if both have room.
- *
- * Each host window serves the connections it stopped in line
- * (bx_host.waiters[k]). While the line is not empty, a connection may
- * take from the window only with a turn, which a release gives the
- * connections of the line in order, or when the window is empty (so the
- * line always moves); any other connection joins the end of the line. A
- * turn that finds too little room keeps its place at the head. Without
- * this a connection whose own completions kick it took every release,
- * and one that had to wait could wait for as long as the others kept it
- * busy (a push's READ waited 21 s of a 20 s incast, rx_wnd_kb=2048).
- *
- * A send of at most BX_SMALL_OP that does not fit neither counts as a
- * wait nor joins the line here: kick_next() tries flow_admit_small()
- * next, which does either if it cannot admit it.
- *
- * A SRV_READ cut in pieces has one piece on the wire at a time, and the
- * READ windows bound what is on the wire towards this host: it is
- * charged one piece and one READ. Charged its length, a push larger
- * than rx_wnd_kb ran alone on the whole host, and the link idled
- * between its pieces (performance.rst, "Findings").
- */
-static bool flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
-{
-	struct bx_win *w = rd ? &conn->rdwnd : &conn->wnd;
-	enum bx_host_wnd k = rd ? BX_HOSTWND_RX : BX_HOSTWND_TX;
-	bool small = !rd && op->qi.cost <= BX_SMALL_OP;
-	u64 cost = op->qi.cost;
-	struct bx_win_lim cl, hl;
-	bool ok, turn, put = false;
-	struct bx_win *hw;
-	u32 reads = 0;
-
-	lockdep_assert_held(&conn->lock);
-	if (rd) {
-		/*
-		 * One READ per peer segment (a piece never spans two); more
-		 * work requests if rdma_rw must split one for max_sge_rd.
-		 */
-		reads = bx_op_plan_pieces(op) ? 1 : op->rdma->nrdv;
-		cost = op->piece;
-	}
-	flow_limits(rd, &cl, &hl);
-	if (!bx_win_fits(w, &cl, cost, reads)) {
-		/* Our own completions will call us again. */
-		if (!small)
-			flow_waited(op, w, BX_WAITED_CONN);
-		return false;
-	}
-	spin_lock(&bx_host.lock);
-	hw = rd ? &bx_host.rx : &bx_host.tx;
-	turn = conn->host_turn[k];
-	ok = (list_empty(&bx_host.waiters[k]) || turn || !hw->ops) &&
-	     bx_win_fits(hw, &hl, cost, reads);
-	if (ok || !small)
-		conn->host_turn[k] = false;
-	if (ok) {
-		bx_win_charge(hw, cost, reads);
-		if (conn->host_timed[k]) {
-			bx_host.passed_max[k] =
-				max(bx_host.passed_max[k], bx_host.admits[k] -
-				    conn->host_since[k]);
-			conn->host_timed[k] = false;
-		}
-		bx_host.admits[k]++;
-		/* In line but let in by an empty window: leave the line. */
-		if (conn->host_wait[k]) {
-			conn->host_wait[k] = false;
-			list_del_init(&conn->host_node[k]);
-			put = true;
-		}
-	} else if (!small) {
-		/*
-		 * Something is in flight in @hw (else it would fit), and
-		 * its release wakes the line, this connection included.
-		 */
-		flow_waited(op, hw, BX_WAITED_HOST);
-		flow_line_join(conn, k, turn);
-	}
-	spin_unlock(&bx_host.lock);
-	/* The line's reference; never the last, bx_conn_kick() holds one. */
-	if (put)
-		bx_conn_put(conn);
-	if (ok) {
-		bx_win_charge(w, cost, reads);
-		op->charged = true;
-		op->wbytes = cost;
-		op->wreads = reads;
-		trace_bx_wnd_admit(op, w, op->waited);
-	}
-	return ok;
-}
-
-/*
- * Admit small @op while the operation the round serves next waits, as
- * a small one (struct bx_win, @small): outside both windows' bytes and
- * operations and the host window's line, at most wnd_ops (host_wnd_ops)
- * of them. Each adds at most BX_SMALL_OP bytes. Waiting for room behind
- * 1 MiB operations instead cost a 4 KiB pull a median 340 to 390 ms in
- * the lossless incast (performance.rst).
- */
-static bool flow_admit_small(struct bx_conn *conn, struct bx_op *op)
-{
-	struct bx_win_lim cl, hl;
-	bool ok;
-
-	lockdep_assert_held(&conn->lock);
-	flow_limits(false, &cl, &hl);
-	if (!bx_win_fits_small(&conn->wnd, &cl)) {
-		/* Its small ones in flight: their completions kick it. */
-		flow_waited(op, &conn->wnd, BX_WAITED_CONN);
-		return false;
-	}
-	spin_lock(&bx_host.lock);
-	ok = bx_win_fits_small(&bx_host.tx, &hl);
-	if (ok) {
-		bx_win_charge_small(&bx_host.tx);
-		bx_host.small_passes++;
-	} else {
-		/* Others' small ones: their release wakes the line. */
-		flow_waited(op, &bx_host.tx, BX_WAITED_HOST);
-		flow_line_join(conn, BX_HOSTWND_TX, conn->host_turn[BX_HOSTWND_TX]);
-		conn->host_turn[BX_HOSTWND_TX] = false;
-	}
-	spin_unlock(&bx_host.lock);
-	if (ok) {
-		bx_win_charge_small(&conn->wnd);
-		op->charged = true;
-		op->small = true;
-		op->wreads = 0;
-		conn->small_passes++;
-		trace_bx_wnd_admit(op, &conn->wnd, op->waited);
-	}
-	return ok;
-}
-
-/*
- * Give the connections waiting for host window @k their turns, in line
- * order, until one finds too little room: it keeps the head, and the
- * others wait behind it for the next release. A connection that lines
- * up again, or anew, while this runs may be counted in @n; popping it
- * early only gives it its turn early.
- */
-static void flow_wake_host(enum bx_host_wnd k)
-{
-	unsigned int n = 0;
-	struct bx_conn *c;
-	bool head;
-
-	spin_lock(&bx_host.lock);
-	list_for_each_entry(c, &bx_host.waiters[k], host_node[k])
-		n++;
-	spin_unlock(&bx_host.lock);
-
-	while (n--) {
-		spin_lock(&bx_host.lock);
-		c = list_first_entry_or_null(&bx_host.waiters[k],
-					     struct bx_conn, host_node[k]);
-		if (c) {
-			list_del_init(&c->host_node[k]);
-			c->host_wait[k] = false;
-			c->host_turn[k] = true;
-		}
-		spin_unlock(&bx_host.lock);
-		if (!c)
-			break;
-		bx_conn_kick(c);
-		spin_lock(&bx_host.lock);
-		head = c->host_wait[k] &&
-		       list_first_entry(&bx_host.waiters[k], struct bx_conn,
-					host_node[k]) == c;
-		spin_unlock(&bx_host.lock);
-		bx_conn_put(c);
-		if (head)
-			break;
-	}
-}
-
-/*
- * @op completed: return what it held in its connection's and the host's
- * windows, and let waiting work in.
- */
-void bx_flow_release(struct bx_op *op)
-{
-	struct bx_conn *conn = op->conn;
-	bool rd = op->kind == BX_K_SRV_READ;
-	bool ok, wake = true;
-
-	if (!op->charged)
-		return;
-	op->charged = false;
-	spin_lock(&conn->lock);
-	spin_lock(&bx_host.lock);
-	if (op->small) {
-		/*
-		 * Frees no bytes or operations: the line needs waking only
-		 * if the host's small ones were at their limit.
-		 */
-		op->small = false;
-		wake = bx_host.tx.small >= READ_ONCE(bx_host_wnd_ops);
-		ok = bx_win_release_small(&conn->wnd);
-		ok &= bx_win_release_small(&bx_host.tx);
-	} else {
-		ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd,
-				    op->wbytes, op->wreads);
-		ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx,
-				     op->wbytes, op->wreads);
-	}
-	spin_unlock(&bx_host.lock);
-	if (rd)
-		flow_rd_update(conn);
-	spin_unlock(&conn->lock);
-	WARN_ON_ONCE(!ok);
-	/* The line first, then this connection (flow_admit()). */
-	if (wake)
-		flow_wake_host(rd ? BX_HOSTWND_RX : BX_HOSTWND_TX);
-	bx_conn_kick(conn);
-}
 
 static struct bx_flowq *flowq_find(struct bx_conn *conn, struct bx_file *f,
 				   bool rd)
@@ -412,7 +77,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 			bx_drr_enqueue(rd ? &conn->rdq : &conn->txq, &fq->drr,
 				       &op->qi);
 			if (rd)
-				flow_rd_update(conn);
+				bx_flow_rd_update(conn);
 			break;
 		}
 		spin_unlock(&conn->lock);
@@ -552,9 +217,7 @@ void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 		op->retries++;
 	if (!conn_requeue(conn, &conn->retryq, op))
 		return;
-	spin_lock(&bx_host.lock);
-	bx_host.busy_retries++;
-	spin_unlock(&bx_host.lock);
+	bx_host_busy_retry();
 	spin_lock(&conn->lock);
 	conn->busy_retries++;
 	spin_unlock(&conn->lock);
@@ -598,7 +261,7 @@ static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
 
 /*
  * Admit the next operation of the send queues, or if it must wait, a
- * small one queued behind another (flow_admit_small()); conn->lock held.
+ * small one queued behind another (bx_flow_admit_small()); conn->lock held.
  * An admitted op goes to readyq (or pieceq, a REPLY to be written in
  * pieces), unless it must be registered first: then it is returned in
  * *@reg. Returns false if nothing could be admitted.
@@ -614,12 +277,12 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 	if (!it)
 		return false;
 	op = container_of(it, struct bx_op, qi);
-	if (!flow_admit(conn, op, false)) {
+	if (!bx_flow_admit(conn, op, false)) {
 		it = bx_drr_find(&conn->txq, BX_SMALL_OP, &flow);
 		if (!it)
 			return false;
 		op = container_of(it, struct bx_op, qi);
-		if (!flow_admit_small(conn, op))
+		if (!bx_flow_admit_small(conn, op))
 			return false;
 	}
 	bx_drr_pop(&conn->txq, flow);
@@ -668,7 +331,7 @@ static struct bx_op *kick_admit_read(struct bx_conn *conn)
 	if (!it)
 		return NULL;
 	op = container_of(it, struct bx_op, qi);
-	if (!flow_admit(conn, op, true))
+	if (!bx_flow_admit(conn, op, true))
 		return NULL;
 	bx_drr_pop(&conn->rdq, flow);
 	flowq_put(container_of(flow, struct bx_flowq, drr));
@@ -978,7 +641,6 @@ void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 {
 	struct bx_flowq *fq, *tmp;
 	struct bx_drr_item *it;
-	int k, puts = 0;
 
 	spin_lock(&conn->lock);
 	list_splice_tail_init(&conn->ctlq, list);
@@ -999,34 +661,8 @@ void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 		list_del(&fq->node);
 		kfree(fq);
 	}
-	flow_rd_update(conn);
+	bx_flow_rd_update(conn);
 	spin_unlock(&conn->lock);
 
-	spin_lock(&bx_host.lock);
-	for (k = 0; k < BX_HOSTWND_N; k++) {
-		conn->host_turn[k] = false;
-		conn->host_timed[k] = false;
-		if (conn->host_wait[k]) {
-			conn->host_wait[k] = false;
-			list_del_init(&conn->host_node[k]);
-			puts++;
-		}
-	}
-	spin_unlock(&bx_host.lock);
-	while (puts--)
-		bx_conn_put(conn);
-}
-
-/* The host's windows as netlink and debugfs show them. */
-void bx_host_snapshot(struct bx_host_info *hi)
-{
-	spin_lock(&bx_host.lock);
-	hi->tx = bx_host.tx;
-	hi->rx = bx_host.rx;
-	hi->rd_conns = bx_host.rd_conns;
-	memcpy(hi->passed_max, bx_host.passed_max, sizeof(hi->passed_max));
-	hi->busy_retries = bx_host.busy_retries;
-	hi->small_passes = bx_host.small_passes;
-	spin_unlock(&bx_host.lock);
-	hi->rnr_events = atomic64_read(&bx_rnr_events);
+	bx_host_leave(conn);
 }
