@@ -102,28 +102,31 @@ def _views_alive(arr: Any) -> bool:
     return arr is not None and sys.getrefcount(arr) > 3
 
 
-def _uint32s(vals: Any, what: str) -> Any:
-    """A C array of uint32 for ``vals`` (the caller's memory when it is
-    a C-contiguous 4-byte unsigned buffer; else a copy)."""
+def _uints(vals: Any, ctype: Any, what: str) -> Any:
+    """A C array of ``ctype`` (``c_uint32``, ``c_uint64``) for ``vals``:
+    the caller's memory when it is a C-contiguous unsigned buffer of that
+    width, else a copy of the integers."""
+    width = ctypes.sizeof(ctype)
     try:
         mv = memoryview(vals)
     except TypeError:
         mv = None
     if mv is not None and mv.ndim == 1 and mv.c_contiguous and \
-            mv.itemsize == 4 and mv.format.lstrip("<=@") in ("I", "L"):
-        n = mv.nbytes // 4
+            mv.itemsize == width and \
+            mv.format.lstrip("<=@") in ("I", "L", "Q"):
+        n = mv.nbytes // width
         if mv.readonly or n == 0:
-            return (ctypes.c_uint32 * n).from_buffer_copy(mv)
-        return (ctypes.c_uint32 * n).from_buffer(mv.cast("B"))
+            return (ctype * n).from_buffer_copy(mv)
+        return (ctype * n).from_buffer(mv.cast("B"))
     seq = []
     for v in vals:
         if not hasattr(v, "__index__"):
             raise TypeError(f"{what}: integers, not {type(v).__name__}")
         v = v.__index__()
-        if not 0 <= v < 1 << 32:
-            raise ValueError(f"{what}: {v} is not a uint32")
+        if not 0 <= v < 1 << (8 * width):
+            raise ValueError(f"{what}: {v} is not a uint{8 * width}")
         seq.append(v)
-    return (ctypes.c_uint32 * len(seq))(*seq)
+    return (ctype * len(seq))(*seq)
 
 
 class Server:
@@ -161,7 +164,7 @@ class Server:
         self._off: Optional[array.array] = None
         cl = None
         if lens is not None:
-            cl = _uint32s(lens, "lens")
+            cl = _uints(lens, ctypes.c_uint32, "lens")
             if len(cl) != end - begin:
                 raise ValueError(f"lens: {len(cl)} lengths, "
                                  f"{end - begin} keys")
@@ -394,36 +397,12 @@ class Worker:
         self._lib.kv_buf_free(self._handle(), addr)
 
     # -- arguments --
-    @staticmethod
-    def _keys(keys: Any) -> Any:
-        """A C array of uint64 for ``keys`` (the caller's memory when it
-        is a C-contiguous 8-byte unsigned buffer)."""
-        try:
-            mv = memoryview(keys)
-        except TypeError:
-            mv = None
-        if mv is not None and mv.ndim == 1 and mv.c_contiguous and \
-                mv.itemsize == 8 and mv.format.lstrip("<=@") in ("Q", "L"):
-            n = mv.nbytes // 8
-            if mv.readonly or n == 0:
-                return (ctypes.c_uint64 * n).from_buffer_copy(mv)
-            return (ctypes.c_uint64 * n).from_buffer(mv.cast("B"))
-        seq = []
-        for k in keys:
-            if not hasattr(k, "__index__"):
-                raise TypeError(f"keys: integers, not {type(k).__name__}")
-            k = k.__index__()
-            if not 0 <= k < 1 << 64:
-                raise ValueError(f"keys: {k} is not a uint64")
-            seq.append(k)
-        return (ctypes.c_uint64 * len(seq))(*seq)
-
     def _lens(self, lens: Any, nkeys: int) -> Tuple[Any, int]:
         """The C array of ``lens`` (None: none) and the floats of all
         ``nkeys`` keys."""
         if lens is None:
             return None, nkeys * self.val_len
-        cl = _uint32s(lens, "lens")
+        cl = _uints(lens, ctypes.c_uint32, "lens")
         if len(cl) != nkeys:
             raise ValueError(f"lens: {len(cl)} lengths, {nkeys} keys")
         return cl, sum(cl)
@@ -488,7 +467,7 @@ class Worker:
         push of unknown outcome, ``EREMOTEIO``: refused by the server).
         ``TypeError``/``ValueError`` for arguments of the wrong type or
         size."""
-        k = self._keys(keys)
+        k = _uints(keys, ctypes.c_uint64, "keys")
         cl, n = self._lens(lens, len(k))
         self._call(self._lib.kv_push, k, self._values(values, n, False), cl)
 
@@ -498,7 +477,7 @@ class Worker:
         :meth:`buffer` for no copy) and returned, or, without ``out``,
         into a new ``array.array('f')``. Lengths not the server's:
         ``EREMOTEIO`` (refused)."""
-        k = self._keys(keys)
+        k = _uints(keys, ctypes.c_uint64, "keys")
         cl, n = self._lens(lens, len(k))
         if out is None:
             out = array.array("f", bytes(4 * n))
@@ -533,4 +512,3 @@ class Worker:
         state = "closed" if self._w is None else "open"
         return (f"<bx.kv.Worker servers={len(self.servers)} "
                 f"val_len={self.val_len} service={self.service} {state}>")
-
