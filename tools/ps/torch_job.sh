@@ -15,6 +15,11 @@
 #   -f FABRIC   lossless (default; bxswitch, as RoCE with PFC) or lossy
 #   -o DIR      keep the run here (default: $BX_BUILD/vm/runs/torch-...)
 #
+# Every worker also prints each step's time and pull and push latency
+# (embedding_ps.py --step-log -, lines "embedding_ps: steps ...") into
+# DIR/g0/result.log, and DIR/torch.env records the settings: the input
+# of tools/bench/report.py, whose bench phase "torch" runs this script.
+#
 # Needs the guest image (make stage vm) and the host's python3 with
 # numpy and torch (tools/install-deps.sh): the guests run it (run.sh -p).
 # Exit status: 0 if the run passed and both reached the same parameters.
@@ -42,11 +47,15 @@ outdir=${outdir:-$BX_BUILD/vm/runs/torch-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$outdir"
 
 echo "torch_job: $workers worker(s) x $steps steps on guest 0, servers on guests 1 and 2 ($fabric fabric); logs in $outdir"
+# Three guests of one vCPU (run.sh's default for three) and 1 GiB each.
+printf 'steps=%s workers=%s fabric=%s guests=3 cpus=1 mem_mb=1024\n' \
+	"$steps" "$workers" "$fabric" > "$outdir/torch.env"
 rc=0
-"$top/tools/testing/vm/run.sh" -n 3 -p -m 1024 -f "$fabric" -o "$outdir" \
+"$top/tools/testing/vm/run.sh" -n 3 -c 1 -p -m 1024 -f "$fabric" -o "$outdir" \
 	-t $((900 + steps * workers * 3)) \
 	-e BX_SKIP="python.sh:binding python.sh:guests python.sh:kv" \
 	-e BX_TORCH_STEPS="$steps" -e BX_TORCH_WORKERS="$workers" \
+	-e EMBEDDING_PS_STEP_LOG=- \
 	/opt/bx/selftests/bx/run_tests.sh python.sh > "$outdir/run.log" 2>&1 ||
 	rc=$?
 grep -E '^run\.sh: ' "$outdir/run.log" || true
