@@ -22,7 +22,9 @@
 #
 # Needs the guest image (make stage vm) and the host's python3 with
 # numpy and torch (tools/install-deps.sh): the guests run it (run.sh -p).
-# Exit status: 0 if the run passed and both reached the same parameters.
+# Exit status: 0 if the run passed and both reached the same parameters;
+# run.sh's own if it failed (3 and 4: a known platform failure, which
+# callers such as tools/bench/bench.sh run again), else 1.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -89,7 +91,7 @@ END {
 	same = nh == 2 && h[1] == h[2]
 	printf "final parameters   %s\n", same ? "identical (sha256 " substr(h[1], 1, 16) "...)" : "DIFFERENT"
 	exit !same
-}' || rc=1
+}' || [ "$rc" -ne 0 ] || rc=1
 if [ "$rc" -ne 0 ]; then
 	echo "torch_job: failed; the rig's output: $outdir/run.log"
 	grep -E 'FAIL|not ok|splat' "$outdir/run.log" | head -20 || true
