@@ -173,14 +173,20 @@ if [ -z "$report_only" ]; then
 	# status in trc (run.sh's: 3 a guest crashed in rxe alone, 4 the
 	# rig's network failed before bx started).
 	torch_once() {
-		local start
 		echo "bench: the PyTorch example, bx and torch rpc, ${tsteps} steps x" \
 			"$tworkers worker(s) ($fabric fabric); logs in $out/torch"
+		local start tpid
 		hostload start >> "$run/host.txt"
 		start=$(date +%s)
 		trc=0
 		"$top/tools/ps/torch_job.sh" -s "$tsteps" -w "$tworkers" -f "$fabric" \
-			-o "$out/torch" > "$out/torch.log" 2>&1 || trc=$?
+			-o "$out/torch" > "$out/torch.log" 2>&1 &
+		tpid=$!
+		while kill -0 "$tpid" 2>/dev/null; do
+			sleep 3
+			[ $((SECONDS % 60)) -lt 3 ] && hostload during >> "$run/host.txt"
+		done
+		wait "$tpid" || trc=$?
 		hostload end >> "$run/host.txt"
 		sed 's/^/bench: /' "$out/torch.log"
 		echo "bench: guests took $(($(date +%s) - start))s"
