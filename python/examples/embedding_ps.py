@@ -29,6 +29,12 @@ Each worker prints a line "embedding_ps: ..." with its per-step time,
 pull and push latency percentiles (microseconds) and CPU time per step;
 worker 0 then pulls every parameter and prints
 "embedding_ps: params sha256 HEX" (--dump FILE: and saves them, .npy).
+
+--step-log FILE (default: $EMBEDDING_PS_STEP_LOG) also records every
+step, for plots: each worker appends lines
+"embedding_ps: steps transport=T worker=W from=S step_ms=A,B,..
+pull_us=A,B,.. push_us=A,B,.." (STEP_LOG_CHUNK steps a line, from step
+S on) to FILE, or prints them before its summary line if FILE is "-".
 """
 
 import argparse
@@ -45,6 +51,7 @@ import numpy as np
 
 SCALE = 256.0           # updates are integers in units of 1/SCALE
 MAX_UNITS = 32          # per key and step
+STEP_LOG_CHUNK = 50     # steps per line of --step-log
 
 
 # ---- the model's parameters ---------------------------------------------------
@@ -265,6 +272,28 @@ def pct(xs, p):
     return float(np.percentile(np.asarray(xs), p)) if xs else 0.0
 
 
+def step_log(path, name, rank, steps, pulls, pushes):
+    """Every step's time (ms), pull and push latency (us), as lines of
+    at most STEP_LOG_CHUNK steps, into path ("-": stdout) in one write."""
+    out = []
+    for i in range(0, len(steps), STEP_LOG_CHUNK):
+        j = i + STEP_LOG_CHUNK
+        out.append(f"embedding_ps: steps transport={name} worker={rank} "
+                   f"from={i} "
+                   f"step_ms={','.join(f'{x:.3f}' for x in steps[i:j])} "
+                   f"pull_us={','.join(f'{x:.0f}' for x in pulls[i:j])} "
+                   f"push_us={','.join(f'{x:.0f}' for x in pushes[i:j])}\n")
+    data = "".join(out).encode()
+    if path == "-":
+        os.write(1, data)
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
 def step_update(rows, inv, dense, labels, a):
     """The loss of a step and the integer updates of its pulled rows and
     of the dense layer."""
@@ -316,6 +345,8 @@ def worker(a, rank, barrier):
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (ru1.ru_utime - ru0.ru_utime + ru1.ru_stime - ru0.ru_stime)
     n = max(a.steps, 1)
+    if a.step_log:
+        step_log(a.step_log, tp.name, rank, steps, pulls, pushes)
     say(f"embedding_ps: transport={tp.name} worker={rank} steps={a.steps} "
           f"step_ms_mean={np.mean(steps):.3f} step_ms_p50={pct(steps, 50):.3f} "
           f"step_ms_p99={pct(steps, 99):.3f} "
@@ -391,6 +422,10 @@ def main(argv=None):
     ap.add_argument("--lr", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dump", default="", help="train: save the params")
+    ap.add_argument("--step-log", metavar="FILE",
+                    default=os.environ.get("EMBEDDING_PS_STEP_LOG", ""),
+                    help="train: append every step's times to FILE "
+                    "('-': stdout; default $EMBEDDING_PS_STEP_LOG)")
     a = ap.parse_args(argv)
     return serve(a) if a.cmd == "serve" else train(a)
 

@@ -2,14 +2,18 @@
 # tools/ps/ps.mk. Appends bxperf to TOOLS (built into $(O)/bin, staged
 # into every guest) and defines:
 #
-#   make bench           the whole matrix in 4 guests, the fast path's
-#                        instruction counts, the report: $(O)/bench/
+#   make bench           the whole matrix in 4 guests, the PyTorch
+#                        example over bx and over torch RPC (3 guests),
+#                        the fast path's instruction counts, the
+#                        report: $(O)/bench/
 #   make bench-fastpath  only the instruction counts (host, callgrind)
 #   make bench-report    only the report again, from the kept run
 #
 # Both write the run's summary into BENCH_DOC (performance.rst).
 #
-# BENCH_ARGS passes options to tools/bench/bench.sh (e.g. "-s 5 -I 30").
+# BENCH_ARGS passes options to tools/bench/bench.sh (e.g. "-s 5 -I 30",
+# "-P torch" for the PyTorch example alone); BENCH_TORCH_STEPS and
+# BENCH_TORCH_WORKERS (default 300 and 2) size that example's run.
 # See tools/bench/README.md.
 
 BXPERF_SRCS := tools/bench/bxperf.c tools/bench/bxperf_bx.c \

@@ -3,29 +3,33 @@
 #
 # The benchmark matrix of `make bench`: run bench_guest.sh in guests
 # (floor, sweep, depth, procs, peers, incast, rds, bw, pieces, profile;
-# see there), then write the report with report.sh.
+# see there), the PyTorch example over bx and over torch RPC (torch),
+# then write the report with report.sh.
 #
 # The phases with one client (floor sweep depth procs rds bw pieces
 # profile) run on a pair of guests with 2 vCPUs each, in DIR/run: with
 # one vCPU, rxe's work, softirqs and the benchmark process share it, and
 # the link's floor is what that CPU can move. The phases with several clients
 # (peers incast) then boot all GUESTS guests, in DIR/run-multi. With
-# -n 2 everything runs on the pair.
+# -n 2 everything runs on the pair. Phase torch is last, in a boot of
+# its own: tools/ps/torch_job.sh (make demo) in DIR/torch, three guests
+# on the switch of -f, BENCH_TORCH_STEPS steps (default 300) of
+# BENCH_TORCH_WORKERS worker processes (default 2) per transport.
 #
 #   tools/bench/bench.sh [-o DIR] [-n GUESTS] [-s SECS] [-I INCAST_SECS]
 #                        [-p INCAST_PROCS] [-P "PHASES"] [-z SIZES]
 #                        [-k FLAVOR] [-t TIMEOUT] [-f FABRIC] [-r]
 #
 #   -o DIR     output directory (default $BX_BUILD/bench): the runs in
-#              DIR/run and DIR/run-multi (per-guest result.log, consoles),
-#              the report in DIR
+#              DIR/run, DIR/run-multi and DIR/torch (per-guest
+#              result.log, consoles), the report in DIR
 #   -n GUESTS  2 to 4 (default 4): guest 0 serves, the others are clients
 #              (of the multi-client phases)
 #   -s SECS    seconds per measured cell (default 3)
 #   -I SECS    seconds per incast setting (default 20)
 #   -p N       processes per client guest in the incast (default 2)
 #   -P PHASES  subset of "floor sweep depth procs peers incast rds bw
-#              pieces profile"
+#              pieces profile torch"
 #   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
 #   -k FLAVOR  guest kernel: stock (default) or debug
 #   -t SECS    per-guest timeout (default 1500)
@@ -35,7 +39,7 @@
 #              incast setting) or lossy (vde_switch: it drops a frame
 #              whose destination is full, which rxe recovers from only
 #              at its ACK timeout). The pair is always a lossless link.
-#   -r         no run: write the report of the run kept in DIR/run again
+#   -r         no run: write the report of the run kept in DIR again
 #
 # Needs the guest image with bxperf in it (make stage vm). Exit status: 0
 # if every guest passed and every cell reported, 1 otherwise.
@@ -48,7 +52,7 @@ export BX_BUILD=${BX_BUILD:-$top/build}
 . "$top/tools/testing/vm/switch-lib.sh"
 
 out=$BX_BUILD/bench n=4 secs=3 isecs=20 iprocs=2 flavor=stock tmo=1500
-phases="floor sweep depth procs peers incast rds bw pieces profile" sizes=64,4096,64K,1M,16M
+phases="floor sweep depth procs peers incast rds bw pieces profile torch" sizes=64,4096,64K,1M,16M
 report_only='' fabric=lossless
 while getopts "o:n:s:I:p:P:z:k:t:f:r" opt; do
 	case $opt in
@@ -79,7 +83,7 @@ if [ -z "$report_only" ]; then
 	initrd=$(. "$env"; echo "$INITRD")
 	[ "$BX_BUILD/stage/bin/bxperf" -nt "$initrd" ] &&
 		echo "bench: warning: the guest image is older than bxperf (make stage vm)" >&2
-	rm -rf "$run" "$out/run-multi"
+	rm -rf "$run" "$out/run-multi" "$out/torch" "$out/torch.rxe-crash"
 	# The host's load tells how far TCG numbers can be trusted.
 	hostload() {
 		echo "$1 $(date -u +%FT%TZ) nproc=$(nproc) loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /) qemu=$(pgrep -c qemu-system || true)"
@@ -165,22 +169,56 @@ if [ -z "$report_only" ]; then
 		fi
 		echo "bench: guests took $(($(date +%s) - start))s"
 	}
+	# torch_once: the PyTorch example's boot (phase torch), its
+	# status in trc (run.sh's: 3 a guest crashed in rxe alone, 4 the
+	# rig's network failed before bx started).
+	torch_once() {
+		echo "bench: the PyTorch example, bx and torch rpc, ${tsteps} steps x" \
+			"$tworkers worker(s) ($fabric fabric); logs in $out/torch"
+		local start tpid
+		hostload start >> "$run/host.txt"
+		start=$(date +%s)
+		trc=0
+		"$top/tools/ps/torch_job.sh" -s "$tsteps" -w "$tworkers" -f "$fabric" \
+			-o "$out/torch" > "$out/torch.log" 2>&1 &
+		tpid=$!
+		while kill -0 "$tpid" 2>/dev/null; do
+			sleep 3
+			[ $((SECONDS % 60)) -lt 3 ] && hostload during >> "$run/host.txt"
+		done
+		wait "$tpid" || trc=$?
+		hostload end >> "$run/host.txt"
+		sed 's/^/bench: /' "$out/torch.log"
+		echo "bench: guests took $(($(date +%s) - start))s"
+	}
 	mkdir -p "$run"
 	: > "$run/host.txt"
-	pair='' multi=''
+	pair='' multi='' torch=''
 	for p in $phases; do
 		case $p in
 		peers|incast) [ "$n" -gt 2 ] && multi+=" $p" || pair+=" $p" ;;
+		torch) torch=1 ;;
 		*) pair+=" $p" ;;
 		esac
 	done
 	# The report reads DIR/run first: with no phase for the pair, the
 	# other guests run there.
-	if [ -z "$pair" ]; then
-		rig "$run" "$n" "${multi# }"
-	else
+	if [ -n "$pair" ]; then
 		rig "$run" 2 "${pair# }"
 		[ -z "$multi" ] || rig "$out/run-multi" "$n" "${multi# }"
+	elif [ -n "$multi" ]; then
+		rig "$run" "$n" "${multi# }"
+	fi
+	if [ -n "$torch" ]; then
+		tsteps=${BENCH_TORCH_STEPS:-300} tworkers=${BENCH_TORCH_WORKERS:-2}
+		torch_once
+		# As rig(): once more after a known platform failure.
+		if [ "$trc" -eq 3 ] || [ "$trc" -eq 4 ]; then
+			mv "$out/torch" "$out/torch.rxe-crash"
+			echo "bench: the torch boot failed in rxe or the rig's network (known, PLATFORM.md); booting again (failed boot: $out/torch.rxe-crash)"
+			torch_once
+		fi
+		[ "$trc" -eq 0 ] || rc=1
 	fi
 fi
 

@@ -9,8 +9,11 @@ Tables in DIR/report.md, data in DIR/data/, plots in DIR/*.png (gnuplot).
 Reads DIR/run/gN/result.log (bench_guest.sh's output on every guest),
 DIR/run-multi/gN/result.log (the multi-client boot), their switch.log
 (bench.sh -f lossless), DIR/run/host.txt and DIR/fastpath.md
-(fastpath.sh) if present. Exit status 1 if the run is missing, a guest
-reported a failure or a cell is missing.
+(fastpath.sh) if present, and DIR/torch (phase torch: the PyTorch
+example over bx and over torch RPC, tools/ps/torch_job.sh) if present.
+Exit status 1 if the run is missing (neither DIR/run nor DIR/torch), a
+guest reported a failure, a cell is missing, or the PyTorch example
+lacks a transport's results or reached different parameters.
 
 --update-doc FILE also replaces the text between the lines
 ".. bench-summary-begin" and ".. bench-summary-end" of the
@@ -1479,6 +1482,246 @@ SECTIONS = (section_header, section_floor, section_pairs, section_sweep, section
             section_profile, section_fastpath, section_plots)
 
 
+# ---- the PyTorch example (phase torch) ------------------------------------
+#
+# tools/ps/torch_job.sh keeps its boot in DIR/torch: guest 0's
+# result.log has selftests/bx/python.sh's torch case, whose lines
+# "# embedding_ps: ..." are python/examples/embedding_ps.py's: per worker
+# and transport a summary ("transport=T worker=W steps=N step_ms_mean=..")
+# and, with --step-log, every step ("steps transport=T worker=W from=S
+# step_ms=A,B,.. pull_us=.. push_us=.."); worker 0's "params sha256 HEX"
+# follows its summary. DIR/torch/torch.env has the job's settings.
+
+TORCH_TRANSPORTS = ("bx", "rpc")
+TORCH_NAMES = {"bx": "bx", "rpc": "torch rpc"}
+# summary fields: (field, label, unit shown)
+TORCH_ROWS = (("step_ms_mean", "step time, mean", "ms"),
+              ("step_ms_p50", "step time, p50", "ms"),
+              ("step_ms_p99", "step time, p99", "ms"),
+              ("pull_us_p50", "pull, p50", "ms"),
+              ("pull_us_p99", "pull, p99", "ms"),
+              ("push_us_p50", "push, p50", "ms"),
+              ("push_us_p99", "push, p99", "ms"),
+              ("cpu_ms_per_step", "worker CPU per step", "ms"))
+TORCH_SERIES = ("step_ms", "pull_us", "push_us")
+
+
+@dataclass
+class TorchRun:
+    """The PyTorch example's boot, as its guests reported it."""
+    settings: dict[str, str] = field(default_factory=dict)     # torch.env
+    kernel: str = ""
+    # transport: each worker's summary fields, by worker
+    workers: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    # (transport, worker, series): every step's value, by step
+    steps: dict[tuple[str, str, str], dict[int, float]] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict)       # transport: sha256
+    fails: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)             # the example's lines
+
+    def mean(self, tp: str, f: str) -> Optional[float]:
+        """Field f of transport tp's summaries, averaged over its workers."""
+        xs = [anum(w[f]) for w in self.workers.get(tp, {}).values() if f in w]
+        return sum(xs) / len(xs) if xs else None
+
+    def values(self, tp: str, series: str) -> list[float]:
+        """Every step's value of a series of tp, all workers."""
+        out: list[float] = []
+        for (t, _, s), v in sorted(self.steps.items()):
+            if t == tp and s == series:
+                out += [v[i] for i in sorted(v)]
+        return out
+
+    def same_params(self) -> Optional[bool]:
+        """Whether both transports reached the same parameters; None if
+        one did not report them."""
+        if not all(tp in self.params for tp in TORCH_TRANSPORTS):
+            return None
+        return self.params["bx"] == self.params["rpc"]
+
+    def complete(self) -> bool:
+        """Results from both transports, and their parameters."""
+        return all(self.workers.get(tp) for tp in TORCH_TRANSPORTS) and \
+            self.same_params() is not None
+
+
+_EMB = re.compile(r"^# embedding_ps: (.*)$")
+_KERNEL = re.compile(r"Linux version (\S+)")
+
+
+def parse_torch(texts: dict[str, str], env: str, console: str) -> TorchRun:
+    """The example's run from its guests' result.log texts (by guest),
+    torch.env's text and guest 0's console."""
+    t = TorchRun()
+    for w in env.split():
+        k, _, v = w.partition("=")
+        if v != "":
+            t.settings[k] = v
+    m = _KERNEL.search(console)
+    t.kernel = m.group(1) if m else ""
+    for g, text in sorted(texts.items()):
+        tp = ""
+        for ln in lines_of(text.replace("\r", "")):
+            if ln.startswith("not ok ") or ln.startswith("# FAIL"):
+                t.fails.append("g%s: %s" % (g, ln))
+            m = _EMB.match(ln)
+            if not m or g != "0":
+                continue
+            body = m.group(1)
+            t.lines.append(body)
+            words = body.split()
+            f = {k: v for k, _, v in (w.partition("=") for w in words) if v != ""}
+            if body.startswith("transport="):
+                tp = f["transport"]
+                t.workers.setdefault(tp, {})[f.get("worker", "0")] = f
+            elif body.startswith("steps ") and "transport" in f:
+                first = int(anum(f.get("from")))
+                for s in TORCH_SERIES:
+                    vals = [x for x in f.get(s, "").split(",") if x != ""]
+                    d = t.steps.setdefault((f["transport"], f.get("worker", "0"), s), {})
+                    for i, x in enumerate(vals):
+                        d[first + i] = anum(x)
+            elif body.startswith("params sha256 ") and tp != "" and len(words) > 2:
+                t.params[tp] = words[2]
+    return t
+
+
+def read_torch(d: str) -> Optional[TorchRun]:
+    """DIR/torch's run, None if there is none (older runs, or a run
+    without phase torch)."""
+    texts = {}
+    for path in sorted(glob.glob(os.path.join(glob.escape(d), "g*", "result.log"))):
+        g = os.path.basename(os.path.dirname(path))[1:]
+        texts[g] = read_text(path)
+    if "0" not in texts:
+        return None
+
+    def opt(f: str) -> str:
+        try:
+            return read_text(os.path.join(d, f))
+        except OSError:
+            return ""
+    return parse_torch(texts, opt("torch.env"), opt(os.path.join("g0", "console.log")))
+
+
+def cdf(xs: list[float]) -> list[str]:
+    """Lines "value fraction" of the empirical CDF of xs."""
+    s = sorted(xs)
+    return ["%g %g\n" % (x, (i + 1) / len(s)) for i, x in enumerate(s)]
+
+
+def torch_fig(f: str, x: Optional[float]) -> str:
+    """A summary figure shown in ms (the example's µs converted), with 3
+    or 4 digits."""
+    if x is None:
+        return "-"
+    return ms(x) if "_us_" in f else num(x)
+
+
+def torch_rows(t: TorchRun) -> list[tuple[str, str, str, str]]:
+    """The table's rows: what, bx, torch rpc, bx / rpc."""
+    rows = []
+    for f, label, unit in TORCH_ROWS:
+        b, r = t.mean("bx", f), t.mean("rpc", f)
+        rows.append(("%s, %s" % (label, unit), torch_fig(f, b), torch_fig(f, r), ratio(b, r)))
+    same = t.same_params()
+    rows.append(("final parameters (sha256)",
+                 t.params.get("bx", "-")[:16], t.params.get("rpc", "-")[:16],
+                 "-" if same is None else "identical" if same else "DIFFERENT"))
+    return rows
+
+
+def torch_how(t: TorchRun) -> str:
+    """What ran: workers, steps, guests, fabric."""
+    st = t.settings
+    nw = st.get("workers") or astr(max((len(w) for w in t.workers.values()), default=0))
+    ns = st.get("steps") or "?"
+    s = "%s worker process(es) x %s steps per transport on guest 0, the two servers on " \
+        "guests 1 and 2" % (nw, ns)
+    if st.get("guests"):
+        s += " (%s guests with %s vCPU and %s MiB each)" % (
+            st["guests"], st.get("cpus", "?"), st.get("mem_mb", "?"))
+    if st.get("fabric"):
+        s += ", %s switch" % st["fabric"]
+    return s
+
+
+def section_torch(r: Report, t: TorchRun) -> None:
+    """The PyTorch example over bx and over torch RPC: the table, the
+    step data for the plot."""
+    r.printf("\n## The PyTorch example: bx against torch RPC\n\n")
+    r.printf("python/examples/embedding_ps.py (tools/ps/torch_job.sh, make demo): a sparse-"
+             "embedding model sharded over two server guests, trained over bx (bx.kv) and then "
+             "over torch.distributed.rpc (TensorPipe over TCP) in the same boot: %s%s. "
+             % (torch_how(t), "; guest kernel " + t.kernel if t.kernel else ""))
+    r.printf("Figures are each worker's, averaged over the workers; a step is pull, compute, "
+             "push and a barrier of the workers. Both transports share the same emulated "
+             "CPUs: read the ratios, not the absolute times (Documentation/performance.rst, "
+             "\"The PyTorch example\").\n\n")
+    r.printf("| | bx | torch rpc | bx / rpc |\n| --- | ---: | ---: | ---: |\n")
+    for row in torch_rows(t):
+        r.printf("| %s | %s | %s | %s |\n", *row)
+    if t.fails:
+        r.printf("\n**Failures:**\n%s\n", "".join("\n    " + f for f in t.fails))
+    missing = [TORCH_NAMES[tp] for tp in TORCH_TRANSPORTS if not t.workers.get(tp)]
+    if missing:
+        r.printf("\n**No results from:** %s\n", ", ".join(missing))
+    if t.fails or not t.complete() or t.same_params() is False:
+        r.bad = True
+    r.dat("torch_lines.txt", [ln + "\n" for ln in t.lines])
+    have = False
+    for tp in TORCH_TRANSPORTS:
+        for s in TORCH_SERIES:
+            xs = t.values(tp, s)
+            have |= bool(xs)
+            r.dat("torch_%s_%s.dat" % (s, tp), cdf(xs))
+        w0 = t.steps.get((tp, "0", "step_ms"), {})
+        r.dat("torch_series_%s.dat" % tp, ["%d %g\n" % (i, w0[i]) for i in sorted(w0)])
+    if have:
+        r.printf("\n![PyTorch example, bx against torch rpc](torch_steps.png)\n")
+    else:
+        r.printf("\nNo per-step data (embedding_ps.py --step-log): no plot.\n")
+
+
+def torch_rst(t: TorchRun) -> str:
+    """The example's table for the documentation's summary."""
+    rows: list[tuple[str, ...]] = list(torch_rows(t))
+    return rst_table(("PyTorch example", "bx", "torch RPC", "bx / RPC"), rows) + "\n" + \
+        "The PyTorch example: %s; guest kernel %s, qemu TCG, Soft-RoCE (rxe); each worker's " \
+        "figures averaged over the workers.\n" % (torch_how(t), t.kernel or "?")
+
+
+def torch_plot(data: str, term: str) -> Optional[str]:
+    """The example's plot: step time CDF and per-step series, pull and
+    push latency CDFs, bx against torch rpc."""
+    def have(f: str) -> bool:
+        p = os.path.join(data, f)
+        return os.path.isfile(p) and os.path.getsize(p) > 0
+
+    def pl(fmt: str, using: str) -> str:
+        p = ["'%s' using %s with %s lw 2 lc %d title '%s'"
+             % (fmt % tp, using, "steps" if "series" not in fmt else "lines", c, TORCH_NAMES[tp])
+             for tp, c in (("bx", 1), ("rpc", 2)) if have(fmt % tp)]
+        return ", ".join(p) or "1/0 notitle"
+    if not any(have("torch_step_ms_%s.dat" % tp) for tp in TORCH_TRANSPORTS):
+        return None
+    return ("set terminal %s\nset output '../torch_steps.png'\n"
+            "set multiplot layout 2,2 title 'PyTorch example (embedding_ps.py): bx against torch "
+            "rpc, every step of every worker (TCG, rxe: ratios, not absolute times)'\n"
+            "set grid\nset key bottom right\nset ylabel 'fraction of steps'\nset yrange [0:1]\n"
+            "set logscale x\nset xlabel 'step time, ms'\nset title 'step time CDF'\nplot %s\n"
+            "unset logscale x\nset autoscale y\nset logscale y\nset key top right\n"
+            "set xlabel 'step'\nset ylabel 'ms'\nset title 'step time, worker 0, step by step'\n"
+            "plot %s\nunset logscale y\nset yrange [0:1]\nset logscale x\n"
+            "set key bottom right\nset ylabel 'fraction of steps'\nset xlabel 'pull latency, ms'\n"
+            "set title 'pull latency CDF (a pull asks both servers at once)'\nplot %s\n"
+            "set xlabel 'push latency, ms'\nset title 'push latency CDF (the same)'\n"
+            "plot %s\nunset multiplot\n"
+            % (term.replace("900,560", "1000,800", 1), pl("torch_step_ms_%s.dat", "1:2"),
+               pl("torch_series_%s.dat", "1:2"), pl("torch_pull_us_%s.dat", "($1/1000):2"),
+               pl("torch_push_us_%s.dat", "($1/1000):2")))
+
+
 # ---- the targets ----------------------------------------------------------
 
 Verdict = Optional[bool]          # met, not met, None: not measured
@@ -1844,7 +2087,8 @@ def plot(d: str, data: str) -> None:
     log = data + "/gnuplot.log"
     failed = False
     with open(log, "wb") as out:
-        for script in plot_scripts(data, term):
+        torch = torch_plot(data, term)
+        for script in plot_scripts(data, term) + ([torch] if torch else []):
             failed |= subprocess.run([gnuplot], input=script.encode(), cwd=data, stdout=out,
                                      stderr=subprocess.STDOUT).returncode != 0
     if failed:
@@ -1852,6 +2096,29 @@ def plot(d: str, data: str) -> None:
 
 
 # ---- main -----------------------------------------------------------------
+
+def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
+    """The report of a run of phase torch alone (bench.sh -P torch)."""
+    r = Report(Run(), data, host_info(os.path.join(d, "run", "host.txt")), "")
+    r.printf("# bx benchmark report\n\nThis run has only the PyTorch example (bench.sh phase "
+             "torch).\n")
+    if r.hostinfo != "":
+        r.printf("\nThe host during the run: %s.\n", r.hostinfo)
+    section_torch(r, torch)
+    out = d + "/report.md"
+    write_text(out, r.text())
+    plot(d, data)
+    pngs = [f for f in os.listdir(d) if f.endswith(".png")]
+    print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
+    if doc:
+        try:
+            update_doc(doc, torch_rst(torch))
+        except DocError as e:
+            print("report: --update-doc: %s" % e, file=sys.stderr)
+            return 2
+        print("report: the summary in %s" % doc)
+    return 1 if r.bad else 0
+
 
 class Parser(argparse.ArgumentParser):
     """Usage errors exit 1, as report.sh's did."""
@@ -1876,13 +2143,19 @@ def main(argv: list[str]) -> int:
     # paths as the shell wrote them (DIR/ gives DIR//report.md)
     run_dir = d + "/run"
     data = d + "/data"
-    if not os.path.isfile(os.path.join(run_dir, "g0", "result.log")):
-        print("report: no run in %s" % run_dir, file=sys.stderr)
+    torch = read_torch(d + "/torch")
+    has_run = os.path.isfile(os.path.join(run_dir, "g0", "result.log"))
+    if not has_run and torch is None:
+        print("report: no run in %s (nor in %s/torch)" % (run_dir, d), file=sys.stderr)
         return 1
     os.makedirs(data, exist_ok=True)
     for f in glob.glob(os.path.join(glob.escape(data), "*.dat")) + \
+            glob.glob(os.path.join(glob.escape(data), "torch_*.txt")) + \
             glob.glob(os.path.join(glob.escape(d), "*.png")):
         os.remove(f)
+    if not has_run:
+        assert torch is not None
+        return torch_only(d, data, torch, args.update_doc)
 
     text = gather_results(d)
     # the lossless switch's counters (bench.sh -f lossless), per phase
@@ -1897,6 +2170,8 @@ def main(argv: list[str]) -> int:
                os.path.join(d, "fastpath.md"))
     for section in SECTIONS:
         section(r)
+    if torch is not None:
+        section_torch(r, torch)
     targets = target_rows(run, r.fig)
     out = d + "/report.md"
     write_text(out, with_targets(r.text(), targets_md(targets)))
@@ -1912,7 +2187,8 @@ def main(argv: list[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if args.update_doc:
         try:
-            update_doc(args.update_doc, summary_rst(r, targets))
+            update_doc(args.update_doc, summary_rst(r, targets) +
+                       ("\n" + torch_rst(torch) if torch is not None else ""))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2

@@ -15,9 +15,16 @@
 #   -f FABRIC   lossless (default; bxswitch, as RoCE with PFC) or lossy
 #   -o DIR      keep the run here (default: $BX_BUILD/vm/runs/torch-...)
 #
+# Every worker also prints each step's time and pull and push latency
+# (embedding_ps.py --step-log -, lines "embedding_ps: steps ...") into
+# DIR/g0/result.log, and DIR/torch.env records the settings: the input
+# of tools/bench/report.py, whose bench phase "torch" runs this script.
+#
 # Needs the guest image (make stage vm) and the host's python3 with
 # numpy and torch (tools/install-deps.sh): the guests run it (run.sh -p).
-# Exit status: 0 if the run passed and both reached the same parameters.
+# Exit status: 0 if the run passed and both reached the same parameters;
+# run.sh's own if it failed (3 and 4: a known platform failure, which
+# callers such as tools/bench/bench.sh run again), else 1.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,11 +49,15 @@ outdir=${outdir:-$BX_BUILD/vm/runs/torch-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$outdir"
 
 echo "torch_job: $workers worker(s) x $steps steps on guest 0, servers on guests 1 and 2 ($fabric fabric); logs in $outdir"
+# Three guests of one vCPU (run.sh's default for three) and 1 GiB each.
+printf 'steps=%s workers=%s fabric=%s guests=3 cpus=1 mem_mb=1024\n' \
+	"$steps" "$workers" "$fabric" > "$outdir/torch.env"
 rc=0
-"$top/tools/testing/vm/run.sh" -n 3 -p -m 1024 -f "$fabric" -o "$outdir" \
+"$top/tools/testing/vm/run.sh" -n 3 -c 1 -p -m 1024 -f "$fabric" -o "$outdir" \
 	-t $((900 + steps * workers * 3)) \
 	-e BX_SKIP="python.sh:binding python.sh:guests python.sh:kv" \
 	-e BX_TORCH_STEPS="$steps" -e BX_TORCH_WORKERS="$workers" \
+	-e EMBEDDING_PS_STEP_LOG=- \
 	/opt/bx/selftests/bx/run_tests.sh python.sh > "$outdir/run.log" 2>&1 ||
 	rc=$?
 grep -E '^run\.sh: ' "$outdir/run.log" || true
@@ -80,7 +91,7 @@ END {
 	same = nh == 2 && h[1] == h[2]
 	printf "final parameters   %s\n", same ? "identical (sha256 " substr(h[1], 1, 16) "...)" : "DIFFERENT"
 	exit !same
-}' || rc=1
+}' || [ "$rc" -ne 0 ] || rc=1
 if [ "$rc" -ne 0 ]; then
 	echo "torch_job: failed; the rig's output: $outdir/run.log"
 	grep -E 'FAIL|not ok|splat' "$outdir/run.log" | head -20 || true

@@ -5,7 +5,9 @@
 # each target of the benchmark issue the verdict the numbers call for.
 # The runs are a few lines each, in the format bench_guest.sh prints,
 # with numbers chosen so that every target is met (run "good"), missed
-# (run "bad") or not measured (run "bare"). KTAP output.
+# (run "bad") or not measured (run "bare"). The PyTorch example's
+# table (phase torch, DIR/torch) comes from lines in the format
+# embedding_ps.py prints. KTAP output.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 report=$here/../../bench/report.sh
@@ -135,8 +137,44 @@ expect() {	# NAME[:EXIT] V...
 	done
 }
 
+# The PyTorch example's boot in DIR/torch (tools/ps/torch_job.sh): two
+# workers of two steps per transport, torch rpc's figures twice bx's
+# (bx/rpc 0.50), worker 1's 1.5 times worker 0's (the table averages
+# them). HASHES "BX RPC" ("-": no params line); TRANSPORTS the ones
+# that ran; STEPLOG 0: no per-step lines (a run before --step-log).
+mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
+	local d=$1/torch hb hr tp w k f h
+	read -r hb hr <<< "$2"
+	mkdir -p "$d/g0" "$d/g1"
+	echo "steps=2 workers=2 fabric=lossless guests=3 cpus=1 mem_mb=1024" > "$d/torch.env"
+	echo "[    0.000000] Linux version 6.12.0-test (x) #1" > "$d/g0/console.log"
+	{
+		echo "bxrig: ready id 0 addr 192.0.2.1 flavor stock"
+		for tp in ${3:-bx rpc}; do
+			k=1; [ "$tp" = rpc ] && k=2
+			for w in 0 1; do
+				f=$k; [ $w = 1 ] && f=$(awk -v k="$k" 'BEGIN { print 1.5 * k }')
+				[ "${4:-1}" = 0 ] ||
+					printf '# embedding_ps: steps transport=%s worker=%s from=0 step_ms=%s,%s pull_us=%s,%s push_us=%s,%s\r\n' \
+						"$tp" $w "$(x 10)" "$(x 20)" "$(x 1000)" "$(x 2000)" "$(x 500)" "$(x 600)"
+				printf '# embedding_ps: transport=%s worker=%s steps=2 step_ms_mean=%s step_ms_p50=%s step_ms_p99=%s pull_us_p50=%s pull_us_p99=%s push_us_p50=%s push_us_p99=%s cpu_ms_per_step=%s loss_first=2.0794 loss_last=2.0\r\n' \
+					"$tp" $w "$(x 15)" "$(x 15)" "$(x 19.9)" "$(x 1500)" "$(x 1990)" "$(x 550)" "$(x 599)" "$(x 5)"
+				[ $w = 1 ] || { [ "$tp" = rpc ] && h=$hr || h=$hb; [ "$h" = - ] ||
+					echo "# embedding_ps: params sha256 $h"; }
+			done
+		done
+		echo "ok 1 torch"
+	} > "$d/g0/result.log"
+	echo "bxrig: ready id 1 addr 192.0.2.2 flavor stock" > "$d/g1/result.log"
+}
+x() { awk -v f="$f" -v v="$1" 'BEGIN { printf "%.3f", f * v }'; }	# V: f x V
+H1=$(printf 'a%.0s' {1..64}) H2=$(printf 'b%.0s' {1..64})
+row() {	# REPORT ROW-ERE
+	grep -Eq "^[|] $2 [|]$" "$1" || { grep '^|' "$1"; return 1; }
+}
+
 echo "TAP version 13"
-echo "1..102"
+echo "1..126"
 
 # The incast's four settings that every run has, the window off at 1 s.
 I4="off:1000000 on:1000000 small:1000000 tcp:1000000"
@@ -277,5 +315,62 @@ ok "nomark: the document is untouched" [ "$(cat "$tmp/nomark.rst")" = "No marker
 printf '.. bench-summary-end\n.. bench-summary-begin\n' > "$tmp/swapped.rst"
 ok "swapped: the markers in the wrong order are refused" \
 	sh -c "! '$report' '$tmp/good' --update-doc '$tmp/swapped.rst' > /dev/null 2>&1"
+
+# The PyTorch example alone (bench.sh -P torch): its table, its data
+# and plot; both transports must have run and reached one parameter set.
+mktorch "$tmp/torch" "$H1 $H1"
+ok "torch: report exits 0 without DIR/run" tools/bench/report.sh "$tmp/torch"
+ok "torch: step time mean, averaged over the workers, and the ratio" \
+	row "$tmp/torch/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 0[.]50"
+ok "torch: pull p99, µs shown in ms" row "$tmp/torch/report.md" "pull, p99, ms [|] 2[.]49 [|] 4[.]97 [|] 0[.]50"
+ok "torch: CPU per step" row "$tmp/torch/report.md" "worker CPU per step, ms [|] 6[.]25 [|] 12[.]5 [|] 0[.]50"
+ok "torch: the parameters identical" \
+	row "$tmp/torch/report.md" "final parameters [(]sha256[)] [|] a{16} [|] a{16} [|] identical"
+ok "torch: says what ran" grep -q "2 worker process(es) x 2 steps per transport.*lossless switch; guest kernel 6.12.0-test" "$tmp/torch/report.md"
+ok "torch: every step of every worker in the CDF" \
+	[ "$(wc -l < "$tmp/torch/data/torch_step_ms_bx.dat")" -eq 4 ]
+ok "torch: the CDF sorted, ending at 1" \
+	[ "$(tail -1 "$tmp/torch/data/torch_pull_us_rpc.dat")" = "6000 1" ]
+ok "torch: worker 0's steps in order" \
+	[ "$(cat "$tmp/torch/data/torch_series_rpc.dat")" = "$(printf '0 20\n1 40')" ]
+if command -v gnuplot > /dev/null; then
+	ok "torch: the plot" [ -s "$tmp/torch/torch_steps.png" ]
+else
+	skip "torch: the plot" "no gnuplot"
+fi
+mktorch "$tmp/torchdiff" "$H1 $H2"
+ok "torchdiff: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchdiff' > /dev/null 2>&1"
+ok "torchdiff: the parameters DIFFERENT" \
+	row "$tmp/torchdiff/report.md" "final parameters [(]sha256[)] [|] a{16} [|] b{16} [|] DIFFERENT"
+mktorch "$tmp/torchhalf" "$H1 -" bx
+ok "torchhalf: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchhalf' > /dev/null 2>&1"
+ok "torchhalf: torch rpc named missing" grep -q '^[*][*]No results from:[*][*] torch rpc$' "$tmp/torchhalf/report.md"
+mktorch "$tmp/torchold" "$H1 $H1" "bx rpc" 0
+ok "torchold: without per-step lines, the table and no plot" \
+	sh -c "tools/bench/report.sh '$tmp/torchold' > /dev/null 2>&1 && grep -q 'No per-step data' '$tmp/torchold/report.md' && [ ! -e '$tmp/torchold/torch_steps.png' ]"
+ok "good: no PyTorch section without DIR/torch" sh -c "! grep -q 'PyTorch' '$tmp/good/report.md'"
+# With the matrix: both, the targets first; the summary has both tables.
+mkrun "$tmp/both" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+mktorch "$tmp/both" "$H1 $H1"
+ok "both: report exits 0" tools/bench/report.sh "$tmp/both"
+ok "both: the targets first" first "$tmp/both/report.md"
+ok "both: the PyTorch section" grep -q '^## The PyTorch example: bx against torch RPC' "$tmp/both/report.md"
+cp "$tmp/doc1.rst" "$tmp/doc2.rst"
+"$report" "$tmp/both" --update-doc "$tmp/doc2.rst" > /dev/null 2>&1
+ok "both: the summary has the PyTorch table" \
+	grep -Eq '^step time, p99, ms +24[.]9 +49[.]8 +0[.]50$' "$tmp/doc2.rst"
+ok "both: the summary says what the PyTorch example ran on" \
+	grep -q '^The PyTorch example: 2 worker process(es) x 2 steps' "$tmp/doc2.rst"
+if command -v rst2html > /dev/null; then
+	ok "both: valid reStructuredText" sh -c "rst2html --halt=warning '$tmp/doc2.rst' > /dev/null"
+else
+	skip "both: valid reStructuredText" "no rst2html (python3-docutils)"
+fi
+cp "$tmp/doc1.rst" "$tmp/doc3.rst"
+"$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
+ok "torch: --update-doc puts the PyTorch table alone" \
+	sh -c "grep -q '^final parameters (sha256)' '$tmp/doc3.rst' && ! grep -q 'small-message' '$tmp/doc3.rst'"
+ok "empty: no run and no torch: report exits 1" \
+	sh -c "mkdir -p '$tmp/empty' && ! tools/bench/report.sh '$tmp/empty' > /dev/null 2>&1"
 
 totals
