@@ -382,8 +382,11 @@ case_recover() {
 	[ "$ID" -gt 1 ] || trace_on
 	b rec.up
 	if [ "$ID" -eq 1 ]; then
+		# Pushing well past the pull's end (2 s, 1 s of grace, the
+		# sweep), so that some are on the wire when it ends the
+		# connection, on a slow kernel too.
 		"$PP" client -a "$SERVER" -s $SVC -m push -z 4096,65536 -P 4 \
-			-t 8 -S > /tmp/rec.push 2>&1 &
+			-t $((8 * BX_SLOW)) -S > /tmp/rec.push 2>&1 &
 		pushes=$!
 		sleep 1
 		out=$("$PP" client -a "$SERVER" -s $MUTE -m pull -z 4096 -q 1 \
