@@ -237,14 +237,13 @@ static bool serve_pull(struct bxkv_server *s, const struct parked *pk)
 			return false;
 		bi = s->reply_free[--s->nreply_free];
 		out = (float *)(void *)s->reply[bi];
-		for (uint32_t i = 0; i < r.nkeys; i++) {
+		for (uint32_t i = 0, at = 0; i < r.nkeys; i++) {
 			uint64_t key = kv_req_key(&r, i);
 			uint32_t n = key_len(s, key);
 
-			memcpy(out, s->store + key_off(s, key), 4ull * n);
-			out += n;
+			memcpy(out + at, s->store + key_off(s, key), 4ull * n);
+			at += n;	/* < msg_max / 4: checked above */
 		}
-		out = (float *)(void *)s->reply[bi];
 		ret = bx_prep_reply(s->bx, &sqe[0], pk->token, out,
 				    (uint32_t)bytes,
 				    K_REPLY << K_SHIFT | (uint64_t)bi);
@@ -748,7 +747,8 @@ static int chunk_prep(struct bxkv_worker *w, struct call *k, size_t i,
 		      struct bx_sqe *sqe, int64_t now)
 {
 	struct chunk *c = &w->ch[i];
-	uint64_t size = kv_msg_size(k->op, c->n, c->nvals, c->range, k->lens);
+	uint64_t size = kv_msg_size(k->op, c->n, c->nvals, c->range,
+				    k->lens != NULL);
 	uint64_t bytes = 4 * c->nvals;
 	int64_t left = k->deadline - now;
 	void *resp;
