@@ -103,6 +103,7 @@
 /* Features announced in bx_info.features and bx_setup.features. */
 #define BX_FEAT_INFO		_BITULL(0)	/* BX_IOC_GET_INFO */
 #define BX_FEAT_DATA		_BITULL(1)	/* setup, peers, push, pull */
+#define BX_FEAT_VEC		_BITULL(2)	/* BX_SQE_F_VEC */
 
 /**
  * struct bx_info - module description, filled by BX_IOC_GET_INFO
@@ -220,10 +221,37 @@ enum {
 	BX_OP_REPLY	= 4,	/* answer the pull request @token with off/len */
 };
 
+/* struct bx_sqe.flags */
+#define BX_SQE_F_VEC		_BITUL(0)	/* a gathered/scattered buffer */
+
+/**
+ * struct bx_vec - one piece of a buffer given as several (BX_SQE_F_VEC)
+ * @off:	region offset
+ * @len:	bytes, at least 1
+ * @resv:	must be 0
+ *
+ * With BX_SQE_F_VEC an operation's buffer is the concatenation of 1 to
+ * BX_VEC_MAX pieces of the region, listed in an array of struct bx_vec in
+ * the caller's memory, which the kernel copies at submission: a PUSH's
+ * or a REPLY's source (@off: the array's address, @len: its entries), a
+ * PULL's response sink (@resp_off: the address, @resp_len: the entries;
+ * the request stays @off/@len). The peer sees one buffer. The total is
+ * at most BX_MSG_MAX; a buffer moved by RDMA is registered in at most 16
+ * segments of at most 1 MiB, none across two pieces (else -EMSGSIZE).
+ * Not for RECV (-EINVAL). Announced by BX_FEAT_VEC.
+ */
+struct bx_vec {
+	__aligned_u64	off;
+	__u32		len;
+	__u32		resv;
+};
+
+#define BX_VEC_MAX		8
+
 /**
  * struct bx_sqe - one operation for BX_IOC_SUBMIT
  * @opcode:	BX_OP_*
- * @flags:	must be 0
+ * @flags:	BX_SQE_F_*; others must be 0
  * @resv0:	must be 0
  * @peer:	PUSH, PULL: id from BX_IOC_PEER
  * @user_data:	returned in the operation's completion
