@@ -88,7 +88,7 @@ static long bx_ioc_get_info(void __user *uarg)
 		return -EFAULT;
 	if (info.resv0 || info.resv1)
 		return -EINVAL;
-	info.features = BX_FEAT_INFO | BX_FEAT_DATA;
+	info.features = BX_FEAT_INFO | BX_FEAT_DATA | BX_FEAT_VEC;
 	info.ndevs = bx_dev_count();
 	return copy_sized_out(uarg, &info, sizeof(info), usize);
 }
@@ -125,7 +125,7 @@ static long bx_ioc_setup(struct bx_file *f, void __user *uarg)
 		bx_region_put(region);
 		goto out;
 	}
-	s.features = BX_FEAT_INFO | BX_FEAT_DATA;
+	s.features = BX_FEAT_INFO | BX_FEAT_DATA | BX_FEAT_VEC;
 	s.region_mmap_off = BX_MMAP_REGION;
 	s.cq_mmap_off = BX_MMAP_CQ;
 	s.eager_max = BX_EAGER_MAX;

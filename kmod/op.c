@@ -303,7 +303,9 @@ void bx_op_expire(struct bx_op *op)
 
 /*
  * Build @op's message in @slot and post its SEND, after the chain
- * @first..@last (RDMA WRITEs; NULL: none).
+ * @first..@last (RDMA WRITEs; NULL: none). The inline data of a PUSH or
+ * PULL_RESP built without a payload pointer is the op's buffer,
+ * gathered from its pieces.
  */
 int bx_op_post_msg(struct bx_op *op, struct bx_buf *slot,
 		   struct ib_send_wr *first, struct ib_send_wr *last)
@@ -315,6 +317,14 @@ int bx_op_post_msg(struct bx_op *op, struct bx_buf *slot,
 	n = bx_wire_build(slot->data, BX_MSG_SIZE, &op->msg);
 	if (!n || n > conn->peer_msg_size)
 		return -EMSGSIZE;
+	if (!op->msg.payload && op->msg.len &&
+	    (op->msg.type == BX_MSG_PUSH || op->msg.type == BX_MSG_PULL_RESP)) {
+		/* Inline data comes last in a message. */
+		bx_span_gather(&op->buf, bx_region_ptr(op->file->region, 0),
+			       (u8 *)slot->data + n - op->msg.len,
+			       op->msg.len);
+		atomic64_add(op->msg.len, &bx_copied_bytes);
+	}
 	send = bx_conn_prep_send(conn, slot, n);
 	if (first) {
 		last->next = send;
@@ -375,8 +385,9 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 			op->msg.rdv[0] = (struct bx_rdv){ .len = op->resp_len };
 		}
 	}
-	if (!rdv || op->kind == BX_K_PULL)
-		op->msg.payload = op->len ? bx_region_ptr(r, op->off) : NULL;
+	/* A pull's request is inline; an eager push's is gathered. */
+	if (op->kind == BX_K_PULL && op->len)
+		op->msg.payload = bx_region_ptr(r, op->off);
 
 	/* The registration (bx_op_register()) filled msg.rdv already. */
 	if (rdv && !op->registered)
@@ -386,7 +397,7 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 		return ret;
 	/* Before the post: its completion may run before we return. */
 	slot->req_id = op->req_id;
-	if (op->msg.payload)
+	if (op->kind == BX_K_PULL)
 		atomic64_add(op->len, &bx_copied_bytes);
 	/* On failure bx_op_sent() takes @op out of conn->ops again. */
 	return bx_op_post_msg(op, slot, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <linux/bx.h>
 
 #include "flow.h"
+#include "span.h"
 #include "wire.h"
 
 struct bx_conn;
@@ -46,10 +47,16 @@ struct bx_seg {
 	u32			len;
 };
 
+/*
+ * rdma_rw contexts of a server's transfer: one per run of bytes inside one
+ * remote descriptor and one local piece (a REPLY's buffer in pieces).
+ */
+#define BX_RW_MAX	(BX_WIRE_MAX_RDV + BX_VEC_MAX - 1)
+
 /**
  * struct bx_rdma - the RDMA state of a rendezvous operation
  * @seg:	requester: registered segments; server: local segments of
- *		the RDMA READ/WRITE, one per remote descriptor
+ *		the RDMA READ/WRITE, one per rdma_rw context
  * @rw:		server: one rdma_rw context per segment
  * @reg:	requester: registration WRs, chained before the SEND
  * @inv:	requester: invalidation WRs after the response
@@ -58,8 +65,8 @@ struct bx_seg {
 struct bx_rdma {
 	u8			nseg;
 	u8			nrdv;
-	struct bx_seg		seg[BX_WIRE_MAX_RDV];
-	struct rdma_rw_ctx	rw[BX_WIRE_MAX_RDV];
+	struct bx_seg		seg[BX_RW_MAX];
+	struct rdma_rw_ctx	rw[BX_RW_MAX];
 	struct ib_reg_wr	reg[BX_WIRE_MAX_RDV];
 	struct ib_send_wr	inv[BX_WIRE_MAX_RDV];
 	struct bx_rdv		rdv[BX_WIRE_MAX_RDV];
@@ -81,8 +88,12 @@ struct bx_rdma {
  * @msg:	the message to send (type, service, status, ...)
  * @completed:	the completion was posted (exactly once)
  * @result:	bytes or -errno for the completion
- * @user_data, @off, @len, @service, @resp_off, @resp_len: from the sqe;
+ * @user_data, @off, @len, @service, @resp_len: from the sqe (@off: a
+ *		PULL's request; @len, @resp_len: a buffer's total bytes);
  *		for SRV_READ the RECV's buffer and user_data
+ * @buf:	its data in its file's region, one piece or several
+ *		(BX_SQE_F_VEC): a PUSH's or REPLY's source, a PULL's response
+ *		sink, a SRV_READ's RECV buffer
  * @req_id:	requester: id in conn->ops
  * @needs_reg:	requester: its buffer must be registered before sending
  * @registered:	...and it is (see reg.c)
@@ -133,8 +144,8 @@ struct bx_op {
 	u64			off;
 	u32			len;
 	u32			service;
-	u64			resp_off;
 	u32			resp_len;
+	struct bx_spans		buf;
 	u32			req_id;
 	u32			peer_id;
 	u32			wbytes;

@@ -135,6 +135,7 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	op->user_data = rv->user_data;
 	op->off = rv->off;
 	op->len = msg->len;
+	bx_span_flat(&op->buf, rv->off, msg->len);
 	op->service = msg->service;
 	op->peer_id = conn->peer->id;
 	op->req_id = msg->req_id;
@@ -238,10 +239,9 @@ static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
 				res = -EMSGSIZE;
 				break;
 			}
-			if (msg->len)
-				memcpy(bx_region_ptr(op->file->region,
-						     op->resp_off),
-				       msg->payload, msg->len);
+			bx_span_scatter(&op->buf,
+					bx_region_ptr(op->file->region, 0),
+					msg->payload, msg->len);
 			atomic64_add(msg->len, &bx_copied_bytes);
 			res = msg->len;
 			break;

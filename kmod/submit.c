@@ -8,6 +8,7 @@
  */
 
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "conn.h"
 #include "file.h"
@@ -26,19 +27,29 @@ static unsigned long op_deadline(const struct bx_sqe *sqe)
 	return (jiffies + msecs_to_jiffies(ms)) ?: 1;
 }
 
-/* What every op takes from its sqe, and a reference to its file. */
+/*
+ * What every op takes from its sqe and its checked buffer @sp, and a
+ * reference to its file.
+ */
 static void op_from_sqe(struct bx_op *op, struct bx_file *f,
-			const struct bx_sqe *sqe)
+			const struct bx_sqe *sqe, const struct bx_spans *sp)
 {
 	bx_file_get(f);
 	op->file = f;
 	op->deadline = op_deadline(sqe);
 	op->user_data = sqe->user_data;
-	op->off = sqe->off;
-	op->len = sqe->len;
+	op->buf = *sp;
+	if (op->kind == BX_K_PULL) {
+		op->off = sqe->off;
+		op->len = sqe->len;
+		op->resp_len = sp->total;
+	} else {
+		op->len = sp->total;
+	}
 }
 
-static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
+static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe,
+			const struct bx_spans *sp)
 {
 	struct bx_req *req;
 	struct bx_op *op;
@@ -54,12 +65,12 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 		bx_op_put(op);
 		return -ENOMEM;
 	}
-	req = bx_svc_take_req(f, sqe->token, sqe->len, &ret);
+	req = bx_svc_take_req(f, sqe->token, sp->total, &ret);
 	if (!req) {
 		bx_op_put(op);
 		return ret;
 	}
-	op_from_sqe(op, f, sqe);
+	op_from_sqe(op, f, sqe, sp);
 	op->conn = req->conn;
 	op->msg.req_id = req->req_id;
 	op->rdma->nrdv = req->nrdv;
@@ -72,7 +83,8 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe)
 	return 0;
 }
 
-static int submit_request(struct bx_file *f, const struct bx_sqe *sqe)
+static int submit_request(struct bx_file *f, const struct bx_sqe *sqe,
+			  const struct bx_spans *sp)
 {
 	struct bx_peer *peer;
 	struct bx_op *op;
@@ -90,11 +102,9 @@ static int submit_request(struct bx_file *f, const struct bx_sqe *sqe)
 		bx_peer_put(peer);
 		return -ENOMEM;
 	}
-	op_from_sqe(op, f, sqe);
+	op_from_sqe(op, f, sqe, sp);
 	op->service = sqe->service;
 	op->peer = peer;
-	op->resp_off = sqe->resp_off;
-	op->resp_len = sqe->resp_len;
 	op->needs_reg = (op->kind == BX_K_PUSH ? op->len :
 			 op->resp_len) > READ_ONCE(bx_rdv_threshold);
 	trace_bx_op_submit(op);
@@ -103,11 +113,55 @@ static int submit_request(struct bx_file *f, const struct bx_sqe *sqe)
 	return 0;
 }
 
-static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe)
+/*
+ * @sp from the array of @n struct bx_vec at user address @uptr
+ * (BX_SQE_F_VEC), copied once: what the process changes there later
+ * changes nothing. A buffer the peer is to reach (@reg: a push's source,
+ * a pull's sink) takes at most BX_WIRE_MAX_RDV registered segments, so
+ * that it can go by RDMA whatever rdv_threshold says; a REPLY's source
+ * is only ever read locally.
+ */
+static int sqe_vec(struct bx_region *r, u64 uptr, u64 n, bool reg,
+		   struct bx_spans *sp)
 {
+	struct bx_vec v[BX_VEC_MAX];
+	int ret;
+
+	if (!n || n > BX_VEC_MAX)
+		return -EINVAL;
+	if (copy_from_user(v, u64_to_user_ptr(uptr), n * sizeof(v[0])))
+		return -EFAULT;
+	ret = bx_span_set(sp, v, n, r->size);
+	if (ret)
+		return ret;
+	if (reg && bx_span_segs(sp, BX_SEG_MAX) > BX_WIRE_MAX_RDV)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* @sp: @len bytes at @off of the region, checked. */
+static int sqe_flat(struct bx_region *r, u64 off, u64 len,
+		    struct bx_spans *sp)
+{
+	if (len > BX_MSG_MAX)
+		return -EMSGSIZE;
+	if (!bx_region_valid(r, off, len))
+		return -EINVAL;
+	bx_span_flat(sp, off, len);
+	return 0;
+}
+
+/*
+ * Check @sqe against its file; its buffer (a PUSH's or REPLY's source, a
+ * PULL's response sink, a RECV's buffer) goes to @sp.
+ */
+static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe,
+		     struct bx_spans *sp)
+{
+	bool vec = sqe->flags & BX_SQE_F_VEC;
 	struct bx_region *r = f->region;
 
-	if (sqe->flags || sqe->resv0 || sqe->resv2)
+	if ((sqe->flags & ~BX_SQE_F_VEC) || sqe->resv0 || sqe->resv2)
 		return -EINVAL;
 	switch (sqe->opcode) {
 	case BX_OP_PUSH:
@@ -115,30 +169,29 @@ static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe)
 		/* The peer itself is looked up by submit_request(). */
 		if (!sqe->service || sqe->token || !sqe->peer)
 			return -EINVAL;
-		if (sqe->len > BX_MSG_MAX)
+		if (sqe->opcode == BX_OP_PUSH) {
+			if (sqe->resp_off || sqe->resp_len)
+				return -EINVAL;
+			return vec ? sqe_vec(r, sqe->off, sqe->len, true, sp) :
+			       sqe_flat(r, sqe->off, sqe->len, sp);
+		}
+		/* A request travels inline; its response may be large. */
+		if (sqe->len > BX_EAGER_MAX)
 			return -EMSGSIZE;
 		if (!bx_region_valid(r, sqe->off, sqe->len))
 			return -EINVAL;
-		if (sqe->opcode == BX_OP_PUSH)
-			return (sqe->resp_off || sqe->resp_len) ? -EINVAL : 0;
-		/* A request travels inline; its response may be large. */
-		if (sqe->len > BX_EAGER_MAX || sqe->resp_len > BX_MSG_MAX)
-			return -EMSGSIZE;
-		return bx_region_valid(r, sqe->resp_off, sqe->resp_len) ?
-		       0 : -EINVAL;
+		return vec ? sqe_vec(r, sqe->resp_off, sqe->resp_len, true, sp) :
+		       sqe_flat(r, sqe->resp_off, sqe->resp_len, sp);
 	case BX_OP_RECV:
-		if (sqe->peer || sqe->token || sqe->resp_off || sqe->resp_len ||
-		    sqe->timeout_ms)
+		if (vec || sqe->peer || sqe->token || sqe->resp_off ||
+		    sqe->resp_len || sqe->timeout_ms)
 			return -EINVAL;
-		if (sqe->len > BX_MSG_MAX)
-			return -EMSGSIZE;
-		return bx_region_valid(r, sqe->off, sqe->len) ? 0 : -EINVAL;
+		return sqe_flat(r, sqe->off, sqe->len, sp);
 	case BX_OP_REPLY:
 		if (sqe->peer || sqe->service || sqe->resp_off || sqe->resp_len)
 			return -EINVAL;
-		if (sqe->len > BX_MSG_MAX)
-			return -EMSGSIZE;
-		return bx_region_valid(r, sqe->off, sqe->len) ? 0 : -EINVAL;
+		return vec ? sqe_vec(r, sqe->off, sqe->len, false, sp) :
+		       sqe_flat(r, sqe->off, sqe->len, sp);
 	default:
 		return -EINVAL;
 	}
@@ -146,9 +199,10 @@ static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe)
 
 int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 {
+	struct bx_spans sp;
 	int ret;
 
-	ret = check_sqe(f, sqe);
+	ret = check_sqe(f, sqe, &sp);
 	if (ret)
 		return ret;
 
@@ -173,10 +227,10 @@ int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
 		ret = bx_svc_post_recv(f, sqe);
 		break;
 	case BX_OP_REPLY:
-		ret = submit_reply(f, sqe);
+		ret = submit_reply(f, sqe, &sp);
 		break;
 	default:
-		ret = submit_request(f, sqe);
+		ret = submit_request(f, sqe, &sp);
 		break;
 	}
 	if (ret)

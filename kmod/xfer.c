@@ -88,28 +88,33 @@ void bx_xfer_release(struct bx_op *op)
 }
 
 /*
- * Map [off, off + len) of the region in segments of at most BX_SEG_MAX
- * bytes, each with an MR of the connection's PD, a fresh random key byte
- * and a random iova (reg.c); fill msg->rdv and chain the REG_MR WRs.
- * Returns the last WR of the chain (its first is &rdma->reg[0].wr), or an
- * ERR_PTR: -EAGAIN when the connection has no MR left.
+ * Map the op's buffer (op->buf) in segments of at most BX_SEG_MAX bytes,
+ * none across two of its pieces, each with an MR of the connection's PD,
+ * a fresh random key byte and a random iova (reg.c); fill msg->rdv and
+ * chain the REG_MR WRs. Returns the last WR of the chain (its first is
+ * &rdma->reg[0].wr), or an ERR_PTR: -EAGAIN when the connection has no MR
+ * left.
  */
-static struct ib_send_wr *segs_register(struct bx_op *op, u64 off, u32 len,
-					int access)
+static struct ib_send_wr *segs_register(struct bx_op *op, int access)
 {
 	struct bx_conn *conn = op->conn;
 	struct bx_region *r = op->file->region;
 	struct bx_rdma *rd = op->rdma;
-	u32 done = 0;
+	u32 done = 0, n;
+	u64 off;
 	int ret;
 
 	rd->nseg = 0;
-	while (done < len) {
+	while ((n = bx_span_run(&op->buf, done, BX_SEG_MAX, &off))) {
 		struct bx_seg *seg = &rd->seg[rd->nseg];
 		struct ib_reg_wr *reg = &rd->reg[rd->nseg];
-		u32 n = min(len - done, BX_SEG_MAX);
 
-		seg->off = off + done;
+		/* Submission checked the count (submit.c). */
+		if (rd->nseg == BX_WIRE_MAX_RDV) {
+			ret = -EMSGSIZE;
+			goto err;
+		}
+		seg->off = off;
 		seg->len = n;
 		ret = bx_region_sg(r, seg->off, n, &seg->sgt);
 		if (ret)
@@ -256,8 +261,6 @@ static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 void bx_op_register(struct bx_op *op)
 {
-	u32 rlen = op->kind == BX_K_PUSH ? op->len : op->resp_len;
-	u64 roff = op->kind == BX_K_PUSH ? op->off : op->resp_off;
 	struct ib_send_wr *last;
 	int access, ret;
 
@@ -269,7 +272,7 @@ void bx_op_register(struct bx_op *op)
 	}
 	access = IB_ACCESS_LOCAL_WRITE | (op->kind == BX_K_PUSH ?
 		 IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE);
-	last = segs_register(op, roff, rlen, access);
+	last = segs_register(op, access);
 	if (IS_ERR(last)) {
 		ret = PTR_ERR(last);
 		if (ret == -EAGAIN) {
@@ -316,11 +319,12 @@ static void rw_release(struct bx_op *op, enum dma_data_direction dir)
 
 /*
  * Set up RDMA READs or WRITEs for bytes [@from, @from + @len) of @op's
- * rendezvous transfer: the file's region from op->off + @from, the peer's
- * segments rd->rdv from byte @from of their concatenation, at most
- * @maxseg of them. Returns the first WR of the chain, whose last WR is
- * linked to @next (or signals op->cqe if NULL), and in *@setlen (unless
- * NULL) the bytes it moves.
+ * rendezvous transfer: its buffer (op->buf) from byte @from, the peer's
+ * segments rd->rdv from byte @from of their concatenation, in at most
+ * @maxseg rdma_rw contexts, each within one local piece and one remote
+ * segment. Returns the first WR of the chain, whose last WR is linked to
+ * @next (or signals op->cqe if NULL), and in *@setlen (unless NULL) the
+ * bytes it moves: all @len, unless @setlen takes a part.
  */
 static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 				   u8 maxseg, enum dma_data_direction dir,
@@ -330,6 +334,7 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 	struct bx_rdma *rd = op->rdma;
 	struct ib_send_wr *chain = next;
 	u32 done = 0, in, n;
+	u64 loff;
 	int ret, i;
 	u8 d;
 
@@ -338,10 +343,11 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 		u64 at = (u64)from + done;
 
 		n = bx_rdv_piece(rd->rdv, rd->nrdv, at, len - done, &d, &in);
+		if (n)
+			n = bx_span_run(&op->buf, at, n, &loff);
 		if (!n)
 			break;
-		ret = bx_region_sg(op->file->region, op->off + at, n,
-				   &seg->sgt);
+		ret = bx_region_sg(op->file->region, loff, n, &seg->sgt);
 		if (ret)
 			goto err;
 		ret = rdma_rw_ctx_init(&rd->rw[rd->nseg], conn->qp,
@@ -357,9 +363,14 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 		rd->nseg++;
 		done += n;
 	}
-	/* Nothing to post cannot happen: lengths were checked at parse. */
-	if (!rd->nseg)
-		return ERR_PTR(-EINVAL);
+	/*
+	 * Nothing to post, or a whole transfer that did not fit, cannot
+	 * happen: lengths were checked at parse and submission.
+	 */
+	if (!rd->nseg || (!setlen && done < len)) {
+		ret = -EINVAL;
+		goto err;
+	}
 	for (i = rd->nseg - 1; i >= 0; i--)
 		chain = rdma_rw_ctx_wrs(&rd->rw[i], conn->qp,
 					conn->cm_id->port_num,
@@ -493,15 +504,13 @@ static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 /* REPLY @op in @slot: inline, or its WRITEs (if not cut) then the SEND. */
 int bx_xfer_transmit_reply(struct bx_op *op, struct bx_buf *slot)
 {
-	struct bx_region *r = op->file->region;
 	struct ib_send_wr *first, *last;
 
 	/* Small, or a sink without keys: inline (never once cut). */
 	if (!op->cut && reply_inline(op)) {
 		op->msg.type = BX_MSG_PULL_RESP;
 		op->msg.len = op->len;
-		op->msg.payload = op->len ? bx_region_ptr(r, op->off) : NULL;
-		atomic64_add(op->len, &bx_copied_bytes);
+		/* bx_op_post_msg() gathers the buffer into the message. */
 		return bx_op_post_msg(op, slot, NULL, NULL);
 	}
 	op->msg.type = BX_MSG_PULL_WRITTEN;
@@ -510,8 +519,7 @@ int bx_xfer_transmit_reply(struct bx_op *op, struct bx_buf *slot)
 	if (op->cut)
 		return bx_op_post_msg(op, slot, NULL, NULL);
 	/* RDMA WRITEs then the SEND: RC delivers them in this order. */
-	first = rw_setup(op, 0, op->len, BX_WIRE_MAX_RDV, DMA_TO_DEVICE, NULL,
-			 NULL);
+	first = rw_setup(op, 0, op->len, BX_RW_MAX, DMA_TO_DEVICE, NULL, NULL);
 	if (IS_ERR(first))
 		return PTR_ERR(first);
 	for (last = first; last->next; last = last->next)
@@ -558,8 +566,8 @@ void bx_op_read(struct bx_op *op)
 		bx_op_piece(op);
 		return;
 	}
-	first = rw_setup(op, 0, op->len, BX_WIRE_MAX_RDV, DMA_FROM_DEVICE,
-			 NULL, NULL);
+	first = rw_setup(op, 0, op->len, BX_RW_MAX, DMA_FROM_DEVICE, NULL,
+			 NULL);
 	if (IS_ERR(first) || bx_conn_post(op->conn, first)) {
 		if (!IS_ERR(first))
 			rw_release(op, DMA_FROM_DEVICE);

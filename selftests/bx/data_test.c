@@ -340,6 +340,8 @@ TEST_F(ready, submit_args)
 	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
 	sqe = ok; sqe.flags = 1;
 	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
+	sqe = ok; sqe.flags = 2;
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
 	sqe = ok; sqe.resv0 = 1;
 	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
 	sqe = ok; sqe.timeout_ms = 1;	/* a RECV has no deadline */
@@ -392,6 +394,83 @@ TEST_F(ready, submit_args)
 		EXPECT_EQ(-1, ioctl(self->fd, BX_IOC_SUBMIT, &s));
 		EXPECT_EQ(EFAULT, errno);
 	}
+}
+
+/* BX_SQE_F_VEC: the pieces are checked as the flat buffer is. */
+TEST_F(ready, vec_args)
+{
+	struct bx_vec v[BX_VEC_MAX + 1];
+	struct bx_sqe push = { .opcode = BX_OP_PUSH, .flags = BX_SQE_F_VEC,
+			       .peer = self->peer, .service = 1,
+			       .off = (unsigned long)v, .len = 2 }, sqe;
+	int i;
+
+	EXPECT_TRUE(self->s.features & BX_FEAT_VEC);
+	for (i = 0; i <= BX_VEC_MAX; i++)
+		v[i] = (struct bx_vec){ .off = i * 4096, .len = 100 };
+	sqe = push; sqe.flags = BX_SQE_F_VEC | 2;
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
+	sqe = push; sqe.len = 0;
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
+	sqe = push; sqe.len = BX_VEC_MAX + 1;
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
+	sqe = push; sqe.off = 8;
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EFAULT, errno);
+	v[1].resv = 1;
+	EXPECT_EQ(-1, sub1(self->fd, push)); EXPECT_EQ(EINVAL, errno);
+	v[1].resv = 0;
+	v[1].len = 0;
+	EXPECT_EQ(-1, sub1(self->fd, push)); EXPECT_EQ(EINVAL, errno);
+	v[1] = (struct bx_vec){ .off = REGION - 50, .len = 100 };
+	EXPECT_EQ(-1, sub1(self->fd, push)); EXPECT_EQ(EINVAL, errno);
+	v[1] = (struct bx_vec){ .off = ~0ULL - 10, .len = 100 };
+	EXPECT_EQ(-1, sub1(self->fd, push)); EXPECT_EQ(EINVAL, errno);
+	v[1] = (struct bx_vec){ .off = 4096, .len = 100 };
+	/* A push has no response sink, flat or in pieces. */
+	sqe = push; sqe.resp_len = 1;
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
+	/* A pull's request stays flat; its sink is the vector. */
+	sqe = (struct bx_sqe){ .opcode = BX_OP_PULL, .flags = BX_SQE_F_VEC,
+			       .peer = self->peer, .service = 1, .len = 16,
+			       .resp_off = (unsigned long)v, .resp_len = 0 };
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
+	sqe.resp_len = 2;
+	sqe.len = 8192;
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EMSGSIZE, errno);
+	/* Not for a RECV. */
+	sqe = (struct bx_sqe){ .opcode = BX_OP_RECV, .flags = BX_SQE_F_VEC,
+			       .service = 4242, .off = (unsigned long)v,
+			       .len = 2 };
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
+	/* A REPLY's pieces are checked before its token. */
+	sqe = (struct bx_sqe){ .opcode = BX_OP_REPLY, .flags = BX_SQE_F_VEC,
+			       .token = 12345, .off = (unsigned long)v,
+			       .len = BX_VEC_MAX + 1 };
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(EINVAL, errno);
+	sqe.len = 2;
+	EXPECT_EQ(-1, sub1(self->fd, sqe)); EXPECT_EQ(ENOENT, errno);
+}
+
+/*
+ * Pieces that would take more than 16 registered segments of 1 MiB: a
+ * region of 32 MiB, three pieces of 5 MiB + 1 (six segments each).
+ */
+TEST(vec_segments)
+{
+	struct bx_vec v[3];
+	struct bx_sqe sqe = { .opcode = BX_OP_PUSH, .flags = BX_SQE_F_VEC,
+			      .service = 1, .off = (unsigned long)v, .len = 3 };
+	int fd = open("/dev/bx", O_RDWR | O_CLOEXEC), i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup(fd, 32 << 20, 8, NULL));
+	sqe.peer = peer_of(fd, "192.0.2.78");
+	ASSERT_NE(0, sqe.peer);
+	for (i = 0; i < 3; i++)
+		v[i] = (struct bx_vec){ .off = i * (6 << 20),
+					.len = (5 << 20) + 1 };
+	EXPECT_EQ(-1, sub1(fd, sqe)); EXPECT_EQ(EMSGSIZE, errno);
+	close(fd);
 }
 
 /* A batch stops at the first bad entry and says how many it took. */
