@@ -3,10 +3,10 @@
  * bx_pp: push/pull workload with verified data, for bx's selftests.
  *
  *   bx_pp serve  -s SERVICE [-r REGION_MB] [-n SMALL_RECVS] [-b BIG_RECVS]
- *                [-t SECS] [-D] [-N]
+ *                [-t SECS] [-D] [-N] [-V PIECES]
  *   bx_pp client -a ADDR -s SERVICE [-z SIZE,...] [-i ITERS] [-q INFLIGHT]
  *                [-P PROCS] [-r REGION_MB] [-m push|pull|both] [-t SECS]
- *                [-T MS] [-v] [-S]
+ *                [-T MS] [-v] [-S] [-V PIECES]
  *
  * Payloads are a pseudo-random stream: a payload of 8 bytes or more starts
  * with its 64-bit seed, shorter ones use their length as seed. The server
@@ -35,6 +35,12 @@
  * sees again as "dups". So across one server run, with the clients'
  * push_ok, push_unknown and push_failed summed: push_ok <= pushes <=
  * push_ok + push_unknown + push_failed, and dups is 0.
+ *
+ * -V gives bx every buffer of the client's pushes and pulls (the pull's
+ * response sink) and of the server's replies in PIECES pieces
+ * (BX_SQE_F_VEC; fewer for payloads shorter than that), laid out in the
+ * buffer in reverse order: the bytes arrive in order only if bx follows
+ * the pieces. Not with -S.
  *
  * serve -N takes pull requests and never answers them (a stuck server
  * application, for the requesters' deadlines).
@@ -81,24 +87,122 @@ static int pp_submit(struct bx *bx, struct bx_sqe *sqe, int prep)
 	return ret < 0 ? ret : 0;
 }
 
+static unsigned int vec_pieces;
+static int vec_prep(struct bx *bx, struct bx_sqe *sqe, struct bx_vec *v,
+		    uint8_t opcode, const void *buf, uint32_t len);
+
 static int pp_push(struct bx *bx, uint32_t peer, uint32_t service,
 		   const void *buf, uint32_t len, uint64_t user_data)
 {
+	struct bx_vec v[BX_VEC_MAX];
 	struct bx_sqe sqe;
+	int ret;
 
-	return pp_submit(bx, &sqe, bx_prep_push(bx, &sqe, peer, service, buf,
-						len, user_data));
+	ret = bx_prep_push(bx, &sqe, peer, service, buf, len, user_data);
+	if (!ret && vec_pieces)
+		ret = vec_prep(bx, &sqe, v, BX_OP_PUSH, buf, len);
+	return pp_submit(bx, &sqe, ret);
 }
 
 static int pp_pull(struct bx *bx, uint32_t peer, uint32_t service,
 		   const void *req, uint32_t req_len, void *resp,
 		   uint32_t resp_cap, uint64_t user_data)
 {
+	struct bx_vec v[BX_VEC_MAX];
 	struct bx_sqe sqe;
+	int ret;
 
-	return pp_submit(bx, &sqe, bx_prep_pull(bx, &sqe, peer, service, req,
-						req_len, resp, resp_cap,
-						user_data));
+	ret = bx_prep_pull(bx, &sqe, peer, service, req, req_len, resp,
+			   resp_cap, user_data);
+	if (!ret && vec_pieces)
+		ret = vec_prep(bx, &sqe, v, BX_OP_PULL, resp, resp_cap);
+	return pp_submit(bx, &sqe, ret);
+}
+
+/*
+ * -V: buffers in pieces. The payload's piece k (of @n, about equal)
+ * lies in the buffer at the place mirrored from its place in the payload,
+ * so that piece 0 is last. vec_layout() lists them for bx (region
+ * offsets); vec_place() lays a payload out so, vec_gather() reads one
+ * back.
+ */
+
+static unsigned int vec_layout(struct bx *bx, const void *buf, uint32_t len,
+			       struct bx_vec *v)
+{
+	uint64_t base = (const uint8_t *)buf - (const uint8_t *)bx_region(bx);
+	unsigned int n = vec_pieces < len ? vec_pieces : len, k;
+	uint32_t pos = len;
+
+	for (k = 0; k < n; k++) {
+		uint32_t plen = (uint32_t)((uint64_t)(k + 1) * len / n -
+					   (uint64_t)k * len / n);
+
+		pos -= plen;
+		v[k] = (struct bx_vec){ .off = base + pos, .len = plen };
+	}
+	return n;
+}
+
+static void vec_place(struct bx *bx, void *buf, const uint8_t *payload,
+		      uint32_t len)
+{
+	struct bx_vec v[BX_VEC_MAX];
+	unsigned int n = vec_layout(bx, buf, len, v), k;
+	uint32_t done = 0;
+
+	for (k = 0; k < n; done += v[k].len, k++)
+		memcpy((uint8_t *)bx_region(bx) + v[k].off, payload + done,
+		       v[k].len);
+}
+
+static void vec_gather(struct bx *bx, const void *buf, uint32_t len,
+		       uint32_t got, uint8_t *out)
+{
+	struct bx_vec v[BX_VEC_MAX];
+	unsigned int n = vec_layout(bx, buf, len, v), k;
+	uint32_t done = 0;
+
+	for (k = 0; k < n && done < got; done += v[k].len, k++)
+		memcpy(out + done, (uint8_t *)bx_region(bx) + v[k].off,
+		       got - done < v[k].len ? got - done : v[k].len);
+}
+
+/* A scratch buffer of @len bytes (the process's, grown as needed). */
+static uint8_t *scratch(uint32_t len)
+{
+	static uint8_t *buf;
+	static uint32_t cap;
+
+	if (len > cap) {
+		free(buf);
+		buf = malloc(len);
+		if (!buf) {
+			fprintf(stderr, "bx_pp: out of memory\n");
+			exit(2);
+		}
+		cap = len;
+	}
+	return buf;
+}
+
+/* bx_prep_push()/_pull()/_reply() with -V's pieces (empty: flat). */
+static int vec_prep(struct bx *bx, struct bx_sqe *sqe, struct bx_vec *v,
+		    uint8_t opcode, const void *buf, uint32_t len)
+{
+	unsigned int n = vec_layout(bx, buf, len, v);
+
+	if (!n)
+		return 0;
+	sqe->flags = BX_SQE_F_VEC;
+	if (opcode == BX_OP_PULL) {
+		sqe->resp_off = (uintptr_t)v;
+		sqe->resp_len = n;
+	} else {
+		sqe->off = (uintptr_t)v;
+		sqe->len = n;
+	}
+	return 0;
 }
 
 static void on_term(int sig)
@@ -363,17 +467,33 @@ static int serve(uint32_t service, int region_mb, int nsmall, int nbig,
 					size = 0;
 					out = region;
 					tag |= REPLY_NOBUF;
+				} else if (vec_pieces) {
+					uint8_t *p = scratch(size);
+
+					fill(p, size, rq.seed);
+					vec_place(bx, out, p, size);
+					tag |= (uint8_t *)out - region;
 				} else {
 					fill(out, size, rq.seed);
 					tag |= (uint8_t *)out - region;
 				}
-				if (racing) {
+				if (racing || vec_pieces) {
+					struct bx_vec v[BX_VEC_MAX];
 					struct bx_sqe sqe;
 
 					ret = bx_prep_reply(bx, &sqe, c->token,
-							    out, size, tag) ?:
-					      reply_raced(bx, &sqe, &races,
-							  &refused, &bad);
+							    out, size, tag);
+					if (!ret && vec_pieces)
+						ret = vec_prep(bx, &sqe, v,
+							       BX_OP_REPLY,
+							       out, size);
+					if (!ret && racing)
+						ret = reply_raced(bx, &sqe,
+								  &races,
+								  &refused,
+								  &bad);
+					else if (!ret)
+						ret = pp_submit(bx, &sqe, 0);
 				} else {
 					ret = bx_reply_async(bx, c->token, out,
 							     size, tag);
@@ -620,6 +740,13 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 					ret = pp_pull(bx, peer, service,
 						      s->req, sizeof(rq),
 						      s->buf, size, k);
+				} else if (vec_pieces) {
+					uint8_t *p = scratch(size);
+
+					fill(p, size, seed_of(proc, npush++));
+					vec_place(bx, s->buf, p, size);
+					ret = pp_push(bx, peer, service,
+						      s->buf, size, k);
 				} else {
 					fill(s->buf, size,
 					     seed_of(proc, npush++));
@@ -651,11 +778,20 @@ static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
 			for (int i = 0; i < ret; i++) {
 				struct slot *s = &slots[cqes[i].user_data];
 
+				const uint8_t *got = s->buf;
+
+				if (s->pull && vec_pieces && cqes[i].res > 0) {
+					uint8_t *p = scratch(cqes[i].res);
+
+					vec_gather(bx, s->buf, s->size,
+						   cqes[i].res, p);
+					got = p;
+				}
 				if (cqes[i].res < 0) {
 					count_err(st, cqes[i].res);
 				} else if (s->pull ?
 					   ((uint32_t)cqes[i].res != s->size ||
-					    !pull_ok(s->buf, s->size, s->req)) :
+					    !pull_ok(got, s->size, s->req)) :
 					   (uint32_t)cqes[i].res != s->size) {
 					st->bad++;
 				} else {
@@ -756,7 +892,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	optind = 2;
-	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:T:vSDN")) != -1) {
+	while ((opt = getopt(argc, argv, "a:s:z:i:q:P:r:m:n:b:t:T:V:vSDN")) != -1) {
 		switch (opt) {
 		case 'a': addr = optarg; break;
 		case 's': service = strtoul(optarg, NULL, 0); break;
@@ -780,11 +916,14 @@ int main(int argc, char **argv)
 		case 'v': verbose = true; break;
 		case 'S': sync_mode = true; break;
 		case 'T': op_timeout_ms = (uint32_t)atol(optarg); break;
+		case 'V': vec_pieces = (unsigned int)atoi(optarg); break;
 		case 'N': no_replies = true; break;
 		case 'D': racing = true; break;
 		default: goto usage;
 		}
 	}
+	if (vec_pieces > BX_VEC_MAX || (vec_pieces && sync_mode))
+		goto usage;
 	if (!strcmp(argv[1], "serve"))
 		return serve(service, region_mb ? region_mb : 32 + nbig * 32,
 			     nsmall, nbig, secs, racing);

@@ -21,6 +21,10 @@
 #   shared_conn  8 processes on each client: exactly one connection per
 #                peer pair on every host
 #   zero_copy    rendezvous pushes copy no payload byte on either side
+#   vec          buffers in pieces (BX_SQE_F_VEC): the client's push
+#                sources and pull sinks in 4, the server's replies in 3,
+#                each laid out in reverse order, 1 B to 16 MiB, every
+#                byte verified; rendezvous pushes in pieces copy nothing
 #   kill         a client killed with operations in flight: the other
 #                client and the server carry on; the killed one's host
 #                returns to idle and bx unloads
@@ -228,6 +232,28 @@ case_zero_copy() {
 	result
 }
 
+case_vec() {
+	if [ "$ID" -eq 0 ]; then
+		serve_start -n 64 -b 4 -r 160 -V 3
+		b vec.up; b vec.done
+		try serve_stop
+	else
+		b vec.up
+		if [ "$ID" -eq 1 ]; then
+			try client_ok -V 4 -z 1,7,63,4096,4097,65536,1000003,4194304 \
+				-i $((4 / ITERS)) -q 4
+			try client_ok -V 4 -z 16777216 -i "$BIG_ITERS" -q 1
+			before=$(stat_of copied_bytes)
+			try client_ok -V 4 -m push -z 65536,1000003 -i 2 -q 2
+			after=$(stat_of copied_bytes)
+			echo "# copied bytes: $before -> $after"
+			try check [ "$after" -eq "$before" ]
+		fi
+		b vec.done
+	fi
+	result
+}
+
 case_kill() {
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 600 -b 0 -r 96
@@ -285,7 +311,7 @@ case_idle() {
 	wait_until 5 bx_has_dev rxe0
 }
 
-ktap_plan 10
+ktap_plan 11
 run_test sizes case_sizes
 run_test pieces case_pieces
 run_test reply_fails case_reply_fails
@@ -293,6 +319,7 @@ run_test inflight case_inflight
 run_test reply_race case_reply_race
 run_test shared_conn case_shared_conn
 run_test zero_copy case_zero_copy
+run_test vec case_vec
 run_test kill case_kill
 run_test no_service case_no_service
 run_test idle case_idle
