@@ -34,7 +34,7 @@
 
 static int bx_open(struct inode *inode, struct file *filp)
 {
-	struct bx_file *f = bx_file_new();
+	struct bx_file *f = bx_file_new(filp);
 
 	if (IS_ERR(f))
 		return PTR_ERR(f);
@@ -117,10 +117,11 @@ static long bx_ioc_setup(struct bx_file *f, void __user *uarg)
 		ret = -EBUSY;
 		goto out;
 	}
-	ret = bx_region_create(s.region_size, &region);
+	ret = bx_region_create(s.region_size, f->cap_ipc_lock, &region);
 	if (ret)
 		goto out;
-	ret = bx_cq_init(&f->cq, s.cq_entries, &s.cq_off, &s.cq_mmap_size);
+	ret = bx_cq_init(&f->cq, s.cq_entries, &s.cq_off, &s.cq_mmap_size,
+			 f->cap_ipc_lock);
 	if (ret) {
 		bx_region_put(region);
 		goto out;
@@ -144,41 +145,27 @@ out:
 
 /*
  * The peer of @addr for @f: one the file holds already, or one it takes
- * now, charged to its user first, so that a user at its limit cannot
- * create peers either. With a reference for the caller.
+ * now -- made if the table has none, charged to the file's user for as
+ * long as it stays in the table (peer.c). With a reference for the
+ * caller.
  */
 static struct bx_peer *file_peer(struct bx_file *f, const struct sockaddr *addr)
 {
 	struct bx_peer *peer;
 	int ret;
 
-	if (!bx_user_charge(&f->user->peers, READ_ONCE(bx_user_peers_max))) {
-		/* At its limit: only a peer it holds already. */
-		peer = bx_peer_lookup(f->net, addr);
-		if (peer && xa_load(&f->peers, peer->id))
-			return peer;
-		if (peer)
-			bx_peer_put(peer);
-		return ERR_PTR(-ENOSPC);
-	}
-	peer = bx_peer_find_or_create(f->net, addr, capable(CAP_NET_ADMIN));
-	if (IS_ERR(peer)) {
-		bx_user_uncharge(&f->user->peers);
+	peer = bx_peer_find_or_create(f->net, addr, f->cap_admin ?
+				      BX_PEER_ADMIN : BX_PEER_LOCAL, f->user);
+	if (IS_ERR(peer) || xa_load(&f->peers, peer->id))
 		return peer;
-	}
-	if (xa_load(&f->peers, peer->id)) {
-		bx_user_uncharge(&f->user->peers);
-		return peer;
-	}
 	/* The file's own reference, besides the caller's. */
 	bx_peer_hold(peer);
-	ret = xa_insert(&f->peers, peer->id, peer, GFP_KERNEL_ACCOUNT);
+	ret = xa_insert(&f->peers, peer->id, peer, BX_GFP_CHARGED);
 	if (ret) {
-		bx_user_uncharge(&f->user->peers);
 		bx_peer_put(peer);
 		/* -EBUSY: a racing BX_IOC_PEER of this file stored it. */
 		if (ret != -EBUSY) {
-			bx_peer_put(peer);
+			bx_peer_put_unused(peer);
 			return ERR_PTR(ret);
 		}
 	}
@@ -187,9 +174,9 @@ static struct bx_peer *file_peer(struct bx_file *f, const struct sockaddr *addr)
 
 /*
  * BX_IOC_PEER: the peer of an address, created if new. The file holds it
- * from then on (its id stays valid for the file), charged to its user:
- * -ENOSPC past user_peers_max, or when only the table's reserve for
- * CAP_NET_ADMIN is left.
+ * from then on (its id stays valid for the file); a new one is charged
+ * to its user: -ENOSPC past user_peers_max, or when only the table's
+ * reserve for CAP_NET_ADMIN is left.
  */
 static long bx_ioc_peer(struct bx_file *f, void __user *uarg)
 {

@@ -2,27 +2,33 @@
 /*
  * bx: connecting peers with rdma_cm.
  *
- * The first operation towards a peer connects (resolve address, resolve
- * route, connect, with bx's parameters in the private data, wire.h); a
- * peer's connect request is accepted on the listener, if admit.c admits
- * it: an address in the allow-list, not refused after a violation, and
- * with a cluster secret set, a proof of it. Then the acceptor proves the
- * secret in its accept and the initiator in its first message
- * (BX_MSG_AUTH); only once that checked out does the acceptor take the
- * connection as its peer's (replacing any other) and learn the peer's
- * incarnation from it. Simultaneous
- * connects: when a connect request arrives while our own attempt to the
- * same peer is in progress, the side with the lower address keeps its own
- * attempt and rejects the request; the other side accepts it and abandons
- * its attempt. Both apply the same rule, so one survives. An established
- * connection sends a keepalive when idle, so that a peer that lost it is
- * noticed.
+ * The first operation towards a peer connects: resolve address, resolve
+ * route, connect, with bx's request in the private data (wire.h,
+ * "Connection handshake"). The acceptor answers a first request with a
+ * challenge (a reject carrying a cookie) and keeps nothing; the
+ * initiator answers on a new id (bx_cm_redial()) with the cookie and,
+ * with a cluster secret, its proof. Only a request whose cookie and
+ * proof check out (admit.c) gets a peer, a connection and an accept,
+ * which carries the acceptor's proof. The initiator checks that proof
+ * before anything arriving on the connection counts, and then sends
+ * READY first; the acceptor takes nothing but READY until it comes, and
+ * only then takes the connection as its peer's (replacing any other) and
+ * learns the peer's incarnation from it. A challenge's cookie is kept
+ * (peer->ck) so that a reconnect within proof_ms skips the challenge.
+ *
+ * Simultaneous connects: when a connect request arrives while our own
+ * attempt to the same peer is in progress, the side with the lower
+ * address keeps its own attempt and rejects the request; the other side
+ * accepts it and abandons its attempt. Both apply the same rule, so one
+ * survives. An established connection sends a keepalive when idle, so
+ * that a peer that lost it is noticed.
  */
 
 #include <linux/in.h>
 #include <linux/in6.h>
 
 #include <linux/random.h>
+#include <rdma/ib_cm.h>
 
 #include "admit.h"
 #include "conn.h"
@@ -42,32 +48,26 @@ static int addr_cmp(const struct sockaddr *a, const struct sockaddr *b)
 		      &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 }
 
-/*
- * Our side of the handshake in @w (with a fresh nonce when @conn proves
- * the secret), and the connection parameters around it.
- */
-static void conn_params(struct bx_conn *conn, struct bx_wire_conn *w,
-			struct rdma_conn_param *param)
+/* The connection parameters of @conn's side of the handshake. */
+static void conn_params(struct bx_conn *conn, struct rdma_conn_param *param)
 {
-	struct bx_conn_params p = {
-		.flags		= conn->auth ? BX_WIRE_CONN_F_AUTH : 0,
-		.credits	= BX_RX_BUFS,
-		.msg_size	= BX_MSG_SIZE,
-		.epoch		= bx_epoch,
-	};
 	struct ib_device_attr *a = &bx_conn_ibdev(conn)->attrs;
 
-	if (conn->auth)
-		get_random_bytes(p.nonce, sizeof(p.nonce));
-	bx_wire_conn_build(w, &p);
 	memset(param, 0, sizeof(*param));
-	param->private_data = w;
-	param->private_data_len = sizeof(*w);
 	param->responder_resources = min(a->max_qp_rd_atom, 16);
 	param->initiator_depth = min_t(int, a->max_qp_init_rd_atom,
 				       READ_ONCE(bx_rd_depth));
 	param->retry_count = 6;
 	param->rnr_retry_count = 0;
+}
+
+/* What both sides tell each other of themselves. */
+static void conn_own(struct bx_conn_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->credits = BX_RX_BUFS;
+	p->msg_size = BX_MSG_SIZE;
+	p->epoch = bx_epoch;
 }
 
 static void conn_set_peer(struct bx_conn *conn, const struct bx_conn_params *p)
@@ -191,23 +191,47 @@ static int conn_refuse(struct net *net, const struct sockaddr *remote,
 	return err;
 }
 
-/* A connect request on the listener; non-zero return destroys @id. */
+/*
+ * Answer request @p with a challenge: a reject carrying a cookie, which
+ * rdma_cm sends; nothing is kept. The non-zero return destroys the id.
+ */
+static int conn_challenge(struct rdma_cm_id *id, const struct sockaddr *remote,
+			  const struct sockaddr *local,
+			  const struct bx_conn_params *p)
+{
+	struct bx_wire_challenge w;
+	struct bx_wire_chal c;
+
+	bx_admit_challenge(remote, local, p, &c);
+	bx_wire_challenge_build(&w, &c);
+	rdma_reject(id, &w, sizeof(w), IB_CM_REJ_CONSUMER_DEFINED);
+	return -ECONNREFUSED;
+}
+
+/*
+ * A connect request on the listener; non-zero return destroys @id. A
+ * first request gets a challenge and costs nothing more. One with a
+ * valid cookie comes from @remote: only then can it commit a violation
+ * (a missing or wrong proof), and only once its proof checked out (or no
+ * secret is set) does it get a peer and a connection, held until its
+ * READY for at most proof_ms.
+ */
 static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 {
 	struct sockaddr *remote = (struct sockaddr *)&id->route.addr.dst_addr;
 	struct sockaddr *local = (struct sockaddr *)&id->route.addr.src_addr;
 	struct net *net = id->route.addr.dev_addr.net;
-	const struct bx_wire_conn *req = ev->param.conn.private_data;
+	const void *pd = ev->param.conn.private_data;
 	struct rdma_conn_param param;
-	struct bx_wire_accept acc = {};
+	struct bx_wire_accept acc;
 	struct bx_conn_params p;
 	struct bx_conn *conn;
 	struct bx_peer *peer;
 	struct bx_dev *bdev;
-	bool auth;
+	const char *why;
 	int ret;
 
-	ret = bx_wire_conn_parse(req, ev->param.conn.private_data_len, &p);
+	ret = bx_wire_req_parse(pd, ev->param.conn.private_data_len, &p);
 	if (ret)
 		return conn_refuse(net, remote, "not bx's handshake", ret);
 	if (!bx_allowed(remote))
@@ -215,26 +239,30 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	/* Our own request reflected back at us. */
 	if (p.epoch == bx_epoch)
 		return conn_refuse(net, remote, "our own incarnation", -EACCES);
-	auth = bx_secret_on();
-	if (auth != !!(p.flags & BX_WIRE_CONN_F_AUTH))
-		return conn_refuse(net, remote, auth ?
-				   "no proof of the cluster secret offered" :
-				   "a proof offered, but no secret is set",
+	if (bx_admit_refusing(remote))
+		return conn_refuse(net, remote, "refused after a violation",
 				   -EACCES);
+	if (!bx_admit_cookie_ok(remote, local, &p))
+		return conn_challenge(id, remote, local, &p);
+	/* It receives at @remote: what it does wrong from here is its own. */
+	ret = bx_admit_check_req(remote, local, pd, &p, &why);
+	if (ret) {
+		if (bx_admit_auth())
+			bx_admit_violation(remote, why);
+		return conn_refuse(net, remote, why, ret);
+	}
 	bdev = conn_dev(id->device);
 	if (!bdev)
 		return -ENODEV;
-	/* A remote host cannot take the table's reserve (peer.c). */
-	peer = bx_peer_find_or_create(net, remote, false);
+	/*
+	 * A remote host cannot take the table's reserve, nor more than
+	 * remote_peers_max entries in all (peer.c).
+	 */
+	peer = bx_peer_find_or_create(net, remote, BX_PEER_REMOTE, NULL);
 	if (IS_ERR(peer)) {
 		bx_dev_put(bdev);
-		return PTR_ERR(peer);
-	}
-	if (bx_peer_refusing(peer)) {
-		bx_peer_put(peer);
-		bx_dev_put(bdev);
-		return conn_refuse(net, remote, "refused after a violation",
-				   -EACCES);
+		return conn_refuse(net, remote, "the peer table is full",
+				   PTR_ERR(peer));
 	}
 	conn = bx_conn_alloc(peer, false);
 	/* The connection holds the peer now, if there is one. */
@@ -246,71 +274,57 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	conn->cm_id = id;
 	WRITE_ONCE(conn->cm_begun, true);
 	id->context = conn;
-	conn->auth = auth;
-	conn->hs_req = *req;
+	conn->auth = p.flags & BX_WIRE_REQ_F_PROOF;
+	memcpy(&conn->hs_req, pd, sizeof(conn->hs_req));
 	conn_set_peer(conn, &p);
 	ret = bx_conn_bind_dev(conn, bdev);
 	if (ret)
 		goto err_fail;
 
-	if (auth) {
-		/* Checked now, applied once its proof comes (auth_recv). */
-		mutex_lock(&peer->lock);
-		if (peer->conn && peer->conn->state == BX_CONN_STATE_CONNECTING &&
-		    peer->conn->active && addr_cmp(local, remote) < 0)
-			ret = -EALREADY;
-		mutex_unlock(&peer->lock);
-		WRITE_ONCE(conn->auth_wait, true);
-	} else {
-		ret = conn_install(conn, local);
-	}
+	/* Checked now, applied once its READY comes (bx_cm_ready_recv()). */
+	mutex_lock(&peer->lock);
+	if (peer->conn && peer->conn->state == BX_CONN_STATE_CONNECTING &&
+	    peer->conn->active && addr_cmp(local, remote) < 0)
+		ret = -EALREADY;
+	mutex_unlock(&peer->lock);
 	if (ret)
 		goto err_fail;
+	WRITE_ONCE(conn->ready_wait, true);
 
 	WRITE_ONCE(conn->ack_timeout, READ_ONCE(bx_ack_timeout));
 	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
 	ret = bx_conn_setup_qp(conn);
 	if (ret)
 		goto err_fail;
-	conn_params(conn, &acc.conn, &param);
-	conn->hs_acc = acc.conn;
-	if (auth) {
-		ret = bx_auth_mac(acc.mac, BX_WIRE_AUTH_ACCEPT, remote, local,
-				  &conn->hs_req, &conn->hs_acc);
+	conn_params(conn, &param);
+	conn_own(&p);
+	p.flags = conn->hs_req.flags & BX_WIRE_REQ_F_PROOF;
+	bx_wire_accept_build(&acc, &p);
+	if (conn->auth) {
+		ret = bx_admit_accept_mac(remote, local, &conn->hs_req, &acc);
 		if (ret)
 			goto err_fail;
-		param.private_data = &acc;
-		param.private_data_len = sizeof(acc);
-		/* Our reference keeps it until its proof (or its end). */
-		conn->auth_ref = true;
 	}
+	param.private_data = &acc;
+	param.private_data_len = sizeof(acc);
 	param.responder_resources = min_t(u8, param.responder_resources,
 					  ev->param.conn.initiator_depth);
 	param.initiator_depth = min_t(u8, param.initiator_depth,
 				      ev->param.conn.responder_resources);
+	/* Our reference keeps it until its READY (or its end). */
+	conn->ready_ref = true;
 	ret = rdma_accept(id, &param);
 	if (ret)
 		goto err_fail;
-	if (auth) {
-		/* Nothing but the proof until it comes, and not for ever. */
-		queue_delayed_work(bx_wq, &conn->connect_work,
-				   msecs_to_jiffies(READ_ONCE(bx_connect_timeout_ms)));
-	} else {
-		/*
-		 * The QP is ready to send once accepted, and the peer may
-		 * start before our ESTABLISHED event arrives: we are up now.
-		 */
-		conn_established(conn, NULL);
-	}
+	/* Nothing but READY until it comes, and not for ever. */
+	queue_delayed_work(bx_wq, &conn->connect_work,
+			   msecs_to_jiffies(READ_ONCE(bx_proof_ms)));
 	complete_all(&conn->set_up);
-	/* The peer's reference keeps it; ours (from bx_conn_alloc()) goes. */
-	if (!auth)
-		bx_conn_put(conn);
 	return 0;
 
 err_fail:
 	/* rdma_cm destroys @id when we return an error. */
-	conn->auth_ref = false;
+	conn->ready_ref = false;
 	WRITE_ONCE(conn->qpn, 0);
 	if (conn->qp && id->qp)
 		rdma_destroy_qp(id);
@@ -323,27 +337,20 @@ err_fail:
 }
 
 /*
- * A message on passive @conn before the initiator proved the secret: it
- * must be that proof (BX_MSG_AUTH). Then the connection counts: it
- * becomes its peer's and comes up.
+ * A message on passive @conn before the initiator's READY: it must be
+ * READY. Then the connection counts: it becomes its peer's and comes up.
  */
-void bx_cm_auth_recv(struct bx_conn *conn, const struct bx_msg *msg)
+void bx_cm_ready_recv(struct bx_conn *conn, const struct bx_msg *msg)
 {
-	struct sockaddr *remote, *local;
+	struct sockaddr *local;
 	int ret;
 
-	if (msg->type != BX_MSG_AUTH) {
-		bx_conn_violation(conn, "a message before its proof");
+	if (msg->type != BX_MSG_READY) {
+		bx_conn_violation(conn, "a message before its READY");
 		return;
 	}
-	remote = (struct sockaddr *)&conn->cm_id->route.addr.dst_addr;
 	local = (struct sockaddr *)&conn->cm_id->route.addr.src_addr;
-	if (!bx_auth_check(msg->payload, BX_WIRE_AUTH_INIT, remote, local,
-			   &conn->hs_req, &conn->hs_acc)) {
-		bx_conn_violation(conn, "a wrong proof of the cluster secret");
-		return;
-	}
-	WRITE_ONCE(conn->auth_wait, false);
+	WRITE_ONCE(conn->ready_wait, false);
 	ret = conn_install(conn, local);
 	if (ret) {
 		bx_conn_fail(conn, ret);
@@ -351,57 +358,75 @@ void bx_cm_auth_recv(struct bx_conn *conn, const struct bx_msg *msg)
 	}
 	conn_established(conn, NULL);
 	/* Its peer holds it now. */
-	conn->auth_ref = false;
+	conn->ready_ref = false;
 	bx_conn_put(conn);
 }
 
 /*
  * The initiator's side of an established handshake: check the acceptor's
- * parameters in @ev and, if we offered a proof, its proof; then go up,
- * our own proof first.
+ * parameters in @ev and, if we proved a secret, its proof; then go up,
+ * READY first. Nothing that arrived before counted (qp.c).
  */
 static int conn_accepted(struct bx_conn *conn, const struct rdma_cm_event *ev)
 {
 	const struct bx_wire_accept *acc = ev->param.conn.private_data;
 	struct sockaddr *local = (struct sockaddr *)&conn->cm_id->route.addr.src_addr;
 	struct sockaddr *remote = (struct sockaddr *)&conn->cm_id->route.addr.dst_addr;
-	struct bx_op *proof = NULL;
 	struct bx_conn_params p;
+	struct bx_op *ready;
 	int ret;
 
-	ret = bx_wire_conn_parse(acc, ev->param.conn.private_data_len, &p);
-	if (ret)
-		return ret;
-	if (!!(p.flags & BX_WIRE_CONN_F_AUTH) != conn->auth)
-		return -EPROTO;
-	if (conn->auth) {
-		if (ev->param.conn.private_data_len < BX_WIRE_ACCEPT_LEN ||
-		    !bx_auth_check(acc->mac, BX_WIRE_AUTH_ACCEPT, local, remote,
-				   &conn->hs_req, &acc->conn)) {
-			bx_conn_violation(conn, "a wrong proof of the cluster secret");
-			return -EACCES;
-		}
-		proof = bx_op_ctl(BX_MSG_AUTH);
-		if (!proof)
-			return -ENOMEM;
-		ret = bx_auth_mac(conn->auth_mac, BX_WIRE_AUTH_INIT, local,
-				  remote, &conn->hs_req, &acc->conn);
-		if (ret) {
-			bx_op_put(proof);
-			return ret;
-		}
-		proof->msg.len = BX_WIRE_MAC_LEN;
-		proof->msg.payload = conn->auth_mac;
+	ret = bx_wire_accept_parse(acc, ev->param.conn.private_data_len, &p);
+	if (ret || !bx_admit_check_accept(local, remote, &conn->hs_req, acc,
+					  &p)) {
+		bx_conn_violation(conn, ret ? "a malformed accept" :
+				  "a wrong proof in its accept");
+		return 0;
 	}
+	ready = bx_op_ctl(BX_MSG_READY);
+	if (!ready)
+		return -ENOMEM;
 	conn_set_peer(conn, &p);
-	conn_established(conn, proof);
+	conn_established(conn, ready);
 	return 0;
+}
+
+/*
+ * Our request to @conn's peer: with the cookie of the peer's last
+ * challenge while it is young enough (and our proof, if the two hosts
+ * share a secret), else a first request, which it will challenge.
+ */
+static void conn_req(struct bx_conn *conn, struct bx_wire_req *w)
+{
+	struct sockaddr *local = (struct sockaddr *)&conn->cm_id->route.addr.src_addr;
+	struct bx_peer *peer = conn->peer;
+	struct bx_wire_chal ck;
+	struct bx_conn_params p;
+	bool have;
+
+	conn_own(&p);
+	get_random_bytes(p.nonce, sizeof(p.nonce));
+	spin_lock(&peer->sess_lock);
+	have = peer->ck_until && time_before(jiffies, peer->ck_until);
+	ck = peer->ck;
+	spin_unlock(&peer->sess_lock);
+	if (have && bx_admit_answer((struct sockaddr *)&peer->addr, &ck, &p))
+		have = false;
+	if (!have)
+		p.flags = 0;
+	bx_wire_req_build(w, &p);
+	if ((w->flags & BX_WIRE_REQ_F_PROOF) &&
+	    bx_admit_req_mac(local, (struct sockaddr *)&peer->addr, w)) {
+		/* The secret went meanwhile: ask afresh. */
+		p.flags = 0;
+		bx_wire_req_build(w, &p);
+	}
+	conn->auth = w->flags & BX_WIRE_REQ_F_PROOF;
 }
 
 static int conn_route_resolved(struct bx_conn *conn)
 {
 	struct rdma_conn_param param;
-	struct bx_wire_conn w;
 	int ret;
 
 	/* Torn down meanwhile (see conn_teardown()): nothing to set up. */
@@ -413,11 +438,86 @@ static int conn_route_resolved(struct bx_conn *conn)
 	ret = bx_conn_setup_qp(conn);
 	if (ret)
 		return ret;
-	conn->auth = bx_secret_on();
-	conn_params(conn, &w, &param);
-	conn->hs_req = w;
+	conn_params(conn, &param);
+	conn_req(conn, &conn->hs_req);
+	param.private_data = &conn->hs_req;
+	param.private_data_len = sizeof(conn->hs_req);
 	WRITE_ONCE(conn->cm_begun, true);
 	return rdma_connect_locked(conn->cm_id, &param);
+}
+
+/*
+ * @conn's request was rejected. A challenge is answered (at most twice
+ * per attempt: a cookie may age on the way) by a new request on a new id
+ * (bx_cm_redial()), unless the two hosts cannot agree on a secret; any
+ * other reject refuses the connection.
+ */
+static int conn_rejected(struct bx_conn *conn, const struct rdma_cm_event *ev)
+{
+	struct bx_peer *peer = conn->peer;
+	struct bx_conn_params p = {};
+	struct bx_wire_chal c;
+
+	if (ev->status != IB_CM_REJ_CONSUMER_DEFINED ||
+	    bx_wire_challenge_parse(ev->param.conn.private_data,
+				    ev->param.conn.private_data_len, &c))
+		return -ECONNREFUSED;
+	if (bx_admit_answer((struct sockaddr *)&peer->addr, &c, &p)) {
+		pr_info_ratelimited("peer %pISc: %s\n", &peer->addr,
+				    c.nkid ? "no cluster secret in common" :
+				    "it has no cluster secret, this host has one");
+		return -EACCES;
+	}
+	if (conn->challenged >= 2)
+		return -ECONNREFUSED;
+	conn->challenged++;
+	spin_lock(&peer->sess_lock);
+	peer->ck = c;
+	peer->ck_until = (jiffies + msecs_to_jiffies(READ_ONCE(bx_proof_ms))) ?: 1;
+	spin_unlock(&peer->sess_lock);
+	queue_work(bx_wq, &conn->redial);
+	return 0;
+}
+
+/*
+ * Answer the challenge @conn's last request got: the rejected id is done
+ * (rdma_cm took its QP to the error state), so the attempt starts again
+ * on a new one, with the peer's cookie (conn_req()). The teardown waits
+ * for this to finish before it looks at the id.
+ */
+void bx_cm_redial(struct work_struct *work)
+{
+	struct bx_conn *conn = container_of(work, struct bx_conn, redial);
+	struct bx_peer *peer = conn->peer;
+	struct rdma_cm_id *old = conn->cm_id, *id;
+	struct net *net = bx_peer_net(peer);
+	int ret;
+
+	if (READ_ONCE(conn->state) != BX_CONN_STATE_CONNECTING)
+		return;
+	if (!net) {
+		bx_conn_fail(conn, -ENETUNREACH);
+		return;
+	}
+	if (conn->qp)
+		ib_drain_qp(conn->qp);
+	bx_conn_free_qp(conn);
+	/* The next route may be through another device. */
+	bx_conn_unbind_dev(conn);
+	id = rdma_create_id(net, bx_cm_handler, conn, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		bx_conn_fail(conn, PTR_ERR(id));
+		return;
+	}
+	WRITE_ONCE(conn->cm_begun, false);
+	conn->cm_id = id;
+	rdma_destroy_id(old);
+	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
+				2000);
+	if (ret)
+		bx_conn_fail(conn, ret);
 }
 
 /*
@@ -465,9 +565,7 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (conn->active)
 			ret = conn_accepted(conn, ev);
-		else if (!READ_ONCE(conn->auth_wait))
-			conn_established(conn, NULL);
-		/* else: its proof brings it up (bx_cm_auth_recv()) */
+		/* else: its READY brings it up (bx_cm_ready_recv()) */
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -478,8 +576,9 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		ret = ev->status ? ev->status : -ECONNREFUSED;
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		peer_hold(conn);
-		ret = -ECONNREFUSED;
+		ret = conn_rejected(conn, ev);
+		if (ret == -ECONNREFUSED)
+			peer_hold(conn);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		peer_hold(conn);
@@ -506,14 +605,20 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 /*
  * An attempt still connecting after connect_timeout_ms fails with
  * -ETIMEDOUT: its waiting operations were never sent, and the next
- * submission starts afresh. (Teardown cancels this before the last put.)
+ * submission starts afresh. An accepted one whose READY did not come
+ * within proof_ms is its initiator's violation. (Teardown cancels this
+ * before the last put.)
  */
 void bx_conn_connect_timeout(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, connect_work);
 
-	if (READ_ONCE(conn->state) == BX_CONN_STATE_CONNECTING)
+	if (READ_ONCE(conn->state) != BX_CONN_STATE_CONNECTING)
+		return;
+	if (!conn->active && READ_ONCE(conn->ready_wait))
+		bx_conn_violation(conn, "no READY after its accept");
+	else
 		bx_conn_fail(conn, -ETIMEDOUT);
 }
 

@@ -95,6 +95,7 @@ static void conn_release(struct kref *ref)
 		bx_dev_put(conn->bdev);
 	bx_peer_put(conn->peer);
 	xa_destroy(&conn->ops);
+	mem_cgroup_put(conn->memcg);
 	kfree(conn);
 	if (atomic_dec_and_test(&bx_conns_live))
 		wake_up_var(&bx_conns_live);
@@ -114,7 +115,12 @@ static void conn_cm_work(struct work_struct *work);
  */
 void bx_conn_violation(struct bx_conn *conn, const char *what)
 {
-	bx_peer_violation(conn->peer, what);
+	struct bx_peer *peer = conn->peer;
+
+	spin_lock(&peer->sess_lock);
+	peer->violations++;
+	spin_unlock(&peer->sess_lock);
+	bx_admit_violation((struct sockaddr *)&peer->addr, what);
 	bx_conn_fail(conn, -EPROTO);
 }
 
@@ -136,12 +142,22 @@ bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op)
 	return false;
 }
 
+/*
+ * A new connection to @peer. One we make (@active: an operation of the
+ * calling process asked for it) is charged, with its buffers, to the
+ * caller's memory cgroup: a user cannot make connections past its
+ * limit (ENOMEM, no OOM). One a proved peer asks for is no user's; the
+ * handshake and remote_peers_max bound those.
+ */
 struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 {
-	struct bx_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	struct bx_conn *conn = kzalloc(sizeof(*conn), active ?
+				       BX_GFP_CHARGED : GFP_KERNEL);
 
 	if (!conn)
 		return NULL;
+	if (active)
+		conn->memcg = get_mem_cgroup_from_mm(current->mm);
 	atomic_inc(&bx_conns_live);
 	kref_init(&conn->ref);
 	bx_peer_hold(peer);
@@ -169,6 +185,7 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 	INIT_DELAYED_WORK(&conn->cm_work, conn_cm_work);
 	xa_init_flags(&conn->ops, XA_FLAGS_ALLOC1);
 	INIT_WORK(&conn->teardown, conn_teardown);
+	INIT_WORK(&conn->redial, bx_cm_redial);
 	bx_conn_qp_init(conn);
 	init_completion(&conn->torn_down);
 	init_completion(&conn->set_up);
@@ -226,6 +243,19 @@ int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev)
 	if (ret)
 		bx_dev_put(bdev);
 	return ret;
+}
+
+/* Take @conn's device away again (bx_cm_redial(): its QP is gone). */
+void bx_conn_unbind_dev(struct bx_conn *conn)
+{
+	struct bx_dev *bdev;
+
+	mutex_lock(&bx_conns_lock);
+	bdev = conn->bdev;
+	conn->bdev = NULL;
+	mutex_unlock(&bx_conns_lock);
+	if (bdev)
+		bx_dev_put(bdev);
 }
 
 /* Set once the module is going: nothing is parked any more. */
@@ -319,8 +349,8 @@ static void conn_teardown_end(struct bx_conn *conn)
 
 	if (conn->peer_ref)
 		bx_conn_put(conn);
-	/* Passive, and its proof never came: conn_request()'s reference. */
-	if (conn->auth_ref)
+	/* Passive, and its READY never came: conn_request()'s reference. */
+	if (conn->ready_ref)
 		bx_conn_put(conn);
 	bx_conn_put(conn);
 }
@@ -359,6 +389,10 @@ static void conn_teardown(struct work_struct *work)
 	unsigned long id;
 	LIST_HEAD(list);
 	int err = conn->err;
+
+	/* An answer to a challenge swaps the id: let it finish first. */
+	if (conn->active)
+		cancel_work_sync(&conn->redial);
 
 	/* 1. The peer forgets us; operations waiting for us fail. */
 	mutex_lock(&peer->lock);

@@ -26,6 +26,7 @@
 #include "peer.h"
 #include "params.h"
 #include "replay.h"
+#include "user.h"
 #include "wire.h"
 
 #define BX_RX_BUFS	128	/* receive buffers = initial peer credits */
@@ -45,15 +46,30 @@ static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 /* Operations of at most this many bytes in all pass the byte windows. */
 #define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 
-/* The host's windows a connection can wait for (send.c, bx_host). */
-enum bx_host_wnd {
-	BX_HOSTWND_TX,	/* requests and replies we send */
-	BX_HOSTWND_RX,	/* rendezvous data we READ */
-	BX_HOSTWND_N,
-};
-
 struct bx_op;
 struct bx_msg;
+
+/* What bx_flow_admit() decided about an operation. */
+enum bx_admit {
+	BX_ADMIT_OK,	/* charged to the windows: it may go */
+	BX_ADMIT_WAIT,	/* a window has no room: it waits */
+	BX_ADMIT_SHARE,	/* its user holds its share: another user's may go */
+};
+
+/* Users a connection keeps shares of, per window (window.c). */
+#define BX_CONN_USERS	16
+
+/**
+ * struct bx_uwin - one user's operations in flight in one of a
+ *	connection's windows, against user_wnd_pct of it
+ * @user:	whose; compared, never followed (a slot whose @w is idle is
+ *		free, and may name a user that is gone)
+ * @w:		what it has in flight
+ */
+struct bx_uwin {
+	const struct bx_user	*user;
+	struct bx_win		w;
+};
 
 /**
  * struct bx_buf - a send or receive buffer of a connection
@@ -103,6 +119,8 @@ struct bx_flowq {
  * @bdev:	local device (ref) from address resolution on
  * @cm_id:	rdma_cm id; owned by us (destroyed by teardown)
  * @qp, @cq:	created on route resolution / connect request
+ * @memcg:	whose memory cgroup its buffers are charged to (a
+ *		reference; NULL: no one's, a connection a peer asked for)
  * @pd:		the connection's own protection domain: @qp, @reg_qp and
  *		every MR registered for its operations, nothing else (reg.c)
  * @reg_qp:	registers and invalidates those MRs; completes on @cq
@@ -149,6 +167,7 @@ struct bx_flowq {
  * @wnd:	what we sent and await: requests and replies (bytes, ops)
  * @small_passes: small operations admitted past a window's bytes or line
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
+ * @uwin:	the users' shares of @wnd ([0]) and @rdwnd ([1])
  * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave;
  *		the teardown waits for it to clear (bx_conn_kick_wait())
  * @host_wait:	on bx_host.waiters[w] (holds a reference); under
@@ -177,15 +196,18 @@ struct bx_flowq {
  * @peer_ref:	the teardown holds the peer's reference, too
  * @set_up:	a passive connection: completed when conn_request() is
  *		done with its id and QP (the teardown waits for it)
- * @auth:	its handshake proves the cluster secret (admit.c)
- * @auth_wait:	passive and @auth: the initiator's proof (BX_MSG_AUTH) has
- *		not come yet; until it does, the connection carries nothing
- *		and stands in for no one (not its peer's connection)
- * @auth_ref:	conn_request()'s reference, which holds a passive
- *		connection while its proof is awaited: bx_cm_auth_recv() or
+ * @auth:	its handshake proved the cluster secret (admit.c)
+ * @ready_wait:	passive: the initiator's READY has not come yet; until it
+ *		does, the connection carries nothing and stands in for no
+ *		one (not its peer's connection)
+ * @ready_ref:	conn_request()'s reference, which holds a passive
+ *		connection while its READY is awaited: bx_cm_ready_recv() or
  *		the end of its teardown drops it
- * @hs_req, @hs_acc: the handshake as it went on the wire, for the proofs
- * @auth_mac:	active and @auth: our proof, which BX_MSG_AUTH carries
+ * @hs_req:	the connect request as it went on the wire (the proofs
+ *		cover it)
+ * @challenged:	active: challenges answered by this attempt (at most 2)
+ * @redial:	active: answers a challenge with a new request, on a new id
+ *		(the rejected one is done)
  */
 struct bx_conn {
 	struct kref		ref;
@@ -197,6 +219,7 @@ struct bx_conn {
 	struct ib_qp		*qp;
 	u32			qpn;
 	struct ib_cq		*cq;
+	struct mem_cgroup	*memcg;
 	struct ib_pd		*pd;
 	struct ib_qp		*reg_qp;
 	spinlock_t		mr_lock;	/* see above */
@@ -212,11 +235,11 @@ struct bx_conn {
 	struct delayed_work	cm_work;
 	struct completion	set_up;
 	bool			auth;
-	bool			auth_wait;
-	bool			auth_ref;
-	struct bx_wire_conn	hs_req;
-	struct bx_wire_conn	hs_acc;
-	u8			auth_mac[BX_WIRE_MAC_LEN];
+	bool			ready_wait;
+	bool			ready_ref;
+	struct bx_wire_req	hs_req;
+	u8			challenged;
+	struct work_struct	redial;
 
 	spinlock_t		lock;	/* everything below up to @seq_alloc */
 	enum bx_conn_state	state;
@@ -251,6 +274,7 @@ struct bx_conn {
 	struct bx_win		wnd;
 	u64			small_passes;
 	struct bx_win		rdwnd;
+	struct bx_uwin		uwin[2][BX_CONN_USERS];
 	struct bx_buf		*tx_free[BX_TX_SLOTS];
 	int			ntx_free;
 	u64			tx_msgs;
@@ -283,6 +307,7 @@ void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_piece_end(struct bx_conn *conn);
 void bx_flow_release(struct bx_op *op);
+void bx_flow_cancel(struct bx_conn *conn, struct bx_op *op);
 void bx_conn_kick(struct bx_conn *conn);
 struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
 				     u32 len);
@@ -383,17 +408,19 @@ void bx_host_snapshot(struct bx_host_info *hi);
  */
 struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active);
 int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
+void bx_conn_unbind_dev(struct bx_conn *conn);
 void bx_conn_qp_init(struct bx_conn *conn);
 int bx_conn_setup_qp(struct bx_conn *conn);
 void bx_conn_free_qp(struct bx_conn *conn);
-bool bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
+enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
 bool bx_flow_admit_small(struct bx_conn *conn, struct bx_op *op);
 void bx_flow_rd_update(struct bx_conn *conn);
 void bx_host_busy_retry(void);
 void bx_host_leave(struct bx_conn *conn);
 bool bx_conn_port_up(struct bx_conn *conn);
 int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
-void bx_cm_auth_recv(struct bx_conn *conn, const struct bx_msg *msg);
+void bx_cm_ready_recv(struct bx_conn *conn, const struct bx_msg *msg);
+void bx_cm_redial(struct work_struct *work);
 void bx_conn_connect_timeout(struct work_struct *work);
 void bx_conn_keepalive(struct work_struct *work);
 void bx_conn_retry_work(struct work_struct *work);

@@ -16,14 +16,14 @@
 #include "cq.h"
 
 int bx_cq_init(struct bx_cq *cq, u32 entries, struct bx_cq_offsets *off,
-	       u64 *mmap_size)
+	       u64 *mmap_size, bool ipc_lock)
 {
 	u64 size = PAGE_ALIGN(BX_CQ_OFF_CQES +
 			      (u64)entries * sizeof(struct bx_cqe));
 	void *base;
 	int ret;
 
-	ret = bx_region_create(size, &cq->mem);
+	ret = bx_region_create(size, ipc_lock, &cq->mem);
 	if (ret)
 		return ret;
 	base = cq->mem->vaddr;

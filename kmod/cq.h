@@ -41,7 +41,7 @@ struct bx_cq {
 #define BX_CQ_OFF_CQES		256
 
 int bx_cq_init(struct bx_cq *cq, u32 entries, struct bx_cq_offsets *off,
-	       u64 *mmap_size);
+	       u64 *mmap_size, bool ipc_lock);
 void bx_cq_uninit(struct bx_cq *cq);
 void bx_cq_post(struct bx_cq *cq, const struct bx_cqe *cqe);
 u32 bx_cq_pending(struct bx_cq *cq);

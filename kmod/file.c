@@ -10,6 +10,7 @@
  * goes when the last DMA that may touch it has completed.
  */
 
+#include <linux/capability.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 
@@ -27,6 +28,7 @@ static void file_release(struct kref *ref)
 	xa_destroy(&f->reqs);
 	xa_destroy(&f->peers);
 	bx_user_put(f->user);
+	mem_cgroup_put(f->memcg);
 	put_net(f->net);
 	kfree(f);
 }
@@ -131,12 +133,18 @@ int bx_files_each(unsigned long *pos, unsigned int *gen,
 	return ret;
 }
 
-/* A new file of the calling process, in its user's and namespace's name. */
-struct bx_file *bx_file_new(void)
+/*
+ * A new file of the calling process for @filp, in its user's and
+ * namespace's name. What it may do beyond an unprivileged user's share
+ * is decided now, by the opener's credentials (@filp's), never by those
+ * of a later caller: a descriptor passed to a less privileged process
+ * keeps what its opener had, and no more.
+ */
+struct bx_file *bx_file_new(struct file *filp)
 {
 	struct bx_file *f;
 
-	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	f = kzalloc(sizeof(*f), BX_GFP_CHARGED);
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	f->uid = current_uid();
@@ -150,6 +158,13 @@ struct bx_file *bx_file_new(void)
 	kref_init(&f->ref);
 	f->tgid = task_tgid_nr(current);
 	f->net = get_net(current->nsproxy->net_ns);
+	/* The host's tables and deadlines: the initial namespace's admin. */
+	f->cap_admin = file_ns_capable(filp, &init_user_ns, CAP_NET_ADMIN);
+	f->cap_ipc_lock = file_ns_capable(filp, &init_user_ns, CAP_IPC_LOCK);
+	/* Services are the file's namespace's, as ports are. */
+	f->cap_bind = file_ns_capable(filp, f->net->user_ns,
+				      CAP_NET_BIND_SERVICE);
+	f->memcg = get_mem_cgroup_from_mm(current->mm);
 	xa_init(&f->peers);
 	mutex_init(&f->setup_lock);
 	spin_lock_init(&f->lock);
@@ -162,7 +177,11 @@ struct bx_file *bx_file_new(void)
 	return f;
 }
 
-/* The peers @f resolved: its references and its user's charges go. */
+/*
+ * The peers @f resolved: its references go, and a peer that nothing
+ * holds any more and that never carried anything goes from the table at
+ * once (peer.c), uncharging the user that made it.
+ */
 static void file_drop_peers(struct bx_file *f)
 {
 	struct bx_peer *peer;
@@ -170,8 +189,7 @@ static void file_drop_peers(struct bx_file *f)
 
 	xa_for_each(&f->peers, id, peer) {
 		xa_erase(&f->peers, id);
-		bx_peer_put(peer);
-		bx_user_uncharge(&f->user->peers);
+		bx_peer_put_unused(peer);
 	}
 }
 
@@ -188,7 +206,26 @@ void bx_file_close(struct bx_file *f)
 	mutex_unlock(&bx_files_lock);
 	bx_op_file_release(f);
 	file_drop_peers(f);
+	bx_user_close(f->user);
 	bx_file_put(f);
+}
+
+/* Does a file of user @uid in @net hold peer @peer_id? (netlink) */
+bool bx_files_user_holds(struct net *net, kuid_t uid, u32 peer_id)
+{
+	struct bx_file *f;
+	bool holds = false;
+
+	mutex_lock(&bx_files_lock);
+	list_for_each_entry(f, &bx_files, node) {
+		if (net_eq(f->net, net) && uid_eq(f->uid, uid) &&
+		    xa_load(&f->peers, peer_id)) {
+			holds = true;
+			break;
+		}
+	}
+	mutex_unlock(&bx_files_lock);
+	return holds;
 }
 
 /* The region once BX_IOC_SETUP published it, else NULL. */

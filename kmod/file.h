@@ -26,8 +26,18 @@
  * @net:	the network namespace it was opened in (a reference): its
  *		services, peers and connections are there (net.c)
  * @user:	its user's accounting (user.c), held until the file is freed
+ * @cap_admin:	its opener had CAP_NET_ADMIN (initial user namespace): the
+ *		peer table's reserve, operations without a deadline
+ * @cap_ipc_lock: its opener had CAP_IPC_LOCK: a region not charged to
+ *		RLIMIT_MEMLOCK
+ * @cap_bind:	its opener had CAP_NET_BIND_SERVICE in the user namespace
+ *		of @net: services below BX_SERVICE_PRIV
+ * @memcg:	the memory cgroup of its opener (a reference): what bx
+ *		allocates on the file's behalf outside its system calls (flow
+ *		queues, scatter lists, RDMA state, server-side requests) is
+ *		charged there (bx_memcg_enter())
  * @peers:	peer id -> peer this file resolved (BX_IOC_PEER), each with
- *		a reference charged to @user; released with the file
+ *		a reference; released with the file
  * @setup_lock:	serializes BX_IOC_SETUP against mmap
  * @region:	registered memory, NULL before BX_IOC_SETUP
  * @cq:		completion ring, valid once @region is set
@@ -51,6 +61,10 @@ struct bx_file {
 	kuid_t			uid;
 	struct net		*net;
 	struct bx_user		*user;
+	bool			cap_admin;
+	bool			cap_ipc_lock;
+	bool			cap_bind;
+	struct mem_cgroup	*memcg;
 	struct xarray		peers;
 	struct mutex		setup_lock;	/* BX_IOC_SETUP */
 	struct bx_region	*region;
@@ -65,7 +79,20 @@ struct bx_file {
 	atomic64_t		bytes_rx;
 };
 
-struct bx_file *bx_file_new(void);
+struct file;
+
+struct bx_file *bx_file_new(struct file *filp);
+
+/*
+ * Charge what is allocated with __GFP_ACCOUNT from here on to @f's
+ * memory cgroup (NULL: a transport object no file asked for: the
+ * caller's own), until bx_memcg_leave() (user.h).
+ */
+static inline struct mem_cgroup *bx_memcg_file(struct bx_file *f)
+{
+	return bx_memcg_enter(f ? f->memcg : NULL);
+}
+
 void bx_file_close(struct bx_file *f);
 void bx_file_get(struct bx_file *f);
 void bx_file_put(struct bx_file *f);
@@ -92,6 +119,7 @@ struct bx_file_info {
 };
 
 unsigned int bx_files_count(void);
+bool bx_files_user_holds(struct net *net, kuid_t uid, u32 peer_id);
 int bx_files_each(unsigned long *pos, unsigned int *gen,
 		  int (*fn)(const struct bx_file_info *, void *), void *arg);
 

@@ -271,6 +271,21 @@ struct bx_drr_item *bx_drr_find(struct bx_drr *d, u32 max_cost,
 	return NULL;
 }
 
+struct bx_drr_item *bx_drr_find_if(struct bx_drr *d,
+				   bool (*take)(struct bx_drr_item *, void *),
+				   void *arg, struct bx_drr_flow **flow)
+{
+	struct bx_drr_flow *f;
+
+	for (f = d->head; f; f = f->next) {
+		if (take(f->head, arg)) {
+			*flow = f;
+			return f->head;
+		}
+	}
+	return NULL;
+}
+
 struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f)
 {
 	struct bx_drr_item *items = f->head;

@@ -192,6 +192,15 @@ void bx_drr_pop(struct bx_drr *d, struct bx_drr_flow *f);
  */
 struct bx_drr_item *bx_drr_find(struct bx_drr *d, u32 max_cost,
 				struct bx_drr_flow **flow);
+/*
+ * The head item of the first flow in the round that @take takes (it
+ * returned true; it is called on heads in round order until it does),
+ * and its flow, leaving the round as it is; dequeue it with
+ * bx_drr_pop(). NULL if @take took none.
+ */
+struct bx_drr_item *bx_drr_find_if(struct bx_drr *d,
+				   bool (*take)(struct bx_drr_item *, void *),
+				   void *arg, struct bx_drr_flow **flow);
 /* Remove every item of @f (for failing them); @f becomes inactive. */
 struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f);
 bool bx_drr_empty(const struct bx_drr *d);

@@ -33,6 +33,7 @@ static int __init bx_init(void)
 {
 	int ret;
 
+	bx_admit_init();
 	bx_debugfs_init();
 
 	ret = bx_net_init();

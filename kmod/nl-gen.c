@@ -71,10 +71,25 @@ static const struct netlink_range_validation bx_a_tunables_region_cap_mb_range =
 	.max	= 16777216ULL,
 };
 
+static const struct netlink_range_validation bx_a_tunables_secret_overlap_ms_range = {
+	.max	= 86400000ULL,
+};
+
+static const struct netlink_range_validation bx_a_tunables_op_timeout_max_ms_range = {
+	.min	= 1000ULL,
+	.max	= 3600000ULL,
+};
+
 /* Common nested types */
 const struct nla_policy bx_net_nl_policy[BX_A_NET_PREFIX_LEN + 1] = {
 	[BX_A_NET_ADDR] = NLA_POLICY_EXACT_LEN(16),
 	[BX_A_NET_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U8, 128),
+};
+
+const struct nla_policy bx_pairkey_nl_policy[BX_A_PAIRKEY_KEY + 1] = {
+	[BX_A_PAIRKEY_ADDR] = NLA_POLICY_EXACT_LEN(16),
+	[BX_A_PAIRKEY_KID] = NLA_POLICY_EXACT_LEN(4),
+	[BX_A_PAIRKEY_KEY] = NLA_POLICY_EXACT_LEN(32),
 };
 
 /* BX_CMD_CONN_GET - do */
@@ -83,7 +98,7 @@ static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_PEER_ID + 1] = {
 };
 
 /* BX_CMD_TUNABLES_SET - do */
-static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_REGION_CAP_MB + 1] = {
+static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_USER_WND_PCT + 1] = {
 	[BX_A_TUNABLES_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_wnd_kb_range),
 	[BX_A_TUNABLES_WND_OPS] = NLA_POLICY_RANGE(NLA_U32, 1, 4096),
 	[BX_A_TUNABLES_HOST_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_kb_range),
@@ -106,6 +121,11 @@ static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_REGION_CA
 	[BX_A_TUNABLES_USER_SERVICES_MAX] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_user_services_max_range),
 	[BX_A_TUNABLES_OP_TIMEOUT_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_op_timeout_ms_range),
 	[BX_A_TUNABLES_REGION_CAP_MB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_region_cap_mb_range),
+	[BX_A_TUNABLES_PROOF_MS] = NLA_POLICY_RANGE(NLA_U32, 1000, 30000),
+	[BX_A_TUNABLES_SECRET_OVERLAP_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_secret_overlap_ms_range),
+	[BX_A_TUNABLES_REMOTE_PEERS_MAX] = NLA_POLICY_RANGE(NLA_U32, 1, 960),
+	[BX_A_TUNABLES_OP_TIMEOUT_MAX_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_op_timeout_max_ms_range),
+	[BX_A_TUNABLES_USER_WND_PCT] = NLA_POLICY_RANGE(NLA_U32, 1, 100),
 };
 
 /* BX_CMD_ALLOW_SET - do */
@@ -115,7 +135,12 @@ static const struct nla_policy bx_allow_set_nl_policy[BX_A_ADMIT_NET + 1] = {
 
 /* BX_CMD_SECRET_SET - do */
 static const struct nla_policy bx_secret_set_nl_policy[BX_A_ADMIT_SECRET + 1] = {
-	[BX_A_ADMIT_SECRET] = { .type = NLA_BINARY, },
+	[BX_A_ADMIT_SECRET] = NLA_POLICY_EXACT_LEN(32),
+};
+
+/* BX_CMD_KEYS_SET - do */
+static const struct nla_policy bx_keys_set_nl_policy[BX_A_ADMIT_PAIRKEY + 1] = {
+	[BX_A_ADMIT_PAIRKEY] = NLA_POLICY_NESTED(bx_pairkey_nl_policy),
 };
 
 /* Ops table for bx */
@@ -156,7 +181,7 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.cmd		= BX_CMD_TUNABLES_SET,
 		.doit		= bx_nl_tunables_set_doit,
 		.policy		= bx_tunables_set_nl_policy,
-		.maxattr	= BX_A_TUNABLES_REGION_CAP_MB,
+		.maxattr	= BX_A_TUNABLES_USER_WND_PCT,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
@@ -176,6 +201,13 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.doit		= bx_nl_secret_set_doit,
 		.policy		= bx_secret_set_nl_policy,
 		.maxattr	= BX_A_ADMIT_SECRET,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= BX_CMD_KEYS_SET,
+		.doit		= bx_nl_keys_set_doit,
+		.policy		= bx_keys_set_nl_policy,
+		.maxattr	= BX_A_ADMIT_PAIRKEY,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

@@ -13,6 +13,7 @@
 
 /* Common nested types */
 extern const struct nla_policy bx_net_nl_policy[BX_A_NET_PREFIX_LEN + 1];
+extern const struct nla_policy bx_pairkey_nl_policy[BX_A_PAIRKEY_KEY + 1];
 
 int bx_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info);
@@ -24,6 +25,7 @@ int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info);
 int bx_nl_admit_get_doit(struct sk_buff *skb, struct genl_info *info);
 int bx_nl_allow_set_doit(struct sk_buff *skb, struct genl_info *info);
 int bx_nl_secret_set_doit(struct sk_buff *skb, struct genl_info *info);
+int bx_nl_keys_set_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	BX_NLGRP_EVENTS,

@@ -275,13 +275,19 @@ static int nl_dump_conn(const struct bx_conn_info *ci, void *arg)
 	struct nl_dump *d = arg;
 	void *hdr;
 
-	if (!net_eq(ci->peer.net, d->net))
+	if (!net_eq(ci->peer.net, d->net) ||
+	    (!d->all_users &&
+	     !bx_files_user_holds(d->net, d->uid, ci->peer.id)))
 		return 0;
 	hdr = nl_dump_start(d);
 	return nl_dump_end(d, hdr, hdr ? nl_put_conn(d->skb, ci) : 0);
 }
 
-/* The connections of the caller's network namespace (net.c). */
+/*
+ * The connections of the caller's network namespace (net.c). Without
+ * CAP_NET_ADMIN a caller sees only those to peers its own user's files
+ * hold: other peers, their incarnations and QPs are not its business.
+ */
 int bx_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	unsigned long pos = cb->args[0];
@@ -289,6 +295,7 @@ int bx_nl_conn_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	int ret;
 
 	nl_dump_init(&d, skb, cb, BX_CMD_CONN_GET);
+	d.all_users = netlink_capable(cb->skb, CAP_NET_ADMIN);
 	ret = bx_conns_each(&pos, &cb->seq, nl_dump_conn, &d);
 	cb->args[0] = pos;
 	return nl_dump_done(skb, ret);
@@ -379,6 +386,11 @@ int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 	ret = bx_conn_snapshot_by_id(genl_info_net(info),
 				     nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]),
 				     &ci);
+	/* As the dump: a peer of the caller's files, unless an admin. */
+	if (!ret && !netlink_capable(skb, CAP_NET_ADMIN) &&
+	    !bx_files_user_holds(genl_info_net(info),
+				 NETLINK_CB(skb).creds.uid, ci.peer.id))
+		ret = -ENOENT;
 	if (ret == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    info->attrs[BX_A_CONN_PEER_ID],
@@ -482,7 +494,14 @@ static int nl_fill_admit(struct sk_buff *msg, void *unused)
 			      atomic64_read(&bx_auth_failures),
 			      BX_A_ADMIT_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_ADMIT_VIOLATIONS,
-			      atomic64_read(&bx_violations), BX_A_ADMIT_PAD))
+			      atomic64_read(&bx_violations), BX_A_ADMIT_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_ADMIT_CHALLENGES,
+			      atomic64_read(&bx_challenges), BX_A_ADMIT_PAD) ||
+	    nla_put_u64_64bit(msg, BX_A_ADMIT_STALE_COOKIES,
+			      atomic64_read(&bx_stale_cookies),
+			      BX_A_ADMIT_PAD) ||
+	    nla_put_u8(msg, BX_A_ADMIT_SECRET_PREV, bx_secret_prev_on()) ||
+	    nla_put_u32(msg, BX_A_ADMIT_PAIRKEYS, bx_pairkeys_count()))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -546,14 +565,53 @@ int bx_nl_secret_set_doit(struct sk_buff *skb, struct genl_info *info)
 	ret = nl_check_do(info);
 	if (ret)
 		return ret;
-	if (a && (nla_len(a) < BX_SECRET_MIN || nla_len(a) > BX_SECRET_MAX)) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a,
-				    "a secret has 16 to 64 bytes");
-		return -EINVAL;
+	/* The policy took exactly BX_SECRET_LEN bytes. */
+	return bx_secret_set(a ? nla_data(a) : NULL, a ? nla_len(a) : 0);
+}
+
+int bx_nl_keys_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[BX_A_PAIRKEY_MAX + 1];
+	struct bx_pairkey *keys;
+	unsigned int n = 0;
+	struct nlattr *a;
+	int rem, ret;
+
+	ret = nl_check_do(info);
+	if (ret)
+		return ret;
+	keys = kvcalloc(BX_PAIRKEYS_MAX, sizeof(*keys), GFP_KERNEL);
+	if (!keys)
+		return -ENOMEM;
+	nlmsg_for_each_attr(a, info->nlhdr, GENL_HDRLEN, rem) {
+		if (nla_type(a) != BX_A_ADMIT_PAIRKEY)
+			continue;
+		if (n == BX_PAIRKEYS_MAX) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "too many pair keys (at most 2048)");
+			ret = -E2BIG;
+			goto out;
+		}
+		ret = nla_parse_nested(tb, BX_A_PAIRKEY_MAX, a,
+				       bx_pairkey_nl_policy, info->extack);
+		if (ret)
+			goto out;
+		if (!tb[BX_A_PAIRKEY_ADDR] || !tb[BX_A_PAIRKEY_KID] ||
+		    !tb[BX_A_PAIRKEY_KEY]) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "a pair key needs addr, kid and key");
+			ret = -EINVAL;
+			goto out;
+		}
+		nla_memcpy(keys[n].addr, tb[BX_A_PAIRKEY_ADDR], 16);
+		nla_memcpy(keys[n].kid, tb[BX_A_PAIRKEY_KID], 4);
+		nla_memcpy(keys[n].key, tb[BX_A_PAIRKEY_KEY], 32);
+		n++;
 	}
-	ret = bx_secret_set(a ? nla_data(a) : NULL, a ? nla_len(a) : 0);
-	if (ret == -ENOENT)
-		NL_SET_ERR_MSG(info->extack, "the kernel has no hmac(sha256)");
+	ret = bx_pairkeys_set(keys, n);
+out:
+	memzero_explicit(keys, BX_PAIRKEYS_MAX * sizeof(*keys));
+	kvfree(keys);
 	return ret;
 }
 

@@ -44,7 +44,7 @@ atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
 
 /*
  * A new operation of @kind. Those a process submits are charged to its
- * memory cgroup (@gfp GFP_KERNEL_ACCOUNT); those the transport makes for
+ * memory cgroup (@gfp BX_GFP_CHARGED); those the transport makes for
  * a peer (reads, control messages) to no one's.
  */
 struct bx_op *bx_op_alloc(u8 kind, gfp_t gfp)
@@ -57,6 +57,7 @@ struct bx_op *bx_op_alloc(u8 kind, gfp_t gfp)
 	INIT_LIST_HEAD(&op->node);
 	INIT_LIST_HEAD(&op->unres);
 	op->kind = kind;
+	op->uslot = -1;
 	atomic64_inc(&bx_ops_inflight);
 	return op;
 }

@@ -83,6 +83,7 @@ struct bx_rdma {
  * @node:	in peer->pending or one of conn's ctlq, readyq, retryq, pieceq
  * @qi:		in a flow of conn->txq or conn->rdq, with its cost in bytes
  * @file:	owner (ref), NULL for control messages
+ * @user:	@file's user (held by @file), for its shares of the windows
  * @conn:	connection (ref) once assigned
  * @kind:	enum bx_op_kind
  * @msg:	the message to send (type, service, status, ...)
@@ -105,6 +106,9 @@ struct bx_rdma {
  * @wreads:	RDMA READs charged
  * @wbytes:	bytes charged: the length (qi.cost), or a cut SRV_READ's piece
  * @small:	charged as a small operation (struct bx_win, @small)
+ * @uslot:	charged to its user's share of its connection's window:
+ *		conn->uwin[][@uslot] (-1: not)
+ * @ushare:	charged to its user's share of the host's window
  * @waited:	counted in a window's @waits already: BX_WAITED_CONN,
  *		BX_WAITED_HOST (once per operation, however often it is
  *		tried again)
@@ -135,6 +139,7 @@ struct bx_op {
 	struct list_head	node;
 	struct bx_drr_item	qi;
 	struct bx_file		*file;
+	struct bx_user		*user;
 	struct bx_conn		*conn;
 	u8			kind;
 	bool			completed;
@@ -153,6 +158,8 @@ struct bx_op {
 	bool			registered;
 	bool			charged;
 	bool			small;
+	s8			uslot;
+	bool			ushare;
 	u8			waited;
 	u8			wreads;
 	u8			retries;

@@ -53,6 +53,15 @@
 	  "operations in doubt after a connection failure wait this "	\
 	  "long for a new connection to the peer (0: fail them at "	\
 	  "once)")							\
+	X(proof_ms, PROOF_MS, 3000, 1000, 30000,			\
+	  "a challenge's cookie is good this long, and an accepted "	\
+	  "connection waits this long for its initiator's READY")	\
+	X(secret_overlap_ms, SECRET_OVERLAP_MS, 600000, 0, 86400000,	\
+	  "after a new cluster secret is set, the one before is still "	\
+	  "accepted this long (a rolling change)")			\
+	X(remote_peers_max, REMOTE_PEERS_MAX, 256, 1, 960,		\
+	  "peers that hosts connecting to this one may add to the peer "	\
+	  "table; the other entries stay for local users")		\
 	X(refuse_ms, REFUSE_MS, 1000, 0, 600000,			\
 	  "a peer's connect requests are refused this long after a "	\
 	  "protocol violation, twice as long after each further one, "	\
@@ -71,7 +80,14 @@
 	  "none (0: none)")						\
 	X(region_cap_mb, REGION_CAP_MB, 0, 0, 16777216,			\
 	  "cap on all regions together, MiB (0: a quarter of the "	\
-	  "machine's memory)")
+	  "machine's memory)")						\
+	X(op_timeout_max_ms, OP_TIMEOUT_MAX_MS, 300000, 1000, 3600000,	\
+	  "the longest deadline an operation of a file opened without "	\
+	  "CAP_NET_ADMIN may have; such an operation always has one")	\
+	X(user_wnd_pct, USER_WND_PCT, 50, 1, 100,			\
+	  "the share, in percent, of each window (a connection's or the " \
+	  "host's) one user's operations may hold while another user "	\
+	  "has bx open")
 
 #define BX_TUNABLE_EXTERN(name, ATTR, def, min, max, desc)		\
 	extern unsigned int bx_##name;

@@ -43,6 +43,7 @@ static u32 bx_peers_next;
  */
 static DEFINE_MUTEX(bx_peers_lock);
 static unsigned int bx_npeers;	/* under bx_peers_lock */
+static unsigned int bx_npeers_remote;	/* ...made by connect requests */
 
 static void peers_reclaim_work(struct work_struct *work);
 static DECLARE_DELAYED_WORK(bx_peers_gc, peers_reclaim_work);
@@ -90,15 +91,21 @@ static struct bx_peer *peer_by_addr(struct net *net,
 /*
  * The peer of @addr in @net, created if there is none, with a reference
  * for the caller. -ENOSPC when the table is full, or has only its reserve
- * left and @reserve (the caller has CAP_NET_ADMIN) is false. The peer
- * holds no reference to @net: a namespace's peers are those of its files
- * and of its listener, which hold it.
+ * left and @origin is not BX_PEER_ADMIN (a caller with CAP_NET_ADMIN),
+ * or for a connect request when remote_peers_max peers come from connect
+ * requests already: hosts that connect to us cannot take the entries
+ * local users need. A new peer a file makes is charged to its user
+ * @owner for as long as it stays in the table (-ENOSPC past
+ * user_peers_max). The peer holds no reference to @net: a namespace's
+ * peers are those of its files and of its listener, which hold it.
  */
 struct bx_peer *bx_peer_find_or_create(struct net *net,
 				       const struct sockaddr *addr,
-				       bool reserve)
+				       enum bx_peer_origin origin,
+				       struct bx_user *owner)
 {
-	unsigned int max = BX_PEERS_MAX - (reserve ? 0 : BX_PEERS_RESERVED);
+	unsigned int max = BX_PEERS_MAX -
+			   (origin == BX_PEER_ADMIN ? 0 : BX_PEERS_RESERVED);
 	struct bx_peer *peer;
 	u32 new_id;
 	int ret;
@@ -110,12 +117,22 @@ struct bx_peer *bx_peer_find_or_create(struct net *net,
 	peer = peer_by_addr(net, addr);
 	if (peer)
 		goto out;
-	if (bx_npeers >= max) {
+	if (bx_npeers >= max ||
+	    (origin == BX_PEER_REMOTE &&
+	     bx_npeers_remote >= READ_ONCE(bx_remote_peers_max))) {
 		peer = ERR_PTR(-ENOSPC);
 		goto out;
 	}
-	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (owner && !bx_user_charge(&owner->peers,
+				     READ_ONCE(bx_user_peers_max))) {
+		peer = ERR_PTR(-ENOSPC);
+		goto out;
+	}
+	/* A remote host's is no one's: the table's bound is its bound. */
+	peer = kzalloc(sizeof(*peer), owner ? BX_GFP_CHARGED : GFP_KERNEL);
 	if (!peer) {
+		if (owner)
+			bx_user_uncharge(&owner->peers);
 		peer = ERR_PTR(-ENOMEM);
 		goto out;
 	}
@@ -144,11 +161,20 @@ struct bx_peer *bx_peer_find_or_create(struct net *net,
 			      GFP_KERNEL);
 	if (ret < 0) {
 		kfree(peer);
+		if (owner)
+			bx_user_uncharge(&owner->peers);
 		peer = ERR_PTR(ret == -EBUSY ? -ENOSPC : ret);
 		goto out;
 	}
 	peer->id = new_id;
+	peer->origin = origin;
+	if (owner) {
+		bx_user_hold(owner);
+		peer->owner = owner;
+	}
 	bx_npeers++;
+	if (origin == BX_PEER_REMOTE)
+		bx_npeers_remote++;
 	mod_delayed_work(bx_wq, &bx_peers_gc, 0);
 out:
 	mutex_unlock(&bx_peers_lock);
@@ -220,20 +246,77 @@ void bx_peer_snapshot(struct bx_peer *peer, struct bx_peer_info *pi)
 	pi->violations = peer->violations;
 	pi->refused = peer->refused;
 	spin_unlock(&peer->sess_lock);
-	pi->refusing_ms = bx_peer_refusing(peer);
+	pi->refusing_ms = bx_admit_refusing((struct sockaddr *)&peer->addr);
+}
+
+/* @peer left the table: uncount it; bx_peers_lock held. */
+static void peer_unlist(struct bx_peer *peer)
+{
+	lockdep_assert_held(&bx_peers_lock);
+	bx_npeers--;
+	if (peer->origin == BX_PEER_REMOTE)
+		bx_npeers_remote--;
 }
 
 static void peer_free(struct bx_peer *peer)
 {
 	cancel_delayed_work_sync(&peer->recover_work);
 	WARN_ON_ONCE(!list_empty(&peer->pending) || !list_empty(&peer->parked));
+	if (peer->owner) {
+		bx_user_uncharge(&peer->owner->peers);
+		bx_user_put(peer->owner);
+	}
 	mutex_destroy(&peer->lock);
 	kfree(peer);
 }
 
 /*
+ * Has @peer never carried anything? No connection of it came up, none of
+ * our pushes was numbered for it, it has no replay record and broke no
+ * rule: there is nothing to keep of it. bx_peers_lock held.
+ */
+static bool peer_unused(struct bx_peer *peer)
+{
+	bool unused;
+
+	spin_lock(&peer->sess_lock);
+	unused = !peer->tx_seq && !peer->rp.epoch && !peer->violations &&
+		 !peer->recovering;
+	spin_unlock(&peer->sess_lock);
+	return unused && !READ_ONCE(peer->epoch);
+}
+
+/*
+ * Drop a file's reference to @peer; if only the table holds it now and
+ * it never carried anything, it goes at once rather than lingering
+ * (peer_linger_ms keeps what a peer's recovery needs, and an unused one
+ * has none): a user that opens, fills and closes files cannot keep
+ * entries of the table.
+ */
+void bx_peer_put_unused(struct bx_peer *peer)
+{
+	bool gone = false;
+
+	mutex_lock(&bx_peers_lock);
+	bx_peer_put(peer);
+	if (peer_unused(peer)) {
+		xa_lock(&bx_peers);
+		/* A lookup by id may have taken one meanwhile. */
+		if (refcount_read(&peer->ref) == 1) {
+			__xa_erase(&bx_peers, peer->id);
+			peer_unlist(peer);
+			gone = true;
+		}
+		xa_unlock(&bx_peers);
+	}
+	mutex_unlock(&bx_peers_lock);
+	if (gone)
+		peer_free(peer);
+}
+
+/*
  * Is @peer idle long enough to go? Only the table holds it, no recovery
- * runs, it is not being refused, and it was so at the last look and for
+ * runs, and it was so at the last look and for
  * peer_linger_ms. bx_peers_lock held.
  */
 static bool peer_expired(struct bx_peer *peer, unsigned long linger)
@@ -241,9 +324,7 @@ static bool peer_expired(struct bx_peer *peer, unsigned long linger)
 	bool idle;
 
 	spin_lock(&peer->sess_lock);
-	idle = refcount_read(&peer->ref) == 1 && !peer->recovering &&
-	       (!peer->refuse_until ||
-		time_after_eq(jiffies, peer->refuse_until));
+	idle = refcount_read(&peer->ref) == 1 && !peer->recovering;
 	spin_unlock(&peer->sess_lock);
 	if (!idle) {
 		peer->idle_since = 0;
@@ -278,7 +359,7 @@ static void peers_reclaim_work(struct work_struct *work)
 		if (refcount_read(&peer->ref) == 1) {
 			__xa_erase(&bx_peers, id);
 			list_add(&peer->gone, &gone);
-			bx_npeers--;
+			peer_unlist(peer);
 		}
 		xa_unlock(&bx_peers);
 	}
@@ -316,7 +397,7 @@ void bx_peers_net_exit(struct net *net)
 		if (refcount_read(&peer->ref) == 1) {
 			__xa_erase(&bx_peers, id);
 			list_add(&peer->gone, &gone);
-			bx_npeers--;
+			peer_unlist(peer);
 		} else {
 			write_pnet(&peer->net, NULL);
 		}
@@ -341,6 +422,7 @@ void bx_peers_uninit(void)
 		peer_free(peer);
 	xa_destroy(&bx_peers);
 	bx_npeers = 0;
+	bx_npeers_remote = 0;
 }
 
 /* At unload, before the connections go: stop reclaiming. */

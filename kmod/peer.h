@@ -16,6 +16,7 @@
 #include <net/net_namespace.h>
 
 #include "replay.h"
+#include "wire.h"
 
 #define BX_PEERS_MAX	1024
 /* Entries of the peer table only CAP_NET_ADMIN may take (peer.c). */
@@ -35,6 +36,10 @@ struct bx_op;
  * @idle_since:	when reclaim first found only the table holding it (0: not
  *		idle); under bx_peers_lock
  * @gone:	on reclaim's list of peers to free
+ * @origin:	who made it (enum bx_peer_origin): a connect request's
+ *		count against remote_peers_max while it exists
+ * @owner:	the user whose file made it, charged for it until it is
+ *		freed (a reference), or NULL
  * @net:	its network namespace: that of the files that resolved it, or
  *		of the listener its connect request came to (net.c)
  * @addr:	address, port bx_port
@@ -57,10 +62,11 @@ struct bx_op;
  * @rp:		which of this peer's pushes we delivered (replay.h)
  * @recoveries, @recovered, @recover_failed: recovery rounds, operations
  *		sent again, and operations that could not be
- * @violations:	its connections that ended in a protocol violation
+ * @violations:	its connections that ended in a protocol violation (the
+ *		refusal that follows is by address: admit.c)
  * @refused:	its connect requests refused
- * @refuse_until: its connect requests are refused until then (jiffies;
- *		0: never were)
+ * @ck:		the last challenge its host sent us: a reconnect within
+ *		@ck_until (jiffies; 0: none) answers it at once (cm.c)
  * @recover_work: reconnects with back-off and hands @parked over
  */
 struct bx_peer {
@@ -68,6 +74,8 @@ struct bx_peer {
 	u32			id;
 	unsigned long		idle_since;
 	struct list_head	gone;
+	u8			origin;
+	struct bx_user		*owner;
 	possible_net_t		net;
 	struct sockaddr_storage	addr;
 	struct mutex		lock;	/* @conn, @pending, @epoch, @restarts */
@@ -90,7 +98,8 @@ struct bx_peer {
 	u64			recover_failed;
 	u32			violations;
 	u32			refused;
-	unsigned long		refuse_until;
+	struct bx_wire_chal	ck;
+	unsigned long		ck_until;
 
 	struct delayed_work	recover_work;
 };
@@ -120,11 +129,22 @@ struct bx_peer_info {
 	u32			refusing_ms;
 };
 
+/* Who asks for a peer that may be new (bx_peer_find_or_create()). */
+enum bx_peer_origin {
+	BX_PEER_LOCAL,	/* a file (BX_IOC_PEER) */
+	BX_PEER_ADMIN,	/* a file with CAP_NET_ADMIN: may take the reserve */
+	BX_PEER_REMOTE,	/* a connect request, proved (cm.c) */
+};
+
 /* The peer table (peer.c). */
 bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
+struct bx_user;
+
 struct bx_peer *bx_peer_find_or_create(struct net *net,
 				       const struct sockaddr *addr,
-				       bool reserve);
+				       enum bx_peer_origin origin,
+				       struct bx_user *owner);
+void bx_peer_put_unused(struct bx_peer *peer);
 struct bx_peer *bx_peer_lookup(struct net *net, const struct sockaddr *addr);
 struct bx_peer *bx_peer_find(u32 id);
 void bx_peer_hold(struct bx_peer *peer);

@@ -115,6 +115,7 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct bx_buf *b = container_of(wc->wr_cqe, struct bx_buf, cqe);
 	struct bx_conn *conn = b->conn;
+	bool established;
 	struct bx_msg msg;
 	int ret;
 
@@ -131,6 +132,7 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&conn->lock);
 	conn->rx_msgs++;
+	established = conn->established;
 	/* A peer cannot grant more buffers than it said it posted. */
 	trace_bx_credit_grant(conn, msg.credits);
 	ret = bx_credits_add(&conn->cr, msg.credits);
@@ -140,10 +142,18 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	if (unlikely(READ_ONCE(conn->auth_wait)))
-		bx_cm_auth_recv(conn, &msg);	/* nothing but its proof */
-	else if (unlikely(msg.type == BX_MSG_AUTH))
-		bx_conn_violation(conn, "a proof after the handshake");
+	/*
+	 * Nothing counts before the handshake is done on our side: a
+	 * passive connection takes READY alone, an active one nothing until
+	 * it checked the acceptor's proof (and so queued its READY), which a
+	 * peer that follows the protocol waits for.
+	 */
+	if (unlikely(READ_ONCE(conn->ready_wait)))
+		bx_cm_ready_recv(conn, &msg);
+	else if (unlikely(!established))
+		bx_conn_violation(conn, "a message before the handshake ended");
+	else if (unlikely(msg.type == BX_MSG_READY))
+		bx_conn_violation(conn, "READY after the handshake");
 	else if (msg.type != BX_MSG_CREDIT)
 		bx_op_recv(conn, &msg);
 
@@ -274,7 +284,7 @@ static int bufs_alloc(struct bx_conn *conn, struct bx_buf *bufs, int n,
 
 		b->conn = conn;
 		b->cqe.done = done;
-		b->data = kmalloc(BX_MSG_SIZE, GFP_KERNEL);
+		b->data = kmalloc(BX_MSG_SIZE, BX_GFP_CHARGED);
 		if (!b->data)
 			return -ENOMEM;
 		b->dma = ib_dma_map_single(bx_conn_ibdev(conn), b->data,
@@ -318,6 +328,7 @@ int bx_conn_setup_qp(struct bx_conn *conn)
 {
 	struct ib_device *dev = bx_conn_ibdev(conn);
 	struct ib_qp_init_attr attr = {};
+	struct mem_cgroup *old;
 	int ret, i, nsge;
 
 	conn->cq = ib_alloc_cq(dev, conn, 4096 + BX_RX_BUFS +
@@ -350,10 +361,11 @@ int bx_conn_setup_qp(struct bx_conn *conn)
 	conn->qp = conn->cm_id->qp;
 	WRITE_ONCE(conn->qpn, conn->qp->qp_num);
 
-	ret = bufs_alloc(conn, conn->rx, BX_RX_BUFS, rx_done);
-	if (ret)
-		return ret;
-	ret = bufs_alloc(conn, conn->tx, BX_TX_SLOTS, tx_done);
+	/* The buffers are charged as the connection is (bx_conn_alloc()). */
+	old = bx_memcg_enter(conn->memcg);
+	ret = bufs_alloc(conn, conn->rx, BX_RX_BUFS, rx_done) ?:
+	      bufs_alloc(conn, conn->tx, BX_TX_SLOTS, tx_done);
+	bx_memcg_leave(old);
 	if (ret)
 		return ret;
 	for (i = 0; i < BX_TX_SLOTS; i++)

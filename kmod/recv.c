@@ -97,6 +97,7 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 
 static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 {
+	struct mem_cgroup *old;
 	struct bx_recv *rv;
 	struct bx_file *f;
 	struct bx_op *op;
@@ -111,9 +112,12 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 		bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 		return;
 	}
-	op = bx_op_alloc(BX_K_SRV_READ, GFP_KERNEL);
+	/* The READ's state is the receiving file's to pay for. */
+	old = bx_memcg_file(f);
+	op = bx_op_alloc(BX_K_SRV_READ, BX_GFP_CHARGED);
 	if (op)
-		op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
+		op->rdma = kzalloc(sizeof(*op->rdma), BX_GFP_CHARGED);
+	bx_memcg_leave(old);
 	if (!op || !op->rdma) {
 		struct bx_cqe cqe = { .user_data = rv->user_data,
 				      .res = -ENOMEM };
@@ -130,6 +134,7 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 		return;
 	}
 	op->file = f;
+	op->user = f->user;
 	bx_conn_get(conn);
 	op->conn = conn;
 	op->user_data = rv->user_data;
@@ -151,21 +156,29 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
 {
 	struct bx_cqe cqe = {};
+	struct mem_cgroup *old;
 	struct bx_recv *rv;
 	struct bx_req *req;
 	struct bx_file *f;
 	u32 capacity, token;
 	u8 st;
 
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
-	if (!req) {
-		bx_op_send_ctl(conn, BX_MSG_NACK, msg->req_id, BX_ST_NOBUFS);
-		return;
-	}
 	f = bx_svc_take_recv(conn, msg->service, msg->len, &rv, &st);
 	if (!f) {
-		kfree(req);
 		bx_op_send_ctl(conn, BX_MSG_NACK, msg->req_id, st);
+		return;
+	}
+	/* What the server keeps of the request is its file's to pay for. */
+	old = bx_memcg_file(f);
+	req = kzalloc(sizeof(*req), BX_GFP_CHARGED);
+	bx_memcg_leave(old);
+	if (!req) {
+		cqe.user_data = rv->user_data;
+		cqe.res = -ENOMEM;
+		bx_file_complete(f, &cqe);
+		bx_file_put(f);
+		kfree(rv);
+		bx_op_send_ctl(conn, BX_MSG_NACK, msg->req_id, BX_ST_NOBUFS);
 		return;
 	}
 	if (msg->len) {

@@ -38,6 +38,7 @@
 
 #include "params.h"
 #include "region.h"
+#include "user.h"
 
 atomic64_t bx_region_bytes = ATOMIC64_INIT(0);
 
@@ -128,7 +129,11 @@ static int charge_memlock(struct user_struct *user, unsigned long pages)
 	return 0;
 }
 
-int bx_region_create(u64 size, struct bx_region **out)
+/*
+ * A region of @size bytes for a file whose opener had CAP_IPC_LOCK
+ * (@ipc_lock: not charged to RLIMIT_MEMLOCK) or not.
+ */
+int bx_region_create(u64 size, bool ipc_lock, struct bx_region **out)
 {
 	unsigned long pages = size >> PAGE_SHIFT;
 	struct bx_region *r;
@@ -145,7 +150,7 @@ int bx_region_create(u64 size, struct bx_region **out)
 		ret = -ENOMEM;
 		goto err_uncap;
 	}
-	if (!capable(CAP_IPC_LOCK)) {
+	if (!ipc_lock) {
 		r->user = get_uid(current_user());
 		ret = charge_memlock(r->user, pages);
 		if (ret)
@@ -265,7 +270,8 @@ int bx_region_sg(struct bx_region *r, u64 off, u32 len, struct sg_table *sgt)
 
 	if (!len)
 		return -EINVAL;
-	ret = sg_alloc_table(sgt, last - first + 1, GFP_KERNEL);
+	/* Charged where the caller says (bx_memcg_enter()). */
+	ret = sg_alloc_table(sgt, last - first + 1, BX_GFP_CHARGED);
 	if (ret)
 		return ret;
 	for (sg = sgt->sgl; done < len; sg = sg_next(sg)) {

@@ -31,7 +31,7 @@ struct bx_region {
 	struct user_struct	*user;
 };
 
-int bx_region_create(u64 size, struct bx_region **out);
+int bx_region_create(u64 size, bool ipc_lock, struct bx_region **out);
 void bx_region_get(struct bx_region *r);
 void bx_region_put(struct bx_region *r);
 bool bx_region_valid(const struct bx_region *r, u64 off, u64 len);

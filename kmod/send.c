@@ -50,6 +50,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 {
 	bool rd = op->kind == BX_K_SRV_READ;
 	struct bx_flowq *fq, *spare = NULL;
+	struct mem_cgroup *old;
 	int err;
 
 	spin_lock(&conn->lock);
@@ -81,7 +82,9 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 			break;
 		}
 		spin_unlock(&conn->lock);
-		spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+		old = bx_memcg_file(op->file);
+		spare = kzalloc(sizeof(*spare), BX_GFP_CHARGED);
+		bx_memcg_leave(old);
 		if (!spare) {
 			/* A push's sender must hear of it. */
 			if (rd)
@@ -266,6 +269,19 @@ static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
  * pieces), unless it must be registered first: then it is returned in
  * *@reg. Returns false if nothing could be admitted.
  */
+/* bx_drr_find_if(): the first op another user's share lets go. */
+static bool admit_send(struct bx_drr_item *it, void *conn)
+{
+	return bx_flow_admit(conn, container_of(it, struct bx_op, qi),
+			     false) == BX_ADMIT_OK;
+}
+
+static bool admit_read(struct bx_drr_item *it, void *conn)
+{
+	return bx_flow_admit(conn, container_of(it, struct bx_op, qi),
+			     true) == BX_ADMIT_OK;
+}
+
 static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 {
 	struct bx_drr_flow *flow;
@@ -277,13 +293,24 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 	if (!it)
 		return false;
 	op = container_of(it, struct bx_op, qi);
-	if (!bx_flow_admit(conn, op, false)) {
+	switch (bx_flow_admit(conn, op, false)) {
+	case BX_ADMIT_OK:
+		break;
+	case BX_ADMIT_SHARE:
+		/* Its user holds its share: the next flow whose may go. */
+		it = bx_drr_find_if(&conn->txq, admit_send, conn, &flow);
+		if (!it)
+			return false;
+		op = container_of(it, struct bx_op, qi);
+		break;
+	case BX_ADMIT_WAIT:
 		it = bx_drr_find(&conn->txq, BX_SMALL_OP, &flow);
 		if (!it)
 			return false;
 		op = container_of(it, struct bx_op, qi);
 		if (!bx_flow_admit_small(conn, op))
 			return false;
+		break;
 	}
 	bx_drr_pop(&conn->txq, flow);
 	flowq_put(container_of(flow, struct bx_flowq, drr));
@@ -331,8 +358,18 @@ static struct bx_op *kick_admit_read(struct bx_conn *conn)
 	if (!it)
 		return NULL;
 	op = container_of(it, struct bx_op, qi);
-	if (!bx_flow_admit(conn, op, true))
+	switch (bx_flow_admit(conn, op, true)) {
+	case BX_ADMIT_OK:
+		break;
+	case BX_ADMIT_SHARE:
+		it = bx_drr_find_if(&conn->rdq, admit_read, conn, &flow);
+		if (!it)
+			return NULL;
+		op = container_of(it, struct bx_op, qi);
+		break;
+	case BX_ADMIT_WAIT:
 		return NULL;
+	}
 	bx_drr_pop(&conn->rdq, flow);
 	flowq_put(container_of(flow, struct bx_flowq, drr));
 	return op;
@@ -594,13 +631,18 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
  * to let go of its buffer; the other operations on it are recovered).
  * The grace lets a peer that answers (a busy bounce, a late response)
  * end an op sent shortly before its deadline without costing every user
- * of the shared connection a reconnect. bx_conns_sweep() calls this every
- * BX_SWEEP_MS while operations are in flight.
+ * of the shared connection a reconnect. Ops on the wire whose file closed
+ * give their windows back (up to BX_CANCEL_BATCH a round, the rest at the
+ * next). bx_conns_sweep() calls this every BX_SWEEP_MS while operations
+ * are in flight, and at once when a file closes.
  */
+#define BX_CANCEL_BATCH	32
+
 void bx_conn_sweep(struct bx_conn *conn)
 {
+	struct bx_op *op, *next, *cancel[BX_CANCEL_BATCH];
+	unsigned int ncancel = 0, i;
 	struct bx_flowq *fq, *tmp;
-	struct bx_op *op, *next;
 	unsigned long grace = msecs_to_jiffies(BX_ANSWER_GRACE_MS);
 	bool overdue = false;
 	unsigned long id;
@@ -621,10 +663,21 @@ void bx_conn_sweep(struct bx_conn *conn)
 	spin_unlock(&conn->lock);
 
 	xa_lock(&conn->ops);
-	xa_for_each(&conn->ops, id, op)
+	xa_for_each(&conn->ops, id, op) {
 		overdue |= op->deadline &&
 			   time_after_eq(jiffies, op->deadline + grace);
+		/* Its file closed: its windows go back (bx_flow_cancel()). */
+		if (op->file && READ_ONCE(op->file->dead) &&
+		    READ_ONCE(op->charged) && ncancel < BX_CANCEL_BATCH) {
+			kref_get(&op->ref);
+			cancel[ncancel++] = op;
+		}
+	}
 	xa_unlock(&conn->ops);
+	for (i = 0; i < ncancel; i++) {
+		bx_flow_cancel(conn, cancel[i]);
+		bx_op_put(cancel[i]);
+	}
 	if (overdue)
 		bx_conn_fail(conn, -ETIMEDOUT);
 

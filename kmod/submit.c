@@ -17,11 +17,20 @@
 #include "svc.h"
 #include "trace.h"
 
-/* The deadline of @sqe's operation in jiffies (never 0), or 0: none. */
-static unsigned long op_deadline(const struct bx_sqe *sqe)
+/*
+ * The deadline of @sqe's operation in jiffies (never 0), or 0: none. A
+ * file whose opener lacked CAP_NET_ADMIN gets one in any case, at most
+ * op_timeout_max_ms away: what it holds of the shared windows, MRs and
+ * the peer's buffers comes back in bounded time.
+ */
+static unsigned long op_deadline(const struct bx_file *f,
+				 const struct bx_sqe *sqe)
 {
 	unsigned int ms = sqe->timeout_ms ?: READ_ONCE(bx_op_timeout_ms);
+	unsigned int max = READ_ONCE(bx_op_timeout_max_ms);
 
+	if (!f->cap_admin && (!ms || ms > max))
+		ms = max;
 	if (!ms)
 		return 0;
 	return (jiffies + msecs_to_jiffies(ms)) ?: 1;
@@ -36,7 +45,8 @@ static void op_from_sqe(struct bx_op *op, struct bx_file *f,
 {
 	bx_file_get(f);
 	op->file = f;
-	op->deadline = op_deadline(sqe);
+	op->user = f->user;
+	op->deadline = op_deadline(f, sqe);
 	op->user_data = sqe->user_data;
 	op->buf = *sp;
 	if (op->kind == BX_K_PULL) {
@@ -57,10 +67,10 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe,
 
 	if (sqe->token > U32_MAX)
 		return -ENOENT;
-	op = bx_op_alloc(BX_K_REPLY, GFP_KERNEL_ACCOUNT);
+	op = bx_op_alloc(BX_K_REPLY, BX_GFP_CHARGED);
 	if (!op)
 		return -ENOMEM;
-	op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL_ACCOUNT);
+	op->rdma = kzalloc(sizeof(*op->rdma), BX_GFP_CHARGED);
 	if (!op->rdma) {
 		bx_op_put(op);
 		return -ENOMEM;
@@ -97,7 +107,7 @@ static int submit_request(struct bx_file *f, const struct bx_sqe *sqe,
 	}
 	if (!peer)
 		return -EINVAL;
-	op = bx_op_alloc(sqe->opcode, GFP_KERNEL_ACCOUNT);
+	op = bx_op_alloc(sqe->opcode, BX_GFP_CHARGED);
 	if (!op) {
 		bx_peer_put(peer);
 		return -ENOMEM;
@@ -258,6 +268,9 @@ void bx_op_file_release(struct bx_file *f)
 	f->dead = true;
 	spin_unlock(&f->lock);
 	bx_svc_release(f);
-	/* What it queued goes now (bx_conn_sweep()). */
+	/*
+	 * What it queued goes now, and what it has on the wire gives the
+	 * windows back (bx_conn_sweep()).
+	 */
 	bx_conns_sweep(true);
 }

@@ -61,12 +61,12 @@ int bx_service_bind(struct bx_file *f, u32 service)
 
 	if (!service)
 		return -EINVAL;
-	if (service < BX_SERVICE_PRIV && !capable(CAP_NET_BIND_SERVICE))
+	if (service < BX_SERVICE_PRIV && !f->cap_bind)
 		return -EACCES;
 	if (!bx_user_charge(&f->user->services,
 			    READ_ONCE(bx_user_services_max)))
 		return -ENOSPC;
-	svc = kzalloc(sizeof(*svc), GFP_KERNEL_ACCOUNT);
+	svc = kzalloc(sizeof(*svc), BX_GFP_CHARGED);
 	if (!svc) {
 		bx_user_uncharge(&f->user->services);
 		return -ENOMEM;
@@ -141,7 +141,7 @@ int bx_svc_post_recv(struct bx_file *f, const struct bx_sqe *sqe)
 	struct bx_recv *rv;
 	int ret = 0;
 
-	rv = kzalloc(sizeof(*rv), GFP_KERNEL_ACCOUNT);
+	rv = kzalloc(sizeof(*rv), BX_GFP_CHARGED);
 	if (!rv)
 		return -ENOMEM;
 	rv->user_data = sqe->user_data;

@@ -87,6 +87,53 @@ static void flow_limits(bool rd, struct bx_win_lim *c, struct bx_win_lim *h)
 	c->reads = READ_ONCE(bx_rd_max);
 }
 
+/*
+ * A user's part of a window's limits @lim in @l: user_wnd_pct of them,
+ * while another user has bx open and flow control is on. False if no
+ * share applies.
+ */
+static bool user_share(struct bx_win_lim *l, const struct bx_win_lim *lim)
+{
+	unsigned int pct = READ_ONCE(bx_user_wnd_pct);
+
+	if (pct >= 100 || bx_users_active() < 2 || lim->bytes == U64_MAX)
+		return false;
+	l->bytes = div_u64(lim->bytes * pct, 100);
+	l->ops = max_t(u32, 1, div_u64((u64)lim->ops * pct, 100));
+	l->reads = lim->reads == U32_MAX ? U32_MAX :
+		   max_t(u32, 1, div_u64((u64)lim->reads * pct, 100));
+	return true;
+}
+
+/*
+ * The slot of @u's share of @conn's window @rd, or a free one, which it
+ * takes; -1 if every slot is another user's in use (then no share is
+ * kept for it: the connection's own window still bounds it). conn->lock
+ * held.
+ */
+static int uwin_slot(struct bx_conn *conn, bool rd, const struct bx_user *u)
+{
+	struct bx_uwin *uw = conn->uwin[rd];
+	int i, free = -1;
+
+	lockdep_assert_held(&conn->lock);
+	for (i = 0; i < BX_CONN_USERS; i++) {
+		if (uw[i].user == u)
+			return i;
+		if (free < 0 && bx_win_idle(&uw[i].w))
+			free = i;
+	}
+	if (free >= 0)
+		uw[free].user = u;
+	return free;
+}
+
+/* The user @op is charged to: its file's (a CTL message has none). */
+static struct bx_user *op_user(const struct bx_op *op)
+{
+	return op->user;
+}
+
 /* Keep bx_host.rd_conns in step with @conn; conn->lock held. */
 void bx_flow_rd_update(struct bx_conn *conn)
 {
@@ -157,16 +204,29 @@ static void flow_line_join(struct bx_conn *conn, enum bx_host_wnd k, bool head)
  * charged one piece and one READ. Charged its length, a push larger
  * than rx_wnd_kb ran alone on the whole host, and the link idled
  * between its pieces (performance.rst, "Findings").
+ *
+ * While another user has bx open, each user's operations hold at most
+ * user_wnd_pct of each window, the connection's and the host's
+ * (user_share()): one user's pulls from a service that never answers
+ * cannot hold a window for everyone until their deadlines. An op whose
+ * user is at its share gets BX_ADMIT_SHARE: it neither counts as a wait
+ * nor joins the host's line (it must not hold up other users), and the
+ * caller may serve another user's op; it is tried again when its
+ * connection is kicked (its own completions, or the deadline sweep's
+ * every BX_SWEEP_MS).
  */
-bool bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
+enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 {
 	struct bx_win *w = rd ? &conn->rdwnd : &conn->wnd;
 	enum bx_host_wnd k = rd ? BX_HOSTWND_RX : BX_HOSTWND_TX;
 	bool small = !rd && op->qi.cost <= BX_SMALL_OP;
-	u64 cost = op->qi.cost;
-	struct bx_win_lim cl, hl;
+	struct bx_win_lim cl, hl, ucl, uhl;
+	struct bx_user *u = op_user(op);
 	bool ok, turn, put = false;
+	bool share, hshare = false;
+	u64 cost = op->qi.cost;
 	struct bx_win *hw;
+	int slot = -1;
 	u32 reads = 0;
 
 	lockdep_assert_held(&conn->lock);
@@ -183,9 +243,21 @@ bool bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		/* Our own completions will call us again. */
 		if (!small)
 			flow_waited(op, w, BX_WAITED_CONN);
-		return false;
+		return BX_ADMIT_WAIT;
+	}
+	share = u && user_share(&ucl, &cl);
+	if (share) {
+		slot = uwin_slot(conn, rd, u);
+		if (slot >= 0 &&
+		    !bx_win_fits(&conn->uwin[rd][slot].w, &ucl, cost, reads))
+			return BX_ADMIT_SHARE;
+		hshare = user_share(&uhl, &hl);
 	}
 	spin_lock(&bx_host.lock);
+	if (hshare && !bx_win_fits(&u->wnd[k], &uhl, cost, reads)) {
+		spin_unlock(&bx_host.lock);
+		return BX_ADMIT_SHARE;
+	}
 	hw = rd ? &bx_host.rx : &bx_host.tx;
 	turn = conn->host_turn[k];
 	ok = (list_empty(&bx_host.waiters[k]) || turn || !hw->ops) &&
@@ -194,6 +266,8 @@ bool bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		conn->host_turn[k] = false;
 	if (ok) {
 		bx_win_charge(hw, cost, reads);
+		if (hshare)
+			bx_win_charge(&u->wnd[k], cost, reads);
 		if (conn->host_timed[k]) {
 			bx_host.passed_max[k] =
 				max(bx_host.passed_max[k], bx_host.admits[k] -
@@ -221,12 +295,16 @@ bool bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		bx_conn_put(conn);
 	if (ok) {
 		bx_win_charge(w, cost, reads);
+		if (slot >= 0)
+			bx_win_charge(&conn->uwin[rd][slot].w, cost, reads);
 		op->charged = true;
 		op->wbytes = cost;
 		op->wreads = reads;
+		op->uslot = slot;
+		op->ushare = hshare;
 		trace_bx_wnd_admit(op, w, op->waited);
 	}
-	return ok;
+	return ok ? BX_ADMIT_OK : BX_ADMIT_WAIT;
 }
 
 /*
@@ -315,19 +393,23 @@ static void flow_wake_host(enum bx_host_wnd k)
 }
 
 /*
- * @op completed: return what it held in its connection's and the host's
- * windows, and let waiting work in.
+ * Return what @op held in @conn's and the host's windows, if it holds
+ * anything there (once: its completion and its file's close may both
+ * ask), and let waiting work in.
  */
-void bx_flow_release(struct bx_op *op)
+static void flow_release(struct bx_conn *conn, struct bx_op *op)
 {
-	struct bx_conn *conn = op->conn;
 	bool rd = op->kind == BX_K_SRV_READ;
 	bool ok, wake = true;
 
-	if (!op->charged)
+	if (!READ_ONCE(op->charged))
 		return;
-	op->charged = false;
 	spin_lock(&conn->lock);
+	if (!op->charged || op->conn != conn) {
+		spin_unlock(&conn->lock);
+		return;
+	}
+	op->charged = false;
 	spin_lock(&bx_host.lock);
 	if (op->small) {
 		/*
@@ -343,6 +425,15 @@ void bx_flow_release(struct bx_op *op)
 				    op->wbytes, op->wreads);
 		ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx,
 				     op->wbytes, op->wreads);
+		if (op->uslot >= 0)
+			ok &= bx_win_release(&conn->uwin[rd][op->uslot].w,
+					     op->wbytes, op->wreads);
+		if (op->ushare)
+			ok &= bx_win_release(&op_user(op)->wnd[rd ?
+						BX_HOSTWND_RX : BX_HOSTWND_TX],
+					     op->wbytes, op->wreads);
+		op->uslot = -1;
+		op->ushare = false;
 	}
 	spin_unlock(&bx_host.lock);
 	if (rd)
@@ -353,6 +444,25 @@ void bx_flow_release(struct bx_op *op)
 	if (wake)
 		flow_wake_host(rd ? BX_HOSTWND_RX : BX_HOSTWND_TX);
 	bx_conn_kick(conn);
+}
+
+/* @op completed: what it held of the windows goes back. */
+void bx_flow_release(struct bx_op *op)
+{
+	if (op->conn)
+		flow_release(op->conn, op);
+}
+
+/*
+ * The file of @op, which awaits its answer on @conn, closed: the windows
+ * it held go back now, for the other processes. The op itself stays
+ * until its answer or its deadline: the peer may still be reading or
+ * writing its buffer, and revoking that would fail the peer's work on
+ * the shared connection.
+ */
+void bx_flow_cancel(struct bx_conn *conn, struct bx_op *op)
+{
+	flow_release(conn, op);
 }
 
 /* A BUSY answer sends @op again later (bx_conn_retry()): counted. */

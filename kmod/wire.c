@@ -24,7 +24,7 @@ static bool has_rdv(u8 type)
 static bool has_inline(u8 type)
 {
 	return type == BX_MSG_PUSH || type == BX_MSG_PULL_REQ ||
-	       type == BX_MSG_PULL_RESP || type == BX_MSG_AUTH;
+	       type == BX_MSG_PULL_RESP;
 }
 
 static bool is_push(u8 type)
@@ -137,10 +137,9 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 	/* Inline payload within the receiver's limit. */
 	if (has_inline(msg->type) && msg->len > max_inline)
 		return -EBADMSG;
-	/* A proof is one MAC, in a message that carries nothing else. */
-	if (msg->type == BX_MSG_AUTH &&
-	    (msg->len != BX_WIRE_MAC_LEN || msg->service || msg->req_id ||
-	     msg->seq))
+	/* READY carries nothing but credits. */
+	if (msg->type == BX_MSG_READY &&
+	    (msg->service || msg->req_id || msg->seq))
 		return -EBADMSG;
 	/* An RDMA-written response is no larger than any transfer. */
 	if (has_rdma_len(msg->type) && msg->len > BX_WIRE_XFER_MAX)
@@ -204,38 +203,68 @@ size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg)
 	return total;
 }
 
-/*
- * Parse the peer's handshake. Transports pad private data (RoCE: to 56
- * bytes), so @len may exceed the structure; the padding is not ours to
- * judge. Everything in the structure is.
- */
-int bx_wire_conn_parse(const void *buf, size_t len, struct bx_conn_params *p)
+/* Are @n bytes at @p all zero? */
+static bool zeros(const u8 *p, size_t n)
 {
-	const struct bx_wire_conn *w = buf;
+	return !memchr_inv(p, 0, n);
+}
 
-	/* Too short to be a handshake: an old or foreign client. */
-	if (!buf || len < BX_WIRE_CONN_LEN)
+/* The fields a request and an accept share; -EPROTO unless usable. */
+static int conn_fields(u32 magic, u8 version, u16 credits, u32 msg_size,
+		       u64 epoch, struct bx_conn_params *p)
+{
+	if (magic != BX_WIRE_MAGIC || version != BX_WIRE_VERSION)
 		return -EPROTO;
-	if (be32_to_cpu(w->magic) != BX_WIRE_MAGIC ||
-	    w->version != BX_WIRE_VERSION ||
-	    (w->flags & ~BX_WIRE_CONN_F_KNOWN) || w->resv1)
-		return -EPROTO;
-	/* Without a proof the nonce is reserved. */
-	if (!(w->flags & BX_WIRE_CONN_F_AUTH) &&
-	    memchr_inv(w->nonce, 0, sizeof(w->nonce)))
-		return -EPROTO;
-	p->flags = w->flags;
-	p->credits = be16_to_cpu(w->credits);
-	p->msg_size = be32_to_cpu(w->msg_size);
-	p->epoch = be64_to_cpu(w->epoch);
-	memcpy(p->nonce, w->nonce, sizeof(p->nonce));
-	/* A peer must be able to take a credit update and a full header. */
-	if (p->credits < BX_WIRE_MIN_CREDITS || p->msg_size < BX_WIRE_MIN_MSG)
+	p->credits = credits;
+	p->msg_size = msg_size;
+	p->epoch = epoch;
+	/*
+	 * A peer must be able to take a credit update and a full header;
+	 * epoch 0 names no incarnation (an unverified or forged one).
+	 */
+	if (p->credits < BX_WIRE_MIN_CREDITS || p->msg_size < BX_WIRE_MIN_MSG ||
+	    !p->epoch)
 		return -EPROTO;
 	return 0;
 }
 
-void bx_wire_conn_build(struct bx_wire_conn *w, const struct bx_conn_params *p)
+/*
+ * Parse a connect request. Transports pad private data, so @len may
+ * exceed the structure; the padding is not ours to judge. Everything in
+ * the structure is.
+ */
+int bx_wire_req_parse(const void *buf, size_t len, struct bx_conn_params *p)
+{
+	const struct bx_wire_req *w = buf;
+
+	/* Too short to be a request: an old or foreign client. */
+	if (!buf || len < BX_WIRE_REQ_LEN)
+		return -EPROTO;
+	if (conn_fields(be32_to_cpu(w->magic), w->version,
+			be16_to_cpu(w->credits), be32_to_cpu(w->msg_size),
+			be64_to_cpu(w->epoch), p))
+		return -EPROTO;
+	p->flags = w->flags;
+	if (p->flags & ~BX_WIRE_REQ_F_KNOWN)
+		return -EPROTO;
+	/* A proof answers a challenge; what a request lacks is zero. */
+	if ((p->flags & BX_WIRE_REQ_F_PROOF) &&
+	    !(p->flags & BX_WIRE_REQ_F_COOKIE))
+		return -EPROTO;
+	if (!(p->flags & BX_WIRE_REQ_F_COOKIE) &&
+	    !zeros(w->cookie, sizeof(w->cookie)))
+		return -EPROTO;
+	if (!(p->flags & BX_WIRE_REQ_F_PROOF) &&
+	    (!zeros(w->kid, sizeof(w->kid)) || !zeros(w->mac, sizeof(w->mac))))
+		return -EPROTO;
+	memcpy(p->kid, w->kid, sizeof(p->kid));
+	memcpy(p->nonce, w->nonce, sizeof(p->nonce));
+	memcpy(p->cookie, w->cookie, sizeof(p->cookie));
+	memcpy(p->mac, w->mac, sizeof(p->mac));
+	return 0;
+}
+
+void bx_wire_req_build(struct bx_wire_req *w, const struct bx_conn_params *p)
 {
 	memset(w, 0, sizeof(*w));
 	w->magic = cpu_to_be32(BX_WIRE_MAGIC);
@@ -244,26 +273,90 @@ void bx_wire_conn_build(struct bx_wire_conn *w, const struct bx_conn_params *p)
 	w->credits = cpu_to_be16(p->credits);
 	w->msg_size = cpu_to_be32(p->msg_size);
 	w->epoch = cpu_to_be64(p->epoch);
-	if (p->flags & BX_WIRE_CONN_F_AUTH)
-		memcpy(w->nonce, p->nonce, sizeof(w->nonce));
+	memcpy(w->nonce, p->nonce, sizeof(w->nonce));
+	if (p->flags & BX_WIRE_REQ_F_COOKIE)
+		memcpy(w->cookie, p->cookie, sizeof(w->cookie));
+	if (p->flags & BX_WIRE_REQ_F_PROOF) {
+		memcpy(w->kid, p->kid, sizeof(w->kid));
+		memcpy(w->mac, p->mac, sizeof(w->mac));
+	}
 }
 
-static const char auth_label[2][8] = {
-	[BX_WIRE_AUTH_ACCEPT]	= "bx-acc",
-	[BX_WIRE_AUTH_INIT]	= "bx-init",
-};
-
-/* The bytes a handshake proof covers (wire.h). */
-void bx_wire_auth_input(u8 out[BX_WIRE_AUTH_INPUT_LEN],
-			enum bx_wire_auth_role role, const u8 init_addr[16],
-			const u8 acc_addr[16], const struct bx_wire_conn *req,
-			const struct bx_wire_conn *acc)
+/* Parse an accept (padded as a request may be). */
+int bx_wire_accept_parse(const void *buf, size_t len,
+			 struct bx_conn_params *p)
 {
-	memcpy(out, auth_label[role], 8);
-	memcpy(out + 8, init_addr, 16);
-	memcpy(out + 24, acc_addr, 16);
-	memcpy(out + 40, req, BX_WIRE_CONN_LEN);
-	memcpy(out + 40 + BX_WIRE_CONN_LEN, acc, BX_WIRE_CONN_LEN);
+	const struct bx_wire_accept *w = buf;
+
+	if (!buf || len < BX_WIRE_ACCEPT_LEN)
+		return -EPROTO;
+	memset(p, 0, sizeof(*p));
+	if (conn_fields(be32_to_cpu(w->magic), w->version,
+			be16_to_cpu(w->credits), be32_to_cpu(w->msg_size),
+			be64_to_cpu(w->epoch), p))
+		return -EPROTO;
+	p->flags = w->flags;
+	if ((p->flags & ~BX_WIRE_REQ_F_PROOF) || w->resv)
+		return -EPROTO;
+	if (!(p->flags & BX_WIRE_REQ_F_PROOF) &&
+	    !zeros(w->mac, sizeof(w->mac)))
+		return -EPROTO;
+	memcpy(p->mac, w->mac, sizeof(p->mac));
+	return 0;
+}
+
+void bx_wire_accept_build(struct bx_wire_accept *w,
+			  const struct bx_conn_params *p)
+{
+	memset(w, 0, sizeof(*w));
+	w->magic = cpu_to_be32(BX_WIRE_MAGIC);
+	w->version = BX_WIRE_VERSION;
+	w->flags = p->flags & BX_WIRE_REQ_F_PROOF;
+	w->credits = cpu_to_be16(p->credits);
+	w->msg_size = cpu_to_be32(p->msg_size);
+	w->epoch = cpu_to_be64(p->epoch);
+	if (w->flags)
+		memcpy(w->mac, p->mac, sizeof(w->mac));
+}
+
+/*
+ * Parse a reject's private data as a challenge: -EPROTO for anything
+ * else (a plain refusal carries none, and reads as zeros).
+ */
+int bx_wire_challenge_parse(const void *buf, size_t len,
+			    struct bx_wire_chal *c)
+{
+	const struct bx_wire_challenge *w = buf;
+	u8 i;
+
+	if (!buf || len < BX_WIRE_CHALLENGE_LEN)
+		return -EPROTO;
+	if (be32_to_cpu(w->magic) != BX_WIRE_MAGIC ||
+	    w->version != BX_WIRE_VERSION || w->type != BX_WIRE_REJ_CHALLENGE ||
+	    w->nkid > BX_WIRE_KIDS_MAX || w->resv)
+		return -EPROTO;
+	for (i = w->nkid; i < BX_WIRE_KIDS_MAX; i++)
+		if (!zeros(w->kid[i], BX_WIRE_KID_LEN))
+			return -EPROTO;
+	c->nkid = w->nkid;
+	memcpy(c->cookie, w->cookie, sizeof(c->cookie));
+	memcpy(c->kid, w->kid, sizeof(c->kid));
+	return 0;
+}
+
+void bx_wire_challenge_build(struct bx_wire_challenge *w,
+			     const struct bx_wire_chal *c)
+{
+	u8 i;
+
+	memset(w, 0, sizeof(*w));
+	w->magic = cpu_to_be32(BX_WIRE_MAGIC);
+	w->version = BX_WIRE_VERSION;
+	w->type = BX_WIRE_REJ_CHALLENGE;
+	w->nkid = c->nkid;
+	memcpy(w->cookie, c->cookie, sizeof(w->cookie));
+	for (i = 0; i < c->nkid && i < BX_WIRE_KIDS_MAX; i++)
+		memcpy(w->kid[i], c->kid[i], BX_WIRE_KID_LEN);
 }
 
 /*

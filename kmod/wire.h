@@ -16,7 +16,7 @@
  *   PULL_RESP     payload                 response bytes (inline)
  *   PULL_WRITTEN  nothing                 response bytes RDMA-written
  *   NACK          nothing                 0; status != OK
- *   AUTH          proof (32 bytes)        32 (BX_WIRE_MAC_LEN)
+ *   READY         nothing                 0
  *
  * A PULL_REQ sink whose first descriptor has rkey 0 grants no remote
  * access: it is the only descriptor, its addr is 0 and its len is the
@@ -47,7 +47,7 @@ enum bx_wire_type {
 	BX_MSG_PULL_RESP	= 6,
 	BX_MSG_PULL_WRITTEN	= 7,
 	BX_MSG_NACK		= 8,
-	BX_MSG_AUTH		= 9,	/* the initiator's proof (handshake) */
+	BX_MSG_READY		= 9,	/* the initiator checked the accept */
 	__BX_MSG_MAX,
 };
 
@@ -73,9 +73,6 @@ enum bx_wire_status {
 #define BX_WIRE_INLINE_MAX	4096
 /* The largest rendezvous transfer: BX_MSG_MAX of the uapi. */
 #define BX_WIRE_XFER_MAX	(16U << 20)
-/* An HMAC-SHA256 proof of the handshake. */
-#define BX_WIRE_MAC_LEN		32
-#define BX_WIRE_NONCE_LEN	16
 
 /**
  * struct bx_wire_hdr - header of every bx message
@@ -161,101 +158,169 @@ struct bx_msg {
 
 /*
  * Connection handshake: the rdma_cm private data of the connect request
- * (struct bx_wire_conn) and of the accept (struct bx_wire_accept).
+ * (struct bx_wire_req, 56 bytes: all a RoCE or InfiniBand request
+ * carries), of the reject that challenges it (struct bx_wire_challenge)
+ * and of the accept (struct bx_wire_accept).
  *
- * Without a cluster secret, flags is 0 and nonce zero. With one, both
- * sides set BX_WIRE_CONN_F_AUTH and a random nonce, and prove that they
- * know the secret K (HMAC-SHA256) over the transcript of the exchange
- * (bx_wire_auth_input()): the acceptor in its accept (mac), the
- * initiator in a BX_MSG_AUTH message, the first it sends on the
- * connection. The acceptor takes no other message before that one.
- * Transports pad private data (RoCE: a connect request to 56 bytes, an
- * accept to 196), so the fields a peer leaves out read as zero.
+ * Nothing is kept for a request before it proved something:
+ *
+ *   initiator                              acceptor
+ *   req {params, epoch, nonce}        ->
+ *                                     <-   reject: challenge {cookie,
+ *                                          the secrets it knows (kids)}
+ *   req {same, cookie, kid, proof}    ->   checks cookie and proof, only
+ *                                          then makes a peer and a
+ *                                          connection
+ *                                     <-   accept {params, epoch, proof}
+ *   checks the proof; READY           ->   the acceptor sends nothing
+ *                                          before READY
+ *
+ * The cookie is a MAC of the acceptor's own, over the request's
+ * parameters, both addresses and a time bucket: a request can answer a
+ * challenge only from the address the challenge went to, within
+ * proof_ms, and the acceptor keeps no state in between (as TCP's SYN
+ * cookies). Without a cluster secret the challenge names no secret and
+ * the requests carry no proof; the cookie round trip stays. With one,
+ * the proofs are HMAC-SHA256 (cut to BX_WIRE_MAC_LEN) under the prover's
+ * own host key, derived from the secret and its address (auth.c), over
+ * the transcript: both addresses, the request, and for the acceptor the
+ * accept, so neither can be replayed, reflected or moved to another pair
+ * of hosts. A request that offers its proof with a cookie still valid
+ * (the initiator keeps the last one a peer gave it) skips the challenge.
+ * Transports pad private data (RoCE: a request to 56 bytes, a reject to
+ * 148, an accept to 196); the padding is not checked.
  */
 #define BX_WIRE_MAGIC		0x62780000	/* "bx\0\0" */
-#define BX_WIRE_VERSION		1
+#define BX_WIRE_VERSION		2
 #define BX_WIRE_MIN_CREDITS	3
 /* A peer's buffers must hold the largest message bx sends. */
 #define BX_WIRE_MIN_MSG		(BX_WIRE_HDR_LEN + \
 				 BX_WIRE_MAX_RDV * BX_WIRE_RDV_LEN + \
 				 BX_WIRE_INLINE_MAX)
 
-#define BX_WIRE_CONN_F_AUTH	0x01	/* proves a cluster secret */
-#define BX_WIRE_CONN_F_KNOWN	BX_WIRE_CONN_F_AUTH
+#define BX_WIRE_NONCE_LEN	8
+#define BX_WIRE_COOKIE_LEN	8
+#define BX_WIRE_KID_LEN		4	/* which cluster secret (auth.c) */
+#define BX_WIRE_MAC_LEN		16	/* a proof: HMAC-SHA256, cut */
+#define BX_WIRE_KIDS_MAX	2	/* secrets a host knows at once */
+
+/* struct bx_wire_req.flags, struct bx_wire_accept.flags (PROOF) */
+#define BX_WIRE_REQ_F_COOKIE	0x01	/* answers a challenge: @cookie */
+#define BX_WIRE_REQ_F_PROOF	0x02	/* proves secret @kid: @mac */
+#define BX_WIRE_REQ_F_KNOWN	(BX_WIRE_REQ_F_COOKIE | BX_WIRE_REQ_F_PROOF)
 
 /**
- * struct bx_wire_conn - handshake
+ * struct bx_wire_req - the connect request
  * @magic:	BX_WIRE_MAGIC
  * @version:	BX_WIRE_VERSION
- * @flags:	BX_WIRE_CONN_F_*; unknown bits are a protocol error
+ * @flags:	BX_WIRE_REQ_F_*; PROOF only with COOKIE; unknown bits are a
+ *		protocol error
  * @credits:	receive buffers the sender has posted: initial send
  *		credits of the other side
  * @msg_size:	bytes of each of those buffers: the largest message the
  *		other side may send
- * @resv1:	zero
- * @epoch:	the sender's incarnation (changes when its module reloads)
- * @nonce:	BX_WIRE_CONN_F_AUTH: the sender's random challenge; else zero
+ * @kid:	PROOF: the secret it proves (one the challenge named); else 0
+ * @epoch:	the sender's incarnation (changes when its module reloads),
+ *		never 0
+ * @nonce:	random, new for each connection
+ * @cookie:	COOKIE: the challenge's cookie; else 0
+ * @mac:	PROOF: the initiator's proof (auth.c); else 0
  */
-struct bx_wire_conn {
+struct bx_wire_req {
 	__be32	magic;
 	__u8	version;
 	__u8	flags;
 	__be16	credits;
 	__be32	msg_size;
-	__be32	resv1;
+	__u8	kid[BX_WIRE_KID_LEN];
 	__be64	epoch;
 	__u8	nonce[BX_WIRE_NONCE_LEN];
+	__u8	cookie[BX_WIRE_COOKIE_LEN];
+	__u8	mac[BX_WIRE_MAC_LEN];
 };
 
-#define BX_WIRE_CONN_LEN	40
-static_assert(sizeof(struct bx_wire_conn) == BX_WIRE_CONN_LEN);
+#define BX_WIRE_REQ_LEN		56
+/* The part of a request its proof covers: all but the proof. */
+#define BX_WIRE_REQ_SIGNED	(BX_WIRE_REQ_LEN - BX_WIRE_MAC_LEN)
+static_assert(sizeof(struct bx_wire_req) == BX_WIRE_REQ_LEN);
+
+/* struct bx_wire_challenge.type */
+#define BX_WIRE_REJ_CHALLENGE	1
+
+/**
+ * struct bx_wire_challenge - a reject that asks for the cookie
+ * @magic, @version: as a request's
+ * @type:	BX_WIRE_REJ_CHALLENGE
+ * @nkid:	secrets the acceptor knows (0: none, no proof wanted), at
+ *		most BX_WIRE_KIDS_MAX
+ * @resv:	0
+ * @cookie:	to send back in the request
+ * @kid:	the first @nkid name them, the newest first; the rest 0
+ */
+struct bx_wire_challenge {
+	__be32	magic;
+	__u8	version;
+	__u8	type;
+	__u8	nkid;
+	__u8	resv;
+	__u8	cookie[BX_WIRE_COOKIE_LEN];
+	__u8	kid[BX_WIRE_KIDS_MAX][BX_WIRE_KID_LEN];
+};
+
+#define BX_WIRE_CHALLENGE_LEN	24
+static_assert(sizeof(struct bx_wire_challenge) == BX_WIRE_CHALLENGE_LEN);
 
 /**
  * struct bx_wire_accept - the acceptor's private data
- * @conn:	its parameters and nonce
- * @mac:	BX_WIRE_CONN_F_AUTH: HMAC(K, bx_wire_auth_input(ACCEPT)); else
- *		zero
+ * @magic, @version, @credits, @msg_size, @epoch: as a request's
+ * @flags:	BX_WIRE_REQ_F_PROOF, as the request's
+ * @resv:	0
+ * @mac:	PROOF: the acceptor's proof, with the request's secret
  */
 struct bx_wire_accept {
-	struct bx_wire_conn	conn;
-	__u8			mac[BX_WIRE_MAC_LEN];
+	__be32	magic;
+	__u8	version;
+	__u8	flags;
+	__be16	credits;
+	__be32	msg_size;
+	__be32	resv;
+	__be64	epoch;
+	__u8	mac[BX_WIRE_MAC_LEN];
 };
 
-#define BX_WIRE_ACCEPT_LEN	72
+#define BX_WIRE_ACCEPT_LEN	40
+#define BX_WIRE_ACCEPT_SIGNED	(BX_WIRE_ACCEPT_LEN - BX_WIRE_MAC_LEN)
 static_assert(sizeof(struct bx_wire_accept) == BX_WIRE_ACCEPT_LEN);
 
+/* A request or an accept in host byte order (bytes as they go). */
 struct bx_conn_params {
 	u8	flags;
 	u16	credits;
 	u32	msg_size;
 	u64	epoch;
+	u8	kid[BX_WIRE_KID_LEN];
 	u8	nonce[BX_WIRE_NONCE_LEN];
+	u8	cookie[BX_WIRE_COOKIE_LEN];
+	u8	mac[BX_WIRE_MAC_LEN];
 };
 
-int bx_wire_conn_parse(const void *buf, size_t len,
-		       struct bx_conn_params *p);
-void bx_wire_conn_build(struct bx_wire_conn *w,
-			const struct bx_conn_params *p);
-
-/*
- * What each proof covers: a label naming the prover's role, both
- * addresses as the initiator saw them (IPv4 as v4-mapped IPv6), then
- * the connect request and the accept's parameters exactly as they went
- * on the wire. Both nonces, epochs and parameters are in it, so a proof
- * cannot be replayed, reflected to its sender or moved to another pair
- * of hosts.
- */
-enum bx_wire_auth_role {
-	BX_WIRE_AUTH_ACCEPT,	/* the acceptor's, in struct bx_wire_accept */
-	BX_WIRE_AUTH_INIT,	/* the initiator's, in BX_MSG_AUTH */
+/* A challenge in host byte order. */
+struct bx_wire_chal {
+	u8	nkid;
+	u8	cookie[BX_WIRE_COOKIE_LEN];
+	u8	kid[BX_WIRE_KIDS_MAX][BX_WIRE_KID_LEN];
 };
 
-#define BX_WIRE_AUTH_INPUT_LEN	(8 + 16 + 16 + 2 * BX_WIRE_CONN_LEN)
-
-void bx_wire_auth_input(u8 out[BX_WIRE_AUTH_INPUT_LEN],
-			enum bx_wire_auth_role role, const u8 init_addr[16],
-			const u8 acc_addr[16], const struct bx_wire_conn *req,
-			const struct bx_wire_conn *acc);
+int bx_wire_req_parse(const void *buf, size_t len, struct bx_conn_params *p);
+void bx_wire_req_build(struct bx_wire_req *w, const struct bx_conn_params *p);
+int bx_wire_accept_parse(const void *buf, size_t len,
+			 struct bx_conn_params *p);
+void bx_wire_accept_build(struct bx_wire_accept *w,
+			  const struct bx_conn_params *p);
+int bx_wire_challenge_parse(const void *buf, size_t len,
+			    struct bx_wire_chal *c);
+void bx_wire_challenge_build(struct bx_wire_challenge *w,
+			     const struct bx_wire_chal *c);
 
 int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		  struct bx_msg *msg);

@@ -262,17 +262,22 @@ static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
 void bx_op_register(struct bx_op *op)
 {
 	struct ib_send_wr *last;
+	struct mem_cgroup *old;
 	int access, ret;
 
+	/* Its RDMA state and scatter lists are its file's to pay for. */
+	old = bx_memcg_file(op->file);
 	if (!op->rdma)
-		op->rdma = kzalloc(sizeof(*op->rdma), GFP_KERNEL);
+		op->rdma = kzalloc(sizeof(*op->rdma), BX_GFP_CHARGED);
 	if (!op->rdma) {
+		bx_memcg_leave(old);
 		ret = -ENOMEM;
 		goto err;
 	}
 	access = IB_ACCESS_LOCAL_WRITE | (op->kind == BX_K_PUSH ?
 		 IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE);
 	last = segs_register(op, access);
+	bx_memcg_leave(old);
 	if (IS_ERR(last)) {
 		ret = PTR_ERR(last);
 		if (ret == -EAGAIN) {
@@ -333,6 +338,7 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 	struct bx_conn *conn = op->conn;
 	struct bx_rdma *rd = op->rdma;
 	struct ib_send_wr *chain = next;
+	struct mem_cgroup *old;
 	u32 done = 0, in, n;
 	u64 loff;
 	int ret, i;
@@ -347,7 +353,9 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 			n = bx_span_run(&op->buf, at, n, &loff);
 		if (!n)
 			break;
+		old = bx_memcg_file(op->file);
 		ret = bx_region_sg(op->file->region, loff, n, &seg->sgt);
+		bx_memcg_leave(old);
 		if (ret)
 			goto err;
 		ret = rdma_rw_ctx_init(&rd->rw[rd->nseg], conn->qp,

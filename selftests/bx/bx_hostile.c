@@ -9,8 +9,9 @@
  *   bx_hostile serve   [-p PORT] [-K FILE [-W]] [-A ATTACK] [-k FIRST]
  *                      [-e EVERY] [-n MAX] [-r REQS] [-t SECS] [-l LOG]
  *                      [-R HOST:PORT] [-S STRIDE] [-v]
- *   bx_hostile connect -a ADDR [-p PORT] [-K FILE] [-N] [-W] [-t SECS]
- *                      [-X TCPPORT] [-v]
+ *   bx_hostile connect -a ADDR [-p PORT] [-K FILE | -J FILE] [-N] [-W]
+ *                      [-b SRC] [-t SECS] [-X TCPPORT] [-v]
+ *   bx_hostile flood   -a ADDR -F SRC,... [-q RATE] [-t SECS] [-B]
  *
  * serve: listen on 0.0.0.0:PORT (default 7471, bx's: unload bx first)
  * and accept bx connections. A PULL_REQ's inline payload is bx_pp's
@@ -32,8 +33,15 @@
  *              "RKEY ADDR LEN pull|push CONN REQ" (hex, hex, decimal)
  *   -R H:P     relay: the executor (connect -X) on TCP H:P
  *   -S STRIDE  near: rkey + d * STRIDE (default 1)
- *   -K FILE    the cluster secret (raw bytes): demand the initiator's
+ *   -K FILE    the cluster secret (32 bytes): demand the initiator's
  *              proof; -W signs the accept with a wrong key instead
+ *   -J FILE    pair keys instead ("ADDR KID KEY" lines, bxctl keys)
+ *   -Y         a rogue acceptor: accept every request at once, no
+ *              challenge and no proof checked, a made-up proof in the
+ *              accept unless it holds the pair's key
+ *   -P N       then, before the initiator's READY, send it N numbered
+ *              pushes and N pull requests for service -s (default 7)
+ *   -Z         an accept that names epoch 0
  *
  * Before answering an attacked request it posts one RDMA work request
  * of its own on the same QP, waits for its completion and prints it;
@@ -55,10 +63,16 @@
  * server waits for the victim to connect again; its operation comes
  * again as a new request.
  *
- * connect: connect to the bx host ADDR as initiator, with the secret
- * (-K), without offering the proof (-N), or with a wrong key (-W: the
- * accept's MAC is then not held against the acceptor, so that the
- * victim's reaction to a wrong proof shows), hold the connection for
+ * Requests are answered as bx answers them (wire.h, "Connection
+ * handshake"): a first one with a challenge, the answer checked (its
+ * cookie; its proof with -K or -J), then READY awaited.
+ *
+ * connect: connect to the bx host ADDR as initiator as bx does (a first
+ * request, then the answer to its challenge), with the secret (-K) or
+ * pair keys (-J), without offering the proof (-N), or with a wrong key
+ * under the right name (-W: the accept's MAC is then not held against
+ * the acceptor, so that the victim's reaction to a wrong proof shows),
+ * from address SRC (-b: one of our netdev's), hold the connection for
  * -t SECS (default 3) and print its outcome. -X TCPPORT instead makes
  * it the relay executor: it stays connected (reconnecting when its QP
  * dies, for up to 30 s per descriptor), takes descriptors on TCPPORT
@@ -66,12 +80,18 @@
  * victim on its own QP and answers "ok", "fail STATUS" or "noconn
  * REASON"; it runs for -t SECS (default 600) or until SIGTERM.
  *
+ * flood: connect requests at ADDR from the addresses SRC,... in turn,
+ * RATE a second (default 200) for SECS (default 30), each silent after
+ * its request (no QP behind it); with -B each challenge is answered with
+ * a made-up proof. Prints a summary.
+ *
  * Result lines, all starting "bx_hostile: " (hostile.sh greps them):
  *
  *   listening port P
  *   conn N up peer ADDR credits C msg_size M auth yes|no
  *   conn N down peer ADDR: REASON
- *   accept auth-ok|auth-fail|rejected peer ADDR [REASON]
+ *   accept auth-ok|auth-fail|rejected|challenged|ready peer ADDR [REASON]
+ *   sprayed N peer ADDR
  *   attack NAME ok; req K conn N op write|read rkey R addr A len L [d D]
  *   attack NAME fail STATUS; req K ... (STATUS: ibv_wc_status_str(), or
  *          "timeout", "noconn REASON" for relay)
@@ -84,6 +104,8 @@
  *           ...   (connect; one per attempt)
  *   relayed write|read ok|fail STATUS; addr A rkey R len L   (executor)
  *   summary relayed N ok N fail N noconn N connects N    (executor)
+ *   summary flood requests N challenges N rejects N accepts N proofs N
+ *           timeouts N errors N                          (flood)
  *
  * Exit status: 0 when it ran to the end (whatever the attacks did), 2
  * on a usage or local setup error.
@@ -110,11 +132,9 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <rdma/rdma_cma.h>
 
+#include "auth.h"
 #include "wire.h"
 #include "pp_payload.h"
 
@@ -134,7 +154,7 @@
 #define H_RELAY_MS	60000		/* the executor's answer */
 #define H_RECONNECT_MS	30000
 
-enum { M_SERVE, M_CONNECT };
+enum { M_SERVE, M_CONNECT, M_FLOOD };
 enum { A_NONE, A_STALE, A_NEAR, A_RANGE, A_RELAY };
 static const char *const attack_name[] = {
 	[A_NONE] = "none", [A_STALE] = "stale", [A_NEAR] = "near",
@@ -145,8 +165,10 @@ static struct {
 	int		mode;
 	const char	*addr;
 	int		port;
-	const char	*keyfile;
-	bool		no_auth, wrong_key, verbose;
+	const char	*keyfile, *pairfile, *bind_addr, *spray_addrs;
+	bool		no_auth, wrong_key, verbose, yes, zero_epoch;
+	bool		bad_proofs;
+	int		spray, spray_svc, rate;
 	int		attack, first, every, max_attacks;
 	long		max_answered;
 	int		secs;
@@ -154,11 +176,16 @@ static struct {
 	const char	*relay;
 	long		stride;
 	int		xport;
-} o = { .port = H_PORT, .every = 1, .max_attacks = 32, .stride = 1 };
+} o = { .port = H_PORT, .every = 1, .max_attacks = 32, .stride = 1,
+	.spray_svc = 7, .rate = 200 };
 
 static volatile sig_atomic_t stop;
-static uint8_t key[1024];
-static size_t keylen;
+/* -K: the cluster secret (-W: every byte changed); -J: pair keys. */
+static uint8_t key[BX_AUTH_KEY_LEN];
+static struct { uint8_t addr[16], kid[4], key[32]; } pairs[64];
+static int npairs;
+/* The serving side's cookie key: random, its own. */
+static uint8_t ckey[BX_AUTH_KEY_LEN];
 static uint64_t epoch;
 static FILE *desc_log;
 
@@ -176,6 +203,9 @@ static struct {
 	long attacks, attack_ok, attack_fail, controls_ok, controls_fail;
 	long answer_fail, keyed;
 	long relayed, relay_ok, relay_fail, relay_noconn, connects;
+	long challenged, sprayed;
+	long flood_reqs, flood_challenges, flood_rejects, flood_accepts;
+	long flood_proofs, flood_timeouts, flood_errors;
 } st;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -267,29 +297,53 @@ static const char *addr_str(const struct sockaddr *sa, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * HMAC-SHA256(K, bx_wire_auth_input(role, ...)) with the key in use (-W:
- * the wrong one, made at start-up).
- */
-static void auth_mac(uint8_t mac[BX_WIRE_MAC_LEN], enum bx_wire_auth_role role,
-		     const uint8_t init_addr[16], const uint8_t acc_addr[16],
-		     const struct bx_wire_conn *req,
-		     const struct bx_wire_conn *acc)
-{
-	u8 in[BX_WIRE_AUTH_INPUT_LEN];
-	unsigned int n = BX_WIRE_MAC_LEN;
-
-	bx_wire_auth_input(in, role, init_addr, acc_addr, req, acc);
-	if (!HMAC(EVP_sha256(), key, (int)keylen, in, sizeof(in), mac, &n) ||
-	    n != BX_WIRE_MAC_LEN) {
-		note("HMAC failed");
-		exit(2);
-	}
-}
-
 static bool auth_on(void)
 {
-	return o.keyfile && !o.no_auth;
+	return (o.keyfile || o.pairfile) && !o.no_auth;
+}
+
+static uint8_t key_kid[BX_WIRE_KID_LEN];
+
+/*
+ * The key of the pair (@self, @peer) under kid @kid, as this host holds
+ * it: a -J pair key for @peer, else derived from the -K secret. False if
+ * neither.
+ */
+static bool pair_key(const uint8_t kid[4], const uint8_t self[16],
+		     const uint8_t peer[16], uint8_t out[32])
+{
+	for (int i = 0; i < npairs; i++)
+		if (!memcmp(pairs[i].addr, peer, 16) &&
+		    !memcmp(pairs[i].kid, kid, 4)) {
+			memcpy(out, pairs[i].key, 32);
+			return true;
+		}
+	if (!o.keyfile || memcmp(kid, key_kid, 4))
+		return false;
+	bx_auth_pair_key(key, self, peer, out);
+	return true;
+}
+
+/* The kids this host can prove towards @peer: 0 or 1 (-J first). */
+static int my_kid(const uint8_t peer[16], uint8_t kid[4])
+{
+	for (int i = 0; i < npairs; i++)
+		if (!memcmp(pairs[i].addr, peer, 16)) {
+			memcpy(kid, pairs[i].kid, 4);
+			return 1;
+		}
+	if (!o.keyfile)
+		return 0;
+	memcpy(kid, key_kid, 4);
+	return 1;
+}
+
+static uint64_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
 }
 
 /* ---- connections -------------------------------------------------------- */
@@ -327,11 +381,10 @@ struct conn {
 	bool			qp_err;		/* the QP is unusable */
 	bool			established;
 	bool			peer_closed;
-	bool			auth_wait;	/* acceptor: AUTH comes first */
-	uint8_t			auth_expect[BX_WIRE_MAC_LEN];
+	bool			ready_wait;	/* acceptor: READY comes first */
 	int64_t			close_at;
 	char			peer[64];
-	struct bx_wire_conn	req_wire;	/* the connect request as sent */
+	struct bx_wire_req	req_wire;	/* the connect request as sent */
 };
 
 static struct conn conns[H_CONNS];
@@ -1060,18 +1113,15 @@ static void handle_request(struct conn *c, const struct bx_msg *m)
 
 static void handle_msg(struct conn *c, const struct bx_msg *m)
 {
-	if (c->auth_wait) {
-		c->auth_wait = false;
-		if (m->type != BX_MSG_AUTH ||
-		    CRYPTO_memcmp(m->payload, c->auth_expect,
-				  BX_WIRE_MAC_LEN)) {
-			out("accept auth-fail peer %s (%s)", c->peer,
-			    m->type != BX_MSG_AUTH ? "first message not AUTH" :
-			    "wrong proof");
-			conn_close(c, "authentication failed");
+	if (c->ready_wait) {
+		c->ready_wait = false;
+		if (m->type != BX_MSG_READY) {
+			out("accept auth-fail peer %s (first message not READY)",
+			    c->peer);
+			conn_close(c, "no READY");
 			return;
 		}
-		out("accept auth-ok peer %s", c->peer);
+		out("accept ready peer %s", c->peer);
 		return;
 	}
 	switch (m->type) {
@@ -1144,35 +1194,109 @@ static void pump(struct conn *c)
 
 /* ---- serve: rdma_cm ------------------------------------------------------- */
 
+/*
+ * -P N: right after the accept, before the initiator's READY, N numbered
+ * pushes and N pull requests to service -s on the initiator: what a
+ * rogue acceptor would deliver to its bound services.
+ */
+static void spray(struct conn *c)
+{
+	static uint8_t payload[64];
+
+	for (int i = 0; i < o.spray && usable(c); i++) {
+		struct bx_msg push = {
+			.type		= BX_MSG_PUSH,
+			.service	= (uint32_t)o.spray_svc,
+			.req_id		= 1000 + (uint64_t)i,
+			.seq		= 1 + (uint64_t)i,
+			.len		= sizeof(payload),
+			.payload	= payload,
+		}, req = {
+			.type		= BX_MSG_PULL_REQ,
+			.service	= (uint32_t)o.spray_svc,
+			.req_id		= 2000 + (uint64_t)i,
+			.nrdv		= 1,
+			.rdv[0]		= { .len = 64 },
+			.len		= sizeof(struct pp_req),
+			.payload	= payload,
+		};
+
+		fill(payload, sizeof(payload), 0x5350524159ULL + (uint64_t)i);
+		if (!send_msg(c, &push))
+			st.sprayed++;
+		if (!send_msg(c, &req))
+			st.sprayed++;
+	}
+	out("sprayed %ld peer %s", st.sprayed, c->peer);
+}
+
 static void on_connect_request(struct rdma_cm_event *ev, bool *destroy)
 {
 	struct rdma_cm_id *id = ev->id;
 	const void *pd = ev->param.conn.private_data;
 	size_t pdlen = ev->param.conn.private_data_len;
-	struct bx_wire_accept acc = {};
 	struct rdma_conn_param param = {};
+	struct bx_wire_accept acc;
 	struct ibv_device_attr da;
 	struct bx_conn_params p, mine = {
 		.credits	= H_RX,
 		.msg_size	= H_MSG,
 		.epoch		= epoch,
 	};
-	uint8_t ia[16], aa[16];
+	uint8_t ia[16], aa[16], pk[32], mac[BX_WIRE_MAC_LEN];
 	char peer[64];
 	struct conn *c;
 
 	addr_str(rdma_get_peer_addr(id), peer, sizeof(peer));
-	if (bx_wire_conn_parse(pd, pdlen, &p)) {
+	/* As the initiator sees them: it is the peer, we the local. */
+	addr16(rdma_get_peer_addr(id), ia);
+	addr16(rdma_get_local_addr(id), aa);
+	if (bx_wire_req_parse(pd, pdlen, &p)) {
 		out("accept rejected peer %s (bad handshake)", peer);
 		rdma_reject(id, NULL, 0);
 		*destroy = true;
 		return;
 	}
-	if (o.keyfile && !(p.flags & BX_WIRE_CONN_F_AUTH)) {
-		out("accept rejected peer %s (no proof offered)", peer);
-		rdma_reject(id, NULL, 0);
+	/*
+	 * A host that follows the protocol: a challenge first, and again
+	 * for a cookie that is not ours (an earlier server's) or too old.
+	 */
+	if (!o.yes && (!(p.flags & BX_WIRE_REQ_F_COOKIE) ||
+		       !bx_auth_cookie_ok(ckey, now_s(), 3, ia, aa, &p))) {
+		struct bx_wire_challenge w;
+		struct bx_wire_chal ch = {};
+
+		bx_auth_cookie(ckey, now_s(), ia, aa, &p, ch.cookie);
+		ch.nkid = (uint8_t)my_kid(ia, ch.kid[0]);
+		bx_wire_challenge_build(&w, &ch);
+		st.challenged++;
+		out("accept challenged peer %s", peer);
+		rdma_reject(id, &w, sizeof(w));
 		*destroy = true;
 		return;
+	}
+	/* -W: the proof is not checked (the accept's will be wrong). */
+	if (!o.yes && !o.wrong_key && o.keyfile) {
+		if (!(p.flags & BX_WIRE_REQ_F_PROOF)) {
+			out("accept rejected peer %s (no proof offered)", peer);
+			rdma_reject(id, NULL, 0);
+			*destroy = true;
+			return;
+		}
+		if (!pair_key(p.kid, aa, ia, pk)) {
+			out("accept rejected peer %s (unknown kid)", peer);
+			rdma_reject(id, NULL, 0);
+			*destroy = true;
+			return;
+		}
+		bx_auth_init_mac(pk, ia, aa, pd, mac);
+		if (!bx_auth_mac_eq(mac, p.mac, sizeof(mac))) {
+			out("accept auth-fail peer %s (wrong proof)", peer);
+			rdma_reject(id, NULL, 0);
+			*destroy = true;
+			return;
+		}
+		out("accept auth-ok peer %s", peer);
 	}
 	c = conn_alloc(id);
 	if (!c) {
@@ -1195,21 +1319,21 @@ static void on_connect_request(struct rdma_cm_event *ev, bool *destroy)
 		*destroy = true;
 		return;
 	}
-	if (o.keyfile) {
-		mine.flags = BX_WIRE_CONN_F_AUTH;
-		rand_bytes(mine.nonce, sizeof(mine.nonce));
+	if (o.zero_epoch)
+		mine.epoch = 0;
+	mine.flags = p.flags & BX_WIRE_REQ_F_PROOF;
+	bx_wire_accept_build(&acc, &mine);
+	if (o.zero_epoch)
+		acc.epoch = 0;	/* the builder would not, nor would bx */
+	if (mine.flags) {
+		/* -W or -Y without a key: a proof made up. */
+		if (pair_key(p.kid, aa, ia, pk))
+			bx_auth_acc_mac(pk, ia, aa, &c->req_wire, &acc,
+					acc.mac);
+		else
+			rand_bytes(acc.mac, sizeof(acc.mac));
 	}
-	bx_wire_conn_build(&acc.conn, &mine);
-	if (o.keyfile) {
-		/* As the initiator sees them: it is the peer, we the local. */
-		addr16(rdma_get_peer_addr(id), ia);
-		addr16(rdma_get_local_addr(id), aa);
-		auth_mac(acc.mac, BX_WIRE_AUTH_ACCEPT, ia, aa, &c->req_wire,
-			 &acc.conn);
-		auth_mac(c->auth_expect, BX_WIRE_AUTH_INIT, ia, aa,
-			 &c->req_wire, &acc.conn);
-		c->auth_wait = true;
-	}
+	c->ready_wait = !o.yes;
 	if (ibv_query_device(id->verbs, &da))
 		memset(&da, 0, sizeof(da));
 	param.private_data = &acc;
@@ -1231,7 +1355,9 @@ static void on_connect_request(struct rdma_cm_event *ev, bool *destroy)
 		return;
 	}
 	out("conn %ld up peer %s credits %u msg_size %u auth %s", c->serial,
-	    c->peer, p.credits, p.msg_size, o.keyfile ? "yes" : "no");
+	    c->peer, p.credits, p.msg_size, mine.flags ? "yes" : "no");
+	if (o.spray)
+		spray(c);
 }
 
 /* One rdma_cm event of any of our ids (serve and connect). */
@@ -1413,30 +1539,84 @@ static struct rdma_cm_event *cm_wait(struct rdma_cm_id *id, int ms)
 	}
 }
 
-enum outcome { O_ACCEPTED, O_REJECTED, O_DISCONNECTED, O_MISMATCH, O_ERROR };
+enum outcome {
+	O_ACCEPTED, O_REJECTED, O_DISCONNECTED, O_MISMATCH, O_ERROR,
+	O_CHALLENGED,
+};
+
+static void settle(int ms);
+
+/* The address to connect from (-b) or any. */
+static struct sockaddr *src_addr(struct sockaddr_in *sa, const char *a)
+{
+	if (!a)
+		return NULL;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	if (inet_pton(AF_INET, a, &sa->sin_addr) != 1) {
+		note("bad address %s", a);
+		exit(2);
+	}
+	return (struct sockaddr *)sa;
+}
 
 /*
- * Connect to o.addr as initiator, prove the secret if asked, and hold
- * for @hold_ms watching for a disconnect (0: do not hold). Prints the
- * outcome; *@cp is the connection if it is (still) up.
+ * Our request: a first one (@ch NULL), or the answer to challenge @ch
+ * with its cookie and, with a key for the pair, our proof (-N: none;
+ * -W: made with the wrong key).
  */
-static enum outcome connect_once(struct conn **cp, int hold_ms)
+static void build_req(struct rdma_cm_id *id, const struct bx_wire_chal *ch,
+		      struct bx_wire_req *w)
+{
+	struct bx_conn_params p = {
+		.credits	= H_RX,
+		.msg_size	= H_MSG,
+		.epoch		= epoch,
+	};
+	uint8_t ia[16], aa[16], pk[32], kid[4];
+
+	rand_bytes(p.nonce, sizeof(p.nonce));
+	addr16(rdma_get_local_addr(id), ia);
+	addr16(rdma_get_peer_addr(id), aa);
+	if (ch) {
+		p.flags = BX_WIRE_REQ_F_COOKIE;
+		memcpy(p.cookie, ch->cookie, sizeof(p.cookie));
+		if (auth_on() && my_kid(aa, kid)) {
+			p.flags |= BX_WIRE_REQ_F_PROOF;
+			memcpy(p.kid, kid, sizeof(kid));
+		}
+	}
+	bx_wire_req_build(w, &p);
+	if (!(p.flags & BX_WIRE_REQ_F_PROOF))
+		return;
+	if (pair_key(p.kid, ia, aa, pk))
+		bx_auth_init_mac(pk, ia, aa, w, w->mac);
+	else
+		rand_bytes(w->mac, sizeof(w->mac));
+}
+
+/*
+ * One attempt to connect to o.addr as initiator (answering challenge
+ * @ch if not NULL), and hold the connection for @hold_ms watching for a
+ * disconnect (0: do not hold). A challenge ends it with O_CHALLENGED and
+ * the challenge in *@next. Prints the outcome otherwise; *@cp is the
+ * connection if it is (still) up.
+ */
+static enum outcome connect_try(struct conn **cp, int hold_ms,
+				const struct bx_wire_chal *ch,
+				struct bx_wire_chal *next)
 {
 	struct sockaddr_in dst = {
 		.sin_family	= AF_INET,
 		.sin_port	= htons((uint16_t)o.port),
-	};
-	struct bx_conn_params mine = {
-		.credits	= H_RX,
-		.msg_size	= H_MSG,
-		.epoch		= epoch,
-	}, p;
+	}, src;
 	struct rdma_conn_param param = {};
 	struct ibv_device_attr da;
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *id;
 	struct bx_wire_accept acc = {};
-	uint8_t ia[16], aa[16], mac[BX_WIRE_MAC_LEN];
+	struct bx_conn_params p;
+	uint8_t ia[16], aa[16], pk[32], mac[BX_WIRE_MAC_LEN];
 	const char *auth = auth_on() ? "yes" : "no";
 	struct conn *c = NULL;
 	char why[96] = "";
@@ -1444,7 +1624,6 @@ static enum outcome connect_once(struct conn **cp, int hold_ms)
 	int ret;
 
 	*cp = NULL;
-	st.connects++;
 	if (inet_pton(AF_INET, o.addr, &dst.sin_addr) != 1) {
 		note("bad address %s", o.addr);
 		exit(2);
@@ -1454,7 +1633,8 @@ static enum outcome connect_once(struct conn **cp, int hold_ms)
 		exit(2);
 	}
 	set_ack_timeout(id);
-	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000)) {
+	if (rdma_resolve_addr(id, src_addr(&src, o.bind_addr),
+			      (struct sockaddr *)&dst, 2000)) {
 		snprintf(why, sizeof(why), "resolve_addr: %s", strerror(errno));
 		goto err;
 	}
@@ -1486,11 +1666,7 @@ static enum outcome connect_once(struct conn **cp, int hold_ms)
 		note("connection setup failed: %s", strerror(errno));
 		exit(2);
 	}
-	if (auth_on()) {
-		mine.flags = BX_WIRE_CONN_F_AUTH;
-		rand_bytes(mine.nonce, sizeof(mine.nonce));
-	}
-	bx_wire_conn_build(&c->req_wire, &mine);
+	build_req(id, ch, &c->req_wire);
 	if (ibv_query_device(id->verbs, &da))
 		memset(&da, 0, sizeof(da));
 	param.private_data = &c->req_wire;
@@ -1512,11 +1688,16 @@ static enum outcome connect_once(struct conn **cp, int hold_ms)
 	}
 	if (ev->event == RDMA_CM_EVENT_REJECTED) {
 		int status = ev->status;
+		bool chal = !bx_wire_challenge_parse(ev->param.conn.private_data,
+						     ev->param.conn.private_data_len,
+						     next);
 
 		rdma_ack_cm_event(ev);
-		out("connect rejected peer %s status %d auth %s", o.addr,
-		    status, auth);
 		conn_destroy(c);
+		if (chal && !ch)
+			return O_CHALLENGED;
+		out("connect rejected peer %s status %d auth %s%s", o.addr,
+		    status, auth, chal ? " (challenged again)" : "");
 		return O_REJECTED;
 	}
 	if (ev->event != RDMA_CM_EVENT_ESTABLISHED) {
@@ -1529,8 +1710,8 @@ static enum outcome connect_once(struct conn **cp, int hold_ms)
 		memcpy(&acc, ev->param.conn.private_data,
 		       ev->param.conn.private_data_len < sizeof(acc) ?
 		       ev->param.conn.private_data_len : sizeof(acc));
-	ret = bx_wire_conn_parse(ev->param.conn.private_data,
-				 ev->param.conn.private_data_len, &p);
+	ret = bx_wire_accept_parse(ev->param.conn.private_data,
+				   ev->param.conn.private_data_len, &p);
 	rdma_ack_cm_event(ev);
 	if (ret) {
 		snprintf(why, sizeof(why), "bad accept private data");
@@ -1541,18 +1722,19 @@ static enum outcome connect_once(struct conn **cp, int hold_ms)
 	c->credits = p.credits;
 	c->peer_max = p.credits;
 	c->peer_msg = p.msg_size;
-	if (auth_on()) {
-		addr16(rdma_get_local_addr(id), ia);
-		addr16(rdma_get_peer_addr(id), aa);
-		if (!(p.flags & BX_WIRE_CONN_F_AUTH)) {
+	addr16(rdma_get_local_addr(id), ia);
+	addr16(rdma_get_peer_addr(id), aa);
+	if (c->req_wire.flags & BX_WIRE_REQ_F_PROOF) {
+		if (!(p.flags & BX_WIRE_REQ_F_PROOF)) {
 			out("connect auth-mismatch peer %s reason acceptor-no-auth",
 			    o.addr);
 			conn_close(c, "the acceptor did not prove the secret");
 			return O_MISMATCH;
 		}
-		auth_mac(mac, BX_WIRE_AUTH_ACCEPT, ia, aa, &c->req_wire,
-			 &acc.conn);
-		if (CRYPTO_memcmp(mac, acc.mac, sizeof(mac))) {
+		if (!pair_key(c->req_wire.kid, ia, aa, pk))
+			memset(pk, 0, sizeof(pk));
+		bx_auth_acc_mac(pk, ia, aa, &c->req_wire, &acc, mac);
+		if (!bx_auth_mac_eq(mac, acc.mac, sizeof(mac))) {
 			if (!o.wrong_key) {
 				out("connect auth-mismatch peer %s reason bad-mac",
 				    o.addr);
@@ -1562,19 +1744,13 @@ static enum outcome connect_once(struct conn **cp, int hold_ms)
 			if (o.verbose)
 				out("accept mac does not verify with the wrong key (expected with -W)");
 		}
-		auth_mac(mac, BX_WIRE_AUTH_INIT, ia, aa, &c->req_wire,
-			 &acc.conn);
-		{
-			struct bx_msg m = {
-				.type		= BX_MSG_AUTH,
-				.len		= BX_WIRE_MAC_LEN,
-				.payload	= mac,
-			};
+	}
+	{
+		struct bx_msg m = { .type = BX_MSG_READY };
 
-			if (send_msg(c, &m)) {
-				snprintf(why, sizeof(why), "sending the proof");
-				goto err;
-			}
+		if (send_msg(c, &m)) {
+			snprintf(why, sizeof(why), "sending READY");
+			goto err;
 		}
 	}
 	if (o.verbose)
@@ -1620,6 +1796,26 @@ err:
 		rdma_destroy_id(id);
 	}
 	return O_ERROR;
+}
+
+/* Connect as bx does: a first request, then the answer to its challenge. */
+static enum outcome connect_once(struct conn **cp, int hold_ms)
+{
+	struct bx_wire_chal ch;
+	enum outcome r;
+
+	st.connects++;
+	r = connect_try(cp, hold_ms, NULL, &ch);
+	if (r != O_CHALLENGED)
+		return r;
+	/* As bx does: a host with a key does not talk to one without. */
+	if (auth_on() && !ch.nkid) {
+		out("connect auth-mismatch peer %s reason acceptor-no-auth",
+		    o.addr);
+		return O_MISMATCH;
+	}
+	settle(200);
+	return connect_try(cp, hold_ms, &ch, &ch);
 }
 
 /* Wait for closing connections to go (connect mode). */
@@ -1829,26 +2025,240 @@ static int do_connect(void)
 	return 0;
 }
 
+/* ---- flood ----------------------------------------------------------------- */
+
+#define F_SLOTS		128
+#define F_TIMEOUT_MS	5000
+
+struct fslot {
+	struct rdma_cm_id	*id;
+	int64_t			born;
+	int			src;
+	bool			answer;	/* -B: this one answers a challenge */
+	struct bx_wire_chal	ch;
+};
+
+static struct fslot fslots[F_SLOTS];
+static char *fsrc[64];
+static int nfsrc;
+
+static void fslot_free(struct fslot *f)
+{
+	if (f->id)
+		rdma_destroy_id(f->id);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Start a request from source @src (and @ch: its challenge's answer). */
+static void fslot_start(struct fslot *f, int src, const struct bx_wire_chal *ch)
+{
+	struct sockaddr_in dst = {
+		.sin_family	= AF_INET,
+		.sin_port	= htons((uint16_t)o.port),
+	}, sa;
+
+	inet_pton(AF_INET, o.addr, &dst.sin_addr);
+	memset(f, 0, sizeof(*f));
+	f->src = src;
+	f->born = now_ms();
+	if (ch) {
+		f->answer = true;
+		f->ch = *ch;
+	}
+	if (rdma_create_id(g_ch, &f->id, f, RDMA_PS_TCP)) {
+		st.flood_errors++;
+		f->id = NULL;
+		return;
+	}
+	if (rdma_resolve_addr(f->id, src_addr(&sa, fsrc[src]),
+			      (struct sockaddr *)&dst, 2000)) {
+		st.flood_errors++;
+		fslot_free(f);
+	}
+}
+
+/* A request without a QP: it names a made-up QP number. */
+static void fslot_connect(struct fslot *f)
+{
+	struct rdma_conn_param param = { .retry_count = 6 };
+	struct bx_wire_req w;
+	uint32_t qpn;
+
+	build_req(f->id, f->answer ? &f->ch : NULL, &w);
+	if (f->answer) {
+		/* -B: the proof is garbage, whatever keys we hold. */
+		w.flags |= BX_WIRE_REQ_F_PROOF;
+		memset(w.kid, 0x42, sizeof(w.kid));
+		rand_bytes(w.mac, sizeof(w.mac));
+		st.flood_proofs++;
+	}
+	rand_bytes(&qpn, sizeof(qpn));
+	param.qp_num = 0x1000 + qpn % 0xef000;
+	param.private_data = &w;
+	param.private_data_len = sizeof(w);
+	st.flood_reqs++;
+	if (rdma_connect(f->id, &param)) {
+		st.flood_errors++;
+		fslot_free(f);
+	}
+}
+
+static void flood_event(struct rdma_cm_event *ev)
+{
+	struct fslot *f = ev->id->context;
+	struct bx_wire_chal ch;
+	bool chal, done = true;
+	int src;
+
+	if (!f) {
+		rdma_ack_cm_event(ev);
+		return;
+	}
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		done = rdma_resolve_route(ev->id, 2000) != 0;
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		rdma_ack_cm_event(ev);
+		fslot_connect(f);
+		return;
+	case RDMA_CM_EVENT_REJECTED:
+		chal = !bx_wire_challenge_parse(ev->param.conn.private_data,
+						ev->param.conn.private_data_len,
+						&ch);
+		if (chal)
+			st.flood_challenges++;
+		else
+			st.flood_rejects++;
+		rdma_ack_cm_event(ev);
+		src = f->src;
+		if (chal && o.bad_proofs && !f->answer) {
+			fslot_free(f);
+			fslot_start(f, src, &ch);
+		} else {
+			fslot_free(f);
+		}
+		return;
+	case RDMA_CM_EVENT_ESTABLISHED:
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		st.flood_accepts++;
+		break;
+	default:
+		st.flood_errors++;
+		break;
+	}
+	rdma_ack_cm_event(ev);
+	if (done)
+		fslot_free(f);
+}
+
+/*
+ * flood: connect requests at the victim (-a) from the -F addresses in
+ * turn (addresses of our netdev), -q a second for -t seconds (default
+ * 30), silent after each: a first request, or with -B the answer to its
+ * challenge with a made-up proof. No QP, no buffers: what a host without
+ * the secret can send.
+ */
+static int flood(void)
+{
+	int64_t end = now_ms() + (int64_t)(o.secs ? o.secs : 30) * 1000;
+	int64_t next = now_ms(), gap = o.rate > 0 ? 1000 / o.rate : 5;
+	int k = 0;
+
+	if (!gap)
+		gap = 1;
+	out("flood victim %s sources %d rate %d/s", o.addr, nfsrc, o.rate);
+	while (!stop && now_ms() < end) {
+		struct pollfd pfd = { .fd = g_ch->fd, .events = POLLIN };
+		struct rdma_cm_event *ev;
+
+		while (now_ms() >= next) {
+			struct fslot *f = NULL;
+
+			for (int i = 0; i < F_SLOTS && !f; i++)
+				if (!fslots[i].id)
+					f = &fslots[i];
+			next += gap;
+			if (!f)
+				break;
+			fslot_start(f, k++ % nfsrc, NULL);
+		}
+		for (int i = 0; i < F_SLOTS; i++)
+			if (fslots[i].id &&
+			    now_ms() - fslots[i].born > F_TIMEOUT_MS) {
+				st.flood_timeouts++;
+				fslot_free(&fslots[i]);
+			}
+		poll(&pfd, 1, 10);
+		while (!rdma_get_cm_event(g_ch, &ev))
+			flood_event(ev);
+	}
+	for (int i = 0; i < F_SLOTS; i++)
+		fslot_free(&fslots[i]);
+	out("summary flood requests %ld challenges %ld rejects %ld accepts %ld proofs %ld timeouts %ld errors %ld",
+	    st.flood_reqs, st.flood_challenges, st.flood_rejects,
+	    st.flood_accepts, st.flood_proofs, st.flood_timeouts,
+	    st.flood_errors);
+	return 0;
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
+/* -K: the cluster secret, exactly 32 bytes (-W: changed in every byte). */
 static int read_key(const char *path)
 {
 	FILE *f = fopen(path, "rb");
+	size_t n;
 
 	if (!f) {
 		note("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	keylen = fread(key, 1, sizeof(key), f);
+	n = fread(key, 1, sizeof(key), f);
 	fclose(f);
-	if (!keylen) {
-		note("%s: empty secret", path);
+	if (n != sizeof(key)) {
+		note("%s: a secret has 32 bytes", path);
 		return -1;
 	}
-	/* -W: a key that differs from the secret in every byte. */
+	/* -W: the secret's name, and a key that is not the secret. */
+	bx_auth_kid(key, key_kid);
 	if (o.wrong_key)
-		for (size_t i = 0; i < keylen; i++)
+		for (size_t i = 0; i < n; i++)
 			key[i] ^= 0x5a;
+	return 0;
+}
+
+/* -J: pair keys, "ADDR KID KEY" lines (bxctl keys derive). */
+static int read_pairs(const char *path)
+{
+	char line[256], a[64], kid[16], k[80];
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		note("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (npairs < 64 && fgets(line, sizeof(line), f)) {
+		struct in_addr a4;
+		unsigned int v;
+
+		if (sscanf(line, "%63s %15s %79s", a, kid, k) != 3 ||
+		    inet_pton(AF_INET, a, &a4) != 1 || strlen(kid) != 8 ||
+		    strlen(k) != 64)
+			continue;
+		memset(pairs[npairs].addr, 0, 16);
+		pairs[npairs].addr[10] = pairs[npairs].addr[11] = 0xff;
+		memcpy(pairs[npairs].addr + 12, &a4, 4);
+		for (int i = 0; i < 4; i++)
+			sscanf(kid + 2 * i, "%2x", &v), pairs[npairs].kid[i] = (uint8_t)v;
+		for (int i = 0; i < 32; i++)
+			sscanf(k + 2 * i, "%2x", &v), pairs[npairs].key[i] = (uint8_t)v;
+		if (o.wrong_key)
+			for (int i = 0; i < 32; i++)
+				pairs[npairs].key[i] ^= 0x5a;
+		npairs++;
+	}
+	fclose(f);
 	return 0;
 }
 
@@ -1870,12 +2280,28 @@ int main(int argc, char **argv)
 		o.mode = M_SERVE;
 	else if (!strcmp(argv[1], "connect"))
 		o.mode = M_CONNECT;
+	else if (!strcmp(argv[1], "flood"))
+		o.mode = M_FLOOD;
 	else
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	optind = 2;
-	while ((opt = getopt(argc, argv, "a:p:K:NWA:k:e:n:r:t:l:R:S:X:v")) != -1) {
+	while ((opt = getopt(argc, argv,
+			     "a:p:K:NWA:k:e:n:r:t:l:R:S:X:vb:J:YP:s:ZBF:q:")) != -1) {
 		switch (opt) {
+		case 'b': o.bind_addr = optarg; break;
+		case 'J': o.pairfile = optarg; break;
+		case 'Y': o.yes = true; break;
+		case 'P': o.spray = atoi(optarg); break;
+		case 's': o.spray_svc = atoi(optarg); break;
+		case 'Z': o.zero_epoch = true; break;
+		case 'B': o.bad_proofs = true; break;
+		case 'q': o.rate = atoi(optarg); break;
+		case 'F':
+			for (char *t = strtok(optarg, ","); t && nfsrc < 64;
+			     t = strtok(NULL, ","))
+				fsrc[nfsrc++] = t;
+			break;
 		case 'a': o.addr = optarg; break;
 		case 'p': o.port = atoi(optarg); break;
 		case 'K': o.keyfile = optarg; break;
@@ -1903,7 +2329,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || o.every < 1 || o.port <= 0 ||
-	    (o.mode == M_CONNECT && !o.addr) ||
+	    (o.mode != M_SERVE && !o.addr) || (o.mode == M_FLOOD && !nfsrc) ||
 	    (o.attack == A_RELAY && !o.relay) ||
 	    ((o.no_auth || o.wrong_key) && !o.keyfile && o.mode == M_SERVE))
 		usage();
@@ -1911,13 +2337,16 @@ int main(int argc, char **argv)
 		o.first = o.attack == A_STALE ? 2 : 1;
 	if (o.keyfile && read_key(o.keyfile))
 		return 2;
+	if (o.pairfile && read_pairs(o.pairfile))
+		return 2;
 	/* Without -K, -W and -N change nothing: there is no proof. */
-	if (o.mode == M_CONNECT && !o.keyfile && o.wrong_key) {
+	if (o.mode == M_CONNECT && !o.keyfile && !o.pairfile && o.wrong_key) {
 		/* A wrong proof still needs a key: make one up. */
-		rand_bytes(key, 32);
-		keylen = 32;
+		rand_bytes(key, sizeof(key));
+		bx_auth_kid(key, key_kid);
 		o.keyfile = "(random)";
 	}
+	rand_bytes(ckey, sizeof(ckey));
 	if (o.logfile) {
 		desc_log = fopen(o.logfile, "a");
 		if (!desc_log) {
@@ -1939,5 +2368,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fcntl(g_ch->fd, F_SETFL, fcntl(g_ch->fd, F_GETFL) | O_NONBLOCK);
+	if (o.mode == M_FLOOD)
+		return flood();
 	return o.mode == M_SERVE ? serve() : do_connect();
 }

@@ -175,6 +175,36 @@ set_nobody() {
 	$BXCTL set wnd-kb "$wk"
 }
 
+# What the udev rule runs whenever bx loads: bxctl apply DIR sets the
+# allow-list, the secret and the tunables of DIR on a fresh bx; with
+# nothing there it changes nothing and warns that bx is open; a secret
+# others may read is refused.
+apply() {
+	d=/tmp/etcbx
+	rm -rf $d
+	mkdir -p $d
+	echo "192.0.2.0/24 198.51.100.7" > $d/allow
+	printf 'bxctl.sh apply secret: 32 bytes!' > $d/secret
+	chmod 600 $d/secret
+	printf '# a comment\nuser-wnd-pct 40\n' > $d/tunables
+	rmmod bx && modprobe bx || fail "reload"
+	$BXCTL apply $d 2> /tmp/apply.err || fail "apply: $(cat /tmp/apply.err)"
+	! grep -q warning /tmp/apply.err || fail "warned though closed"
+	$BXCTL admit | grep -q '^allow 192.0.2.0/24 198.51.100.7/32' ||
+		fail "allow-list not applied: $($BXCTL admit)"
+	$BXCTL -j admit | grep -q '"secret-on":1' || fail "secret not applied"
+	[ "$(cat $P/user_wnd_pct)" = 40 ] || fail "tunable not applied"
+	rmmod bx && modprobe bx || fail "reload"
+	$BXCTL apply /nonexistent 2> /tmp/apply.err || fail "apply of nothing"
+	grep -q "warning: bx accepts connections from any host" /tmp/apply.err ||
+		fail "no warning when open: $(cat /tmp/apply.err)"
+	chmod 644 $d/secret
+	! $BXCTL apply $d 2> /tmp/apply.err || fail "took a secret others may read"
+	grep -q "chmod 600" /tmp/apply.err || fail "why: $(cat /tmp/apply.err)"
+	rmmod bx && modprobe bx || fail "reload"
+	wait_until 5 bx_has_dev rxe0 || fail "rxe0 not bound again"
+}
+
 monitor_dev() {
 	$IP link del bxc0 2> /dev/null || true
 	$IP link add bxc0 type veth peer name bxc1
@@ -356,13 +386,14 @@ recovery_events() {
 	result
 }
 
-ktap_plan 10
+ktap_plan 11
 run_test dev_show dev_show
 run_test json json
 run_test tunables tunables
 run_test set_root set_root
 run_test set_errors set_errors
 run_test set_nobody set_nobody
+run_test apply apply
 run_test monitor_dev monitor_dev
 run_test monitor_reload monitor_reload
 run_test conn_events conn_events

@@ -28,13 +28,31 @@
 #   keys      1000 consecutive registrations (333 on the debug kernel)
 #             as g2 sees them: keys not
 #             sequential, addresses not kernel addresses, not repeated
+#   rogue_open g2 accepts g1's own connect at once, without the
+#             challenge bx sends first, and sprays pushes (numbered)
+#             and pull requests at g1's service 9 before READY: nothing
+#             reaches the service, g2's epoch is not taken (no restart),
+#             a violation is counted; g1 has no secret
 #   auth_self bx_hostile's own handshake, both roles, g3 against g2:
 #             right secret accepted, no proof refused, wrong proof
-#             disconnected, a forged or missing accept proof refused
+#             refused, a forged or missing accept proof refused
 #   auth_none g3 offers no proof to g1, which has a secret: refused
-#   auth_wrong g3 proves a wrong secret to g1: disconnected; the right
-#             one: accepted; g1 finds g2's forged accept proof: no
-#             request reaches g2
+#   rogue_secret the rogue again, g1 with a secret: a made-up accept
+#             proof, and an accept naming epoch 0: nothing delivered
+#   flood     g3, without the secret, floods g1 with connect requests
+#             from 32 addresses, silent after each (then answering the
+#             challenges with made-up proofs): every request gets a
+#             challenge (or a refusal), g1 makes no peer, connection or
+#             QP for them, its traffic with g0 goes on (victim)
+#   auth_wrong g3 proves a wrong key to g1: refused, a violation; the
+#             right one: accepted after refusals; g1 finds g2's forged
+#             accept proof: no request reaches g2
+#   member    pair keys (no secret anywhere): g3, which holds its own
+#             keys, connects to g1 as itself (accepted) and from the
+#             address of another member g1 has keys for, with g1's
+#             neighbour entry for it pointing at g3 (a host that took
+#             the address over): its proof is not that member's,
+#             refused, a violation, no connection
 #   victim    g1's traffic with g0 during all of the above: no failure,
 #             no bad data; g0's server clean; g1 idle again
 #
@@ -197,7 +215,7 @@ case_relay() {
 		# Each relayed access failed g3's connection to g1: counted,
 		# the last one maybe only after g3's summary (the QP's error
 		# reaches g1 as an asynchronous event).
-		wait_until 10 violations_from $((v0 + 4)) || true
+		wait_until $((30 * BX_SLOW)) violations_from $((v0 + 4)) || true
 		echo "# g1: violations +$(($(admit_of violations) - v0)), refused $(admit_of refused)"
 		try check violations_from $((v0 + 4))
 	else
@@ -294,6 +312,8 @@ case_auth_self() {
 		try check [ "$(hlines "accept auth-ok")" -eq 1 ]
 		try check [ "$(hlines "accept rejected")" -eq 2 ]
 		try check [ "$(hlines "accept auth-fail")" -eq 1 ]
+		try check [ "$(hlines "accept challenged")" -eq 4 ]
+		try check [ "$(hlines "accept ready")" -eq 1 ]
 		hostile_start -K $SECRET -W
 		b aself.forged; b aself.forged.done
 		hostile_stop
@@ -305,7 +325,7 @@ case_auth_self() {
 		try auth_expect accepted -a "$G2" -K $SECRET -t 1
 		try auth_expect rejected -a "$G2" -K $SECRET -N -t 1
 		try auth_expect rejected -a "$G2" -t 1
-		try auth_expect disconnected -a "$G2" -K $SECRET -W -t 3
+		try auth_expect rejected -a "$G2" -K $SECRET -W -t 3
 		b aself.done; b aself.forged
 		try auth_expect auth-mismatch -a "$G2" -K $SECRET -t 1
 		try check grep -q "reason bad-mac" /tmp/c.out
@@ -340,7 +360,7 @@ case_auth_wrong() {
 	[ "$ID" -ne 1 ] || f0=$(admit_of auth-failures)
 	b awrong.begin
 	if [ "$ID" -eq 3 ]; then
-		try auth_expect disconnected -a "$G1" -K $SECRET -W -t 5
+		try auth_expect rejected -a "$G1" -K $SECRET -W -t 5
 		# Refused after that violation (g3's fifth: 16 x refuse_ms),
 		# then admitted.
 		k=0
@@ -377,6 +397,155 @@ case_auth_wrong() {
 	result
 }
 
+# rogue NAME HOSTILE-ARGS...: g2 a rogue acceptor (bx_hostile serve -Y
+# -P 8 -s 9 ARGS); g1's own connect to it must deliver nothing to g1's
+# service 9, take no epoch of g2's, and count a violation.
+rogue() {
+	name=$1
+	shift
+	if [ "$ID" -eq 2 ]; then
+		hostile_start -Y -P 8 -s 9 "$@"
+		b "$name.up"; b "$name.done"
+		hostile_stop
+		echo "# sprayed: $(hlines sprayed) connections"
+	elif [ "$ID" -eq 1 ]; then
+		: > /tmp/s9.out
+		"$PP" serve -s 9 -n 16 -r 8 >> /tmp/s9.out 2>&1 &
+		s9=$!
+		try check wait_until 10 grep -q ready /tmp/s9.out
+		v0=$(admit_of violations)
+		b "$name.up"
+		if "$PP" client -a "$G2" -s $SVC -m pull -z 4096 -i 1 -q 1 \
+			-T $((3000 * BX_SLOW)) > /tmp/v.out 2>&1; then
+			echo "# FAIL: a pull through the rogue: $(cat /tmp/v.out)"
+			ERR=1
+		fi
+		try check wait_until $((10 * BX_SLOW)) violations_from $((v0 + 1))
+		b "$name.done"
+		kill -TERM $s9
+		wait_until 30 pid_gone $s9 || kill -KILL $s9
+		wait $s9 || true
+		sed 's/^/# /' /tmp/s9.out
+		try check grep -q "serve: pushes 0 pulls 0 bad 0" /tmp/s9.out
+		# No incarnation of g2's was taken: no restart counted.
+		try check sh -c "! bxctl -d conn | grep -q 'restarts [1-9]'"
+	else
+		b "$name.up"; b "$name.done"
+	fi
+}
+
+case_rogue_open() {
+	rogue rogue_open
+	result
+}
+
+case_rogue_secret() {
+	rogue rogue_forged
+	rogue rogue_zero -Z
+	result
+}
+
+FLOOD_NET=192.0.2
+# The flooder's 32 addresses, .100 to .131.
+flood_addrs() { seq 100 131 | sed "s/^/$FLOOD_NET./" | tr '\n' ',' | sed 's/,$//'; }
+rdma_qps() { rdma res show qp 2>/dev/null | wc -l; }
+
+case_flood() {
+	if [ "$ID" -eq 3 ]; then
+		for a in $(flood_addrs | tr ',' ' '); do
+			/usr/sbin/ip addr add "$a/32" dev eth0
+		done
+		b flood.up
+		"$HX" flood -a "$G1" -F "$(flood_addrs)" -q 200 -t 20 > /tmp/f.out 2>&1
+		"$HX" flood -a "$G1" -F "$(flood_addrs)" -q 100 -t 10 -B >> /tmp/f.out 2>&1
+		grep "^bx_hostile: summary" /tmp/f.out | sed 's/^/# /'
+		b flood.done
+		for a in $(flood_addrs | tr ',' ' '); do
+			/usr/sbin/ip addr del "$a/32" dev eth0
+		done
+		try check [ "$(grep -c 'accepts 0 ' /tmp/f.out)" = 2 ]
+	elif [ "$ID" -eq 1 ]; then
+		# Static neighbours, as the rig's (an rxe crash on neighbour
+		# invalidation: PLATFORM.md).
+		for a in $(flood_addrs | tr ',' ' '); do
+			/usr/sbin/ip neigh replace "$a" lladdr 52:54:00:b0:00:04 \
+				dev eth0 nud permanent
+		done
+		p0=$(stat_of peers) c0=$(stat_of conns) q0=$(rdma_qps)
+		ch0=$(admit_of challenges)
+		# The most connections and QPs seen while the flood runs.
+		echo "$c0 $q0" > /tmp/flood.max
+		(
+			while :; do
+				read -r cm qm < /tmp/flood.max
+				c=$(stat_of conns) q=$(rdma_qps)
+				[ "$c" -le "$cm" ] || cm=$c
+				[ "$q" -le "$qm" ] || qm=$q
+				echo "$cm $qm" > /tmp/flood.max
+				sleep 1
+			done
+		) &
+		fs=$!
+		b flood.up; b flood.done
+		kill $fs; wait $fs 2>/dev/null || true
+		read -r cmax qmax < /tmp/flood.max
+		echo "# flood: peers $p0 -> $(stat_of peers), conns $c0 (at most $cmax), QPs $q0 (at most $qmax), challenges +$(($(admit_of challenges) - ch0)), violations $(admit_of violations), refused $(admit_of refused)"
+		try check [ "$(stat_of peers)" -le "$p0" ]
+		try check [ "$cmax" -le "$c0" ]
+		try check [ "$qmax" -le "$q0" ]
+		try check [ "$(admit_of challenges)" -gt $((ch0 + 100)) ]
+		for a in $(flood_addrs | tr ',' ' '); do
+			/usr/sbin/ip neigh del "$a" dev eth0
+		done
+	else
+		b flood.up; b flood.done
+	fi
+	result
+}
+
+MEMBER_SECRET=/tmp/member.secret
+
+# The member g3 acts as: an address of the rig's network no guest has.
+GX=192.0.2.200
+
+case_member() {
+	# Pair keys only, derived from a secret none of the guests holds;
+	# g1 has one for member GX too.
+	if [ "$ID" -le 1 ]; then
+		rm -f /tmp/pk
+		[ "$ID" -eq 0 ] && bxctl keys derive $MEMBER_SECRET "$G0" /tmp/pk "$G1"
+		[ "$ID" -eq 1 ] && bxctl keys derive $MEMBER_SECRET "$G1" /tmp/pk "$G0" "$GX" "$G3"
+		try check bxctl keys /tmp/pk
+	fi
+	b member.keys
+	if [ "$ID" -eq 1 ]; then
+		v0=$(admit_of violations)
+		# g3 has GX's address: g1's neighbour entry points at it.
+		/usr/sbin/ip neigh replace "$GX" lladdr 52:54:00:b0:00:04 dev eth0 nud permanent
+	fi
+	b member.taken
+	if [ "$ID" -eq 3 ]; then
+		rm -f /tmp/pk3
+		bxctl keys derive $MEMBER_SECRET "$G3" /tmp/pk3 "$G1"
+		/usr/sbin/ip addr add "$GX/32" dev eth0
+		# As itself it gets in (its own keys)...
+		try auth_expect accepted -a "$G1" -J /tmp/pk3 -t 1
+		# ...as GX, with its own key, not.
+		try auth_expect rejected -a "$G1" -b "$GX" -J /tmp/pk3 -t 1
+		/usr/sbin/ip addr del "$GX/32" dev eth0
+	fi
+	b member.tried
+	if [ "$ID" -eq 1 ]; then
+		/usr/sbin/ip neigh del "$GX" dev eth0
+		# A wrong proof: GX's violation, and no connection from it.
+		try check [ "$(admit_of violations)" -gt "$v0" ]
+		try check sh -c "! bxctl -d conn | grep -q 'addr $GX'"
+	fi
+	b member.restored
+	[ "$ID" -gt 1 ] || try check bxctl keys clear
+	result
+}
+
 case_victim() {
 	if [ "$ID" -eq 1 ]; then
 		runs=$(grep -c "^bx_pp client:" /tmp/bg.out || true)
@@ -398,7 +567,9 @@ case_victim() {
 # ---- the run ---------------------------------------------------------------
 
 modprobe rdma_ucm
-printf 'bx hostile.sh test secret, 32 B' > $SECRET
+printf 'bx hostile.sh test secret: 32 B!' > $SECRET
+printf 'bx hostile.sh member secret: 32!' > $MEMBER_SECRET
+chmod 600 $SECRET $MEMBER_SECRET
 rm -f /tmp/bg.stop /tmp/bg.done /tmp/bg.out
 case $ID in
 0)	serve_start -n 64 -r 32 ;;
@@ -416,15 +587,19 @@ if [ "$ID" -eq 1 ]; then
 	BG=$!
 fi
 
-ktap_plan 9
+ktap_plan 13
 run_test stale case_stale
 run_test near case_near
 run_test range case_range
 run_test relay case_relay
 run_test keys case_keys
+run_test rogue_open case_rogue_open
 run_test auth_self case_auth_self
 run_test auth_none case_auth_none
+run_test rogue_secret case_rogue_secret
+run_test flood case_flood
 run_test auth_wrong case_auth_wrong
+run_test member case_member
 
 # The traffic with g0 ends first, then its server.
 if [ "$ID" -eq 1 ]; then

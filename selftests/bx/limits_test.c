@@ -3,7 +3,10 @@
  * What one user may hold of the host-wide transport (kmod/user.c,
  * kmod/peer.c), on one guest, as an unprivileged user (uid 65534) against
  * root: peers, the peer table's reserve, services, operations in flight,
- * and peers reclaimed once nothing holds them.
+ * peers reclaimed once nothing holds them, files that open, fill and
+ * close, limits lowered under a user, what a descriptor may do by its
+ * opener's credentials, and (with a second guest) connections charged to
+ * a memory cgroup.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/klog.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -276,6 +280,174 @@ TEST_F(limits, peer_table_reserve)
 	/* Nobody stopped where the reserve begins. */
 	EXPECT_EQ(1024 - 64, full);
 	EXPECT_GE(base, wait_reclaimed(base));
+}
+
+/*
+ * Files that open, fill the peers they may, and close, over and over (as
+ * nobody; peers linger a minute): no entry stays behind, and another
+ * user and root still add theirs. Peers that never carried anything go
+ * when their last file closes.
+ */
+TEST_F(limits, peer_churn)
+{
+	long base = stat_of("peers");
+	struct nobody nb;
+
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, param_set("user_peers_max", 256));
+	ASSERT_EQ(0, param_set("peer_linger_ms", 60000));
+	for (int round = 0; round < 4; round++) {
+		ASSERT_EQ(0, nobody_fill(&nb, 30000 + round * 1000, false));
+		EXPECT_EQ(256, nb.n);
+		EXPECT_EQ(0, nobody_release(&nb));
+		EXPECT_EQ(base, stat_of("peers")) TH_LOG("round %d", round);
+	}
+	/* Another unprivileged user fills its share; root adds one. */
+	{
+		int fd, n = 0, pid = fork(), status;
+
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			if (setgroups(0, NULL) || setgid(65533) || setuid(65533))
+				_exit(100);
+			fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+			for (int i = 0; fd >= 0 && i < 256; i++)
+				n += peer_add(fd, 40000 + i) > 0;
+			_exit(n == 256 ? 0 : 1);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	}
+	EXPECT_EQ(1, root_adds(45000));
+	EXPECT_EQ(base, stat_of("peers"));
+}
+
+/* As nobody: 32 peers, then the limit lowered to 16 binds at once. */
+static int lowered(void *arg)
+{
+	int fd = open("/dev/bx", O_RDWR | O_CLOEXEC), n = 0, code = 0;
+	int go = ((int *)arg)[0], done = ((int *)arg)[1];
+	char c;
+
+	if (fd < 0)
+		return 101;
+	for (int i = 0; i < 32; i++)
+		n += peer_add(fd, 50000 + i) > 0;
+	if (n != 32)
+		code |= 1;
+	if (write(done, "x", 1) != 1 || read(go, &c, 1) != 1)
+		return 102;
+	/* 32 held, 16 allowed: no new one, not even the 33rd... */
+	if (peer_add(fd, 50100) != -ENOSPC)
+		code |= 2;
+	/* ...while the ones it holds are still its. */
+	if (peer_add(fd, 50000) <= 0)
+		code |= 4;
+	close(fd);
+	return code;
+}
+
+TEST_F(limits, limit_lowered)
+{
+	int go[2], done[2], status;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, param_set("user_peers_max", 64));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fds[2] = { go[0], done[1] };
+
+		drop_to_nobody();
+		_exit(lowered(fds));
+	}
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	ASSERT_EQ(0, param_set("user_peers_max", 16));
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * What a descriptor may do is its opener's: one nobody opened and passed
+ * to root stays unprivileged (no service below 1024), one root opened
+ * and kept past dropping to nobody keeps root's (a service below 1024).
+ */
+static int send_fd(int sock, int fd)
+{
+	char buf[CMSG_SPACE(sizeof(int))] = {}, c = 'f';
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = buf, .msg_controllen = sizeof(buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char buf[CMSG_SPACE(sizeof(int))] = {}, c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = buf, .msg_controllen = sizeof(buf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &m, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+TEST(opener_credentials)
+{
+	struct bx_bind b = { .service = 700 };
+	int sv[2], fd, status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		drop_to_nobody();
+		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+		_exit(fd < 0 || setup(fd, 8) || send_fd(sv[1], fd) ? 1 : 0);
+	}
+	fd = recv_fd(sv[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_LE(0, fd);
+	/* Root holds it now: still nobody's rights. */
+	EXPECT_EQ(-1, ioctl(fd, BX_IOC_BIND, &b));
+	EXPECT_EQ(EACCES, errno);
+	close(fd);
+	/* The other way round. */
+	fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setup(fd, 8));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		drop_to_nobody();
+		_exit(ioctl(fd, BX_IOC_BIND, &b) ? 1 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(fd);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /* user_services_max services, then ENOSPC; one unbound makes room. */
@@ -606,6 +778,93 @@ TEST_F(limits, no_oom_kill)
 	EXPECT_LT(0, nomem);
 	EXPECT_EQ(0, killed);
 	EXPECT_EQ(ooms, oom_runs());
+}
+
+/*
+ * With a second guest (BXRIG_PEER1): a process in a memory cgroup with
+ * half a MiB to spare makes a connection -- a struct, 192 buffers of
+ * 8 KiB -- to it; the memory is charged there, so the push fails with
+ * ENOMEM, and no OOM kill happens.
+ */
+TEST(memcg_conn)
+{
+	const char *peer = getenv("BXRIG_PEER1");
+	struct bx_peer_addr p = { .family = AF_INET };
+	int status, fd;
+	pid_t pid;
+
+	if (!peer || !getenv("BXRIG_ID") || strcmp(getenv("BXRIG_ID"), "0"))
+		SKIP(return, "needs guest 0 of two or more");
+	if (access(CG "/cgroup.controllers", F_OK)) {
+		mkdir(CG, 0755);
+		if (mount("none", CG, "cgroup2", 0, NULL))
+			SKIP(return, "no cgroup2: %s", strerror(errno));
+	}
+	if (write_file(CG "/cgroup.subtree_control", "+memory"))
+		SKIP(return, "no memory controller");
+	ASSERT_EQ(1, inet_pton(AF_INET, peer, p.addr));
+	/* No connection to the peer yet: the next one is made anew. */
+	ASSERT_EQ(0, system("! grep -q . /sys/kernel/debug/bx/conns"));
+	rmdir(CG "/bxc");
+	ASSERT_EQ(0, mkdir(CG "/bxc", 0755));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct bx_sqe sqe = { .opcode = BX_OP_PUSH, .service = 4321,
+				      .len = 64 };
+		struct bx_submit sub = { .sqes = (unsigned long)&sqe, .nr = 1,
+					 .wait = 1 };
+		struct bx_setup st = { .size = sizeof(st),
+				       .region_size = 1 << 20, .cq_entries = 8 };
+		struct bx_cqe *cqes;
+		char me[32], lim[32], *ring;
+		long cur;
+		int ret;
+
+		fd = open("/dev/bx", O_RDWR | O_CLOEXEC);
+		if (fd < 0 || ioctl(fd, BX_IOC_SETUP, &st) ||
+		    ioctl(fd, BX_IOC_PEER, &p))
+			_exit(101);
+		ring = mmap(NULL, st.cq_mmap_size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, st.cq_mmap_off);
+		if (ring == MAP_FAILED)
+			_exit(102);
+		sqe.peer = p.id;
+		/*
+		 * The region is charged outside; what follows, inside, with
+		 * 512 KiB to spare: this process's own pages fit, a
+		 * connection's do not.
+		 */
+		printf("# moving into a memory cgroup\n");
+		snprintf(me, sizeof(me), "%d", getpid());
+		if (write_file(CG "/bxc/cgroup.procs", me))
+			_exit(100);
+		{
+			FILE *f = fopen(CG "/bxc/memory.current", "r");
+
+			if (!f || fscanf(f, "%ld", &cur) != 1)
+				_exit(104);
+			fclose(f);
+		}
+		snprintf(lim, sizeof(lim), "%ld", cur + (512 << 10));
+		if (write_file(CG "/bxc/memory.max", lim))
+			_exit(103);
+		ret = ioctl(fd, BX_IOC_SUBMIT, &sub);
+		if (ret == 1) {
+			cqes = (struct bx_cqe *)(ring + st.cq_off.cqes);
+			ret = cqes[0].res;
+		} else {
+			ret = -errno;
+		}
+		printf("# in 1 MiB: a push over a new connection: %s\n",
+		       ret < 0 ? strerror(-ret) : "sent");
+		_exit(ret == -ENOMEM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, file_key(CG "/bxc/memory.events", "oom_kill"));
+	rmdir(CG "/bxc");
 }
 
 TEST_HARNESS_MAIN

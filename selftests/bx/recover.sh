@@ -86,7 +86,8 @@ ops_idle() { [ "$(stat_of ops_inflight)" = 0 ]; }
 ops_busy() { [ "$(stat_of ops_inflight)" -gt 0 ]; }
 
 SECRET=/tmp/recover.secret
-printf 'recover.sh cluster secret 0123456789' > $SECRET
+printf 'recover.sh cluster secret 012345' > $SECRET
+chmod 600 $SECRET
 # Load bx, with the cluster secret under BX_SECRET.
 bx_load() {
 	modprobe bx || return 1

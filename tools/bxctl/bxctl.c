@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -18,8 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <linux/bx_netlink.h>
 
+#include "auth.h"
 #include "bxnl.h"
 
 #define BXCTL_VERSION	"0.1"
@@ -178,6 +183,11 @@ static const struct field tun_fields[] = {
 	{ BX_A_TUNABLES_USER_SERVICES_MAX, "user-services-max", F_U32, false },
 	{ BX_A_TUNABLES_REGION_CAP_MB,	"region-cap-mb", F_U32, false },
 	{ BX_A_TUNABLES_OP_TIMEOUT_MS,	"op-timeout-ms", F_U32, false },
+	{ BX_A_TUNABLES_PROOF_MS,	"proof-ms",	 F_U32, false },
+	{ BX_A_TUNABLES_SECRET_OVERLAP_MS, "secret-overlap-ms", F_U32, false },
+	{ BX_A_TUNABLES_REMOTE_PEERS_MAX, "remote-peers-max", F_U32, false },
+	{ BX_A_TUNABLES_OP_TIMEOUT_MAX_MS, "op-timeout-max-ms", F_U32, false },
+	{ BX_A_TUNABLES_USER_WND_PCT,	"user-wnd-pct",	 F_U32, false },
 	{ 0 }
 };
 
@@ -187,6 +197,10 @@ static const struct field admit_fields[] = {
 	{ BX_A_ADMIT_REFUSED,		"refused",	 F_U64, false },
 	{ BX_A_ADMIT_AUTH_FAILURES,	"auth-failures", F_U64, false },
 	{ BX_A_ADMIT_VIOLATIONS,	"violations",	 F_U64, false },
+	{ BX_A_ADMIT_CHALLENGES,	"challenges",	 F_U64, false },
+	{ BX_A_ADMIT_STALE_COOKIES,	"stale-cookies", F_U64, false },
+	{ BX_A_ADMIT_SECRET_PREV,	"secret-prev",	 F_U8, false },
+	{ BX_A_ADMIT_PAIRKEYS,		"pairkeys",	 F_U32, false },
 	{ 0 }
 };
 
@@ -864,6 +878,14 @@ static bool parse_net(const char *s, struct in6_addr *a, uint8_t *plen)
 	return true;
 }
 
+/* The secure posture: bx.rst, "Trust model". */
+static void warn_open(void)
+{
+	fprintf(stderr, "%s: warning: bx accepts connections from any host that "
+		"reaches it: no allow-list and no cluster secret (bxctl allow, "
+		"bxctl secret; Documentation/bx.rst, \"Trust model\")\n", prog);
+}
+
 static int admit_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	const struct nlattr *tb[ATTR_MAX + 1], *nt[BX_A_NET_MAX + 1];
@@ -872,6 +894,7 @@ static int admit_cb(const struct nlmsghdr *nlh, void *arg)
 	const unsigned char *p = (const unsigned char *)nlh + NLMSG_HDRLEN +
 				 GENL_HDRLEN;
 	bool *got = arg, first = true;
+	uint8_t on;
 
 	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
 		fprintf(stderr, "%s: malformed message from the kernel\n", prog);
@@ -909,6 +932,8 @@ static int admit_cb(const struct nlmsghdr *nlh, void *arg)
 		printf(first ? " any\n" : "\n");
 		print_text_lines(admit_fields, tb);
 	}
+	if (first && bxnl_get_u8(tb[BX_A_ADMIT_SECRET_ON], &on) && !on)
+		warn_open();
 	return 0;
 }
 
@@ -968,39 +993,105 @@ static int cmd_allow(int argc, char **argv)
 	return ret ? nl_error("allow", ret, &m, admit_fields) : 0;
 }
 
+#define SECRET_LEN	32	/* bytes of a cluster secret, no fewer nor more */
+
 /*
- * secret FILE | secret clear: set the cluster secret from the first 16 to
- * 64 bytes of FILE ("-": standard input), taken as they are.
+ * secret generate FILE: 32 random bytes into a new FILE, mode 0600 (it
+ * must not exist: a secret is never overwritten by accident).
+ */
+static int secret_generate(const char *path)
+{
+	unsigned char key[SECRET_LEN];
+	ssize_t n;
+	int fd, ret = 1;
+
+	if (getrandom(key, sizeof(key), 0) != sizeof(key)) {
+		fprintf(stderr, "%s: secret: no random bytes: %s\n", prog,
+			strerror(errno));
+		return 1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "%s: secret: %s: %s\n", prog, path,
+			strerror(errno));
+		goto out;
+	}
+	/* Whatever the umask: 0600. */
+	n = fchmod(fd, 0600) ? -1 : write(fd, key, sizeof(key));
+	if (n != (ssize_t)sizeof(key) || fsync(fd)) {
+		fprintf(stderr, "%s: secret: writing %s: %s\n", prog, path,
+			strerror(errno));
+		unlink(path);
+	} else {
+		ret = 0;
+	}
+	close(fd);
+out:
+	memset(key, 0, sizeof(key));
+	return ret;
+}
+
+/*
+ * Read the secret: exactly 32 bytes from FILE, which only its owner may
+ * read ("-": standard input). A shorter or longer file, or one others
+ * can read, is refused: the proofs are MACs an eavesdropper sees, and
+ * only a secret of full strength, kept secret, resists guessing.
+ */
+static int secret_read(const char *path, unsigned char key[SECRET_LEN])
+{
+	unsigned char extra;
+	struct stat st;
+	size_t n;
+	FILE *f;
+
+	f = strcmp(path, "-") ? fopen(path, "rbe") : stdin;
+	if (!f) {
+		fprintf(stderr, "%s: secret: %s: %s\n", prog, path,
+			strerror(errno));
+		return 1;
+	}
+	if (f != stdin && (fstat(fileno(f), &st) || (st.st_mode & 077))) {
+		fprintf(stderr, "%s: secret: %s may be read by others (chmod 600 it)\n",
+			prog, path);
+		fclose(f);
+		return 1;
+	}
+	n = fread(key, 1, SECRET_LEN, f);
+	if (n == SECRET_LEN && fread(&extra, 1, 1, f))
+		n++;
+	if (f != stdin)
+		fclose(f);
+	if (n != SECRET_LEN) {
+		fprintf(stderr, "%s: secret: %s must hold exactly %d random bytes (bxctl secret generate FILE)\n",
+			prog, path, SECRET_LEN);
+		memset(key, 0, SECRET_LEN);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * secret FILE | - | clear: set the cluster secret from FILE, or clear it;
+ * secret generate FILE: make a new one.
  */
 static int cmd_secret(int argc, char **argv)
 {
-	unsigned char key[65];
+	unsigned char key[SECRET_LEN];
 	struct bxnl_msg m;
-	size_t n = 0;
-	FILE *f;
 	int ret;
 
+	if (argc == 2 && !strcmp(argv[0], "generate"))
+		return secret_generate(argv[1]);
 	if (argc != 1) {
-		fprintf(stderr, "%s: usage: %s secret FILE | - | clear\n", prog, prog);
+		fprintf(stderr, "%s: usage: %s secret FILE | - | clear | generate FILE\n",
+			prog, prog);
 		return 1;
 	}
 	bxnl_msg_init(&m, 0, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
 	if (strcmp(argv[0], "clear")) {
-		f = strcmp(argv[0], "-") ? fopen(argv[0], "rb") : stdin;
-		if (!f) {
-			fprintf(stderr, "%s: secret: %s: %s\n", prog, argv[0],
-				strerror(errno));
+		if (secret_read(argv[0], key))
 			return 1;
-		}
-		n = fread(key, 1, sizeof(key), f);
-		if (f != stdin)
-			fclose(f);
-		if (n < 16 || n > 64) {
-			fprintf(stderr, "%s: secret: %s must hold 16 to 64 bytes\n",
-				prog, argv[0]);
-			return 1;
-		}
-		bxnl_put(&m, BX_A_ADMIT_SECRET, key, n);
+		bxnl_put(&m, BX_A_ADMIT_SECRET, key, sizeof(key));
 		memset(key, 0, sizeof(key));
 	}
 	ret = nl_setup(NULL);
@@ -1010,6 +1101,313 @@ static int cmd_secret(int argc, char **argv)
 	ret = bxnl_do(&nl, &m, NULL, NULL);
 	memset(&m, 0, sizeof(m));
 	return ret ? nl_error("secret", ret, &m, admit_fields) : 0;
+}
+
+/*
+ * Open @path to write a new secret file: mode 0600 whatever the umask,
+ * never over an existing file. A FILE of the caller's on success.
+ */
+static FILE *secret_create(const char *path)
+{
+	FILE *f;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || fchmod(fd, 0600) || !(f = fdopen(fd, "w"))) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return NULL;
+	}
+	return f;
+}
+
+static void hex(FILE *f, const unsigned char *p, size_t n)
+{
+	while (n--)
+		fprintf(f, "%02x", *p++);
+}
+
+static bool unhex(const char *s, unsigned char *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned int v;
+
+		if (!isxdigit((unsigned char)s[2 * i]) ||
+		    !isxdigit((unsigned char)s[2 * i + 1]) ||
+		    sscanf(s + 2 * i, "%2x", &v) != 1)
+			return false;
+		out[i] = (unsigned char)v;
+	}
+	return s[2 * n] == 0;
+}
+
+/* An address as the kernel keys it: struct in6_addr, IPv4 v4-mapped. */
+static bool parse_addr16(const char *s, unsigned char out[16])
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET6, s, out) == 1)
+		return true;
+	if (inet_pton(AF_INET, s, &a4) != 1)
+		return false;
+	memset(out, 0, 10);
+	out[10] = out[11] = 0xff;
+	memcpy(out + 12, &a4, 4);
+	return true;
+}
+
+/*
+ * keys derive SECRET SELF OUT PEER...: the keys of the pairs (SELF, PEER)
+ * under the cluster secret in SECRET, written to a new OUT (mode 0600)
+ * for host SELF alone, one "PEER KID KEY" line each (hex). A host given
+ * OUT and not the secret proves itself to those peers, and cannot act
+ * as any other host.
+ */
+static int keys_derive(int argc, char **argv)
+{
+	unsigned char secret[SECRET_LEN], self[16], peer[16], kid[4], key[32];
+	int ret = 1;
+	FILE *f;
+
+	if (argc < 4) {
+		fprintf(stderr, "%s: usage: %s keys derive SECRET SELF OUT PEER...\n",
+			prog, prog);
+		return 1;
+	}
+	if (!parse_addr16(argv[1], self)) {
+		fprintf(stderr, "%s: keys: \"%s\" is not an address\n", prog,
+			argv[1]);
+		return 1;
+	}
+	for (int i = 3; i < argc; i++)
+		if (!parse_addr16(argv[i], peer)) {
+			fprintf(stderr, "%s: keys: \"%s\" is not an address\n",
+				prog, argv[i]);
+			return 1;
+		}
+	if (secret_read(argv[0], secret))
+		return 1;
+	f = secret_create(argv[2]);
+	if (!f)
+		goto out;
+	bx_auth_kid(secret, kid);
+	for (int i = 3; i < argc; i++) {
+		parse_addr16(argv[i], peer);
+		bx_auth_pair_key(secret, self, peer, key);
+		fprintf(f, "%s ", argv[i]);
+		hex(f, kid, sizeof(kid));
+		fputc(' ', f);
+		hex(f, key, sizeof(key));
+		fputc('\n', f);
+	}
+	memset(key, 0, sizeof(key));
+	if (fclose(f)) {
+		fprintf(stderr, "%s: keys: writing %s: %s\n", prog, argv[2],
+			strerror(errno));
+		unlink(argv[2]);
+		goto out;
+	}
+	ret = 0;
+out:
+	memset(secret, 0, sizeof(secret));
+	return ret;
+}
+
+/*
+ * keys FILE | clear: set this host's pair keys from FILE ("PEER KID KEY"
+ * lines, as keys derive writes them; readable by its owner alone), or
+ * clear them.
+ */
+static int cmd_keys(int argc, char **argv)
+{
+	struct bxnl_msg m;
+	struct stat st;
+	char line[256];
+	int ret = 0, n = 0;
+	FILE *f;
+
+	if (argc >= 1 && !strcmp(argv[0], "derive"))
+		return keys_derive(argc - 1, argv + 1);
+	if (argc != 1) {
+		fprintf(stderr, "%s: usage: %s keys FILE | clear | derive SECRET SELF OUT PEER...\n",
+			prog, prog);
+		return 1;
+	}
+	bxnl_msg_init(&m, 0, BX_CMD_KEYS_SET, BX_FAMILY_VERSION);
+	if (strcmp(argv[0], "clear")) {
+		f = fopen(argv[0], "re");
+		if (!f) {
+			fprintf(stderr, "%s: keys: %s: %s\n", prog, argv[0],
+				strerror(errno));
+			return 1;
+		}
+		if (fstat(fileno(f), &st) || (st.st_mode & 077)) {
+			fprintf(stderr, "%s: keys: %s may be read by others (chmod 600 it)\n",
+				prog, argv[0]);
+			fclose(f);
+			return 1;
+		}
+		while (!ret && fgets(line, sizeof(line), f)) {
+			char addr[64], kidh[16], keyh[80];
+			unsigned char a[16], kid[4], key[32];
+			uint32_t at;
+
+			n++;
+			*strchrnul(line, '#') = 0;
+			if (strspn(line, " \t\r\n") == strlen(line))
+				continue;
+			if (sscanf(line, "%63s %15s %79s", addr, kidh, keyh) != 3 ||
+			    !parse_addr16(addr, a) ||
+			    !unhex(kidh, kid, sizeof(kid)) ||
+			    !unhex(keyh, key, sizeof(key))) {
+				fprintf(stderr, "%s: keys: %s:%d: not \"ADDR KID KEY\" (hex)\n",
+					prog, argv[0], n);
+				ret = 1;
+			} else if (bxnl_nest_start(&m, BX_A_ADMIT_PAIRKEY, &at) ||
+				   bxnl_put(&m, BX_A_PAIRKEY_ADDR, a, 16) ||
+				   bxnl_put(&m, BX_A_PAIRKEY_KID, kid, 4) ||
+				   bxnl_put(&m, BX_A_PAIRKEY_KEY, key, 32)) {
+				fprintf(stderr, "%s: keys: too many keys in %s\n",
+					prog, argv[0]);
+				ret = 1;
+			} else {
+				bxnl_nest_end(&m, at);
+			}
+			memset(key, 0, sizeof(key));
+			memset(keyh, 0, sizeof(keyh));
+		}
+		memset(line, 0, sizeof(line));
+		fclose(f);
+		if (ret) {
+			memset(&m, 0, sizeof(m));
+			return 1;
+		}
+	}
+	ret = nl_setup(NULL);
+	if (ret)
+		return ret;
+	m.u.nlh.nlmsg_type = nl.family;
+	ret = bxnl_do(&nl, &m, NULL, NULL);
+	memset(&m, 0, sizeof(m));
+	return ret ? nl_error("keys", ret, &m, admit_fields) : 0;
+}
+
+/* The words of each line of @path, # comments and blank lines left out. */
+static int conf_words(const char *path, char ***words, int *n)
+{
+	char line[512], **w = NULL;
+	int cnt = 0, cap = 0;
+	FILE *f;
+
+	*words = NULL;
+	*n = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *save, *t;
+
+		*strchrnul(line, '#') = 0;
+		for (t = strtok_r(line, " \t\r\n", &save); t;
+		     t = strtok_r(NULL, " \t\r\n", &save)) {
+			if (cnt == cap) {
+				char **nw = realloc(w, (cap = cap * 2 + 16) *
+						    sizeof(*w));
+
+				if (!nw)
+					goto nomem;
+				w = nw;
+			}
+			w[cnt] = strdup(t);
+			if (!w[cnt])
+				goto nomem;
+			cnt++;
+		}
+	}
+	fclose(f);
+	*words = w;
+	*n = cnt;
+	return 1;
+nomem:
+	fclose(f);
+	while (cnt--)
+		free(w[cnt]);
+	free(w);
+	return -ENOMEM;
+}
+
+static void conf_free(char **w, int n)
+{
+	while (n--)
+		free(w[n]);
+	free(w);
+}
+
+/*
+ * apply [DIR]: the configuration in DIR (default /etc/bx), as the udev
+ * rule runs it whenever bx loads: DIR/allow (networks, as "bxctl
+ * allow"; "any" clears the list), DIR/secret (the cluster secret, mode
+ * 0600), DIR/keys (pair keys, mode 0600) and DIR/tunables ("NAME VALUE"
+ * pairs, as "bxctl set"). A file that is not there, or names nothing,
+ * changes nothing. Warns when bx may then be open to any host (no
+ * networks in DIR/allow, no secret or keys).
+ */
+static int cmd_apply(int argc, char **argv)
+{
+	const char *dir = argc ? argv[0] : "/etc/bx";
+	char path[PATH_MAX], **w;
+	int n, ret = 0, r;
+	bool open_any = true, secret = false;
+
+	if (argc > 1) {
+		fprintf(stderr, "%s: usage: %s apply [DIR]\n", prog, prog);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/allow", dir);
+	r = conf_words(path, &w, &n);
+	if (r < 0) {
+		fprintf(stderr, "%s: apply: %s: %s\n", prog, path, strerror(-r));
+		return 1;
+	}
+	/* A file with no network (a template) leaves the list as it is. */
+	if (r > 0 && n) {
+		ret |= cmd_allow(n, w);
+		open_any = n == 1 && !strcmp(w[0], "any");
+	}
+	if (r > 0)
+		conf_free(w, n);
+	snprintf(path, sizeof(path), "%s/secret", dir);
+	if (!access(path, F_OK)) {
+		char *args[] = { path };
+
+		r = cmd_secret(1, args);
+		secret = !r;
+		ret |= r;
+	}
+	snprintf(path, sizeof(path), "%s/keys", dir);
+	if (!access(path, F_OK)) {
+		char *args[] = { path };
+
+		r = cmd_keys(1, args);
+		secret |= !r;
+		ret |= r;
+	}
+	snprintf(path, sizeof(path), "%s/tunables", dir);
+	r = conf_words(path, &w, &n);
+	if (r < 0) {
+		fprintf(stderr, "%s: apply: %s: %s\n", prog, path, strerror(-r));
+		return 1;
+	}
+	if (r > 0 && n)
+		ret |= cmd_set(n, w);
+	if (r > 0)
+		conf_free(w, n);
+	if (open_any && !secret)
+		warn_open();
+	return ret ? 1 : 0;
 }
 
 /* ---- monitor ------------------------------------------------------------- */
@@ -1183,7 +1581,9 @@ static void usage(FILE *f)
 "    bxctl set NAME VALUE [NAME VALUE...]\n"
 "    bxctl [OPTIONS] admit [show]\n"
 "    bxctl allow NET... | any\n"
-"    bxctl secret FILE | - | clear\n"
+"    bxctl secret FILE | - | clear | generate FILE\n"
+"    bxctl keys FILE | clear | derive SECRET SELF OUT PEER...\n"
+"    bxctl apply [DIR]\n"
 "    bxctl [OPTIONS] monitor [-c N]\n"
 "    bxctl -h | -V\n"
 "\n"
@@ -1207,7 +1607,9 @@ static void usage(FILE *f)
 "               rdv-threshold, drr-quantum, flow-control, piece-kb,\n"
 "               connect-timeout-ms, ack-timeout, recover-ms, rd-depth,\n"
 "               refuse-ms, peer-linger-ms, user-ops-max, user-peers-max,\n"
-"               user-services-max, op-timeout-ms, region-cap-mb;\n"
+"               user-services-max, op-timeout-ms, region-cap-mb,\n"
+"               proof-ms, secret-overlap-ms, remote-peers-max,\n"
+"               op-timeout-max-ms, user-wnd-pct;\n"
 "               \"_\" for \"-\" works too). Needs CAP_NET_ADMIN. A value\n"
 "               out of range is refused by the kernel, which says why.\n"
 "    admit      Who may be a peer: the allow-list (\"any\" when empty),\n"
@@ -1217,10 +1619,23 @@ static void usage(FILE *f)
 "               (ADDR/LEN, IPv4 or IPv6; an address alone: that host) may\n"
 "               connect, or be connected to; \"any\" clears it. Needs\n"
 "               CAP_NET_ADMIN.\n"
-"    secret     Set the cluster secret from the 16 to 64 bytes of FILE\n"
-"               (\"-\": standard input), or clear it. With a secret, every\n"
-"               new connection proves it both ways (HMAC-SHA256). Needs\n"
-"               CAP_NET_ADMIN; never shown.\n"
+"    secret     Set the cluster secret from FILE (\"-\": standard input),\n"
+"               which must hold exactly 32 random bytes and be readable\n"
+"               by its owner alone, or clear it; \"generate FILE\" makes\n"
+"               one (mode 0600; FILE must not exist). With a secret,\n"
+"               every new connection proves it both ways, each host under\n"
+"               its own key; the one before stays good for\n"
+"               secret-overlap-ms. Needs CAP_NET_ADMIN; never shown.\n"
+"    keys       Set this host's pair keys from FILE (\"PEER KID KEY\" lines,\n"
+"               mode 0600), or clear them; \"derive\" writes such a FILE\n"
+"               (OUT) for host SELF from the cluster secret SECRET. A\n"
+"               host given its pair keys and not the secret proves itself\n"
+"               to those peers and cannot act as another host. Needs\n"
+"               CAP_NET_ADMIN (derive: none); never shown.\n"
+"    apply      Apply DIR (default /etc/bx): DIR/allow (networks, one or\n"
+"               more per line), DIR/secret, DIR/keys, DIR/tunables (NAME VALUE\n"
+"               pairs); the packaged udev rule runs it when bx loads.\n"
+"               Warns if bx is then open to any host.\n"
 "    monitor    Print one line per event (conn-up, conn-down, peer-restart,\n"
 "               recovering, recovered, dev-add, dev-del) until killed;\n"
 "               follows bx across a module\n"
@@ -1417,6 +1832,10 @@ int main(int argc, char **argv)
 		ret = cmd_allow(npos - 1, pos + 1);
 	} else if (!strcmp(pos[0], "secret")) {
 		ret = cmd_secret(npos - 1, pos + 1);
+	} else if (!strcmp(pos[0], "keys")) {
+		ret = cmd_keys(npos - 1, pos + 1);
+	} else if (!strcmp(pos[0], "apply")) {
+		ret = cmd_apply(npos - 1, pos + 1);
 	} else if (is(pos[0], A_MON)) {
 		if (npos > 1)
 			return bad_args("monitor", pos[1]);

@@ -11,8 +11,14 @@ BXCTL_HDRS := tools/bxctl/bxnl.h uapi/linux/bx_netlink.h
 
 TOOLS += $(O)/bin/bxctl
 
-$(O)/bin/bxctl: tools/bxctl/bxctl.c $(BXCTL_HDRS)
+# "bxctl keys derive" derives pair keys with the module's own auth.c,
+# compiled in user space against the kernel's SHA-256 API as the unit
+# tests' shim provides it.
+BXCTL_AUTH := kmod/auth.c kmod/auth.h kmod/wire.h \
+	tools/testing/unit/shim/crypto/sha2.h
+
+$(O)/bin/bxctl: tools/bxctl/bxctl.c $(BXCTL_HDRS) $(BXCTL_AUTH)
 	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -o $@ $<
+	$(CC) $(UCFLAGS) -Itools/testing/unit/shim -Ikmod -o $@ $< kmod/auth.c
 
 $(O)/selftests/bx/nl_test: $(BXCTL_HDRS)

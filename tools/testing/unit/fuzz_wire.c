@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target for bx_wire_parse() and bx_wire_conn_parse() (the
- * handshake) on the same input: no crash, no sanitizer report, and
- * anything accepted is canonical (rebuilds to the same bytes).
+ * libFuzzer target for bx_wire_parse() and the handshake's parsers
+ * (request, accept, challenge) on the same input: no crash, no sanitizer
+ * report, and anything accepted is canonical (rebuilds to the same
+ * bytes).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,7 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t again[1 << 16];
 	struct bx_msg msg;
 	struct bx_conn_params cp;
-	struct bx_wire_conn w;
+	struct bx_wire_chal ch;
+	union {
+		struct bx_wire_req r;
+		struct bx_wire_accept a;
+		struct bx_wire_challenge c;
+	} w;
 	uint8_t *copy;
 
 	if (size > sizeof(again))
@@ -32,9 +38,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    memcmp(again, copy, size))
 			abort();
 	}
-	if (!bx_wire_conn_parse(copy, size, &cp)) {
-		bx_wire_conn_build(&w, &cp);
-		if (memcmp(&w, copy, sizeof(w)))
+	if (!bx_wire_req_parse(copy, size, &cp)) {
+		bx_wire_req_build(&w.r, &cp);
+		if (memcmp(&w.r, copy, sizeof(w.r)))
+			abort();
+	}
+	if (!bx_wire_accept_parse(copy, size, &cp)) {
+		bx_wire_accept_build(&w.a, &cp);
+		if (memcmp(&w.a, copy, sizeof(w.a)))
+			abort();
+	}
+	if (!bx_wire_challenge_parse(copy, size, &ch)) {
+		bx_wire_challenge_build(&w.c, &ch);
+		if (memcmp(&w.c, copy, sizeof(w.c)))
 			abort();
 	}
 	free(copy);

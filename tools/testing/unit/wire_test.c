@@ -42,14 +42,14 @@ static struct bx_msg valid(u8 type, u32 len, u8 nrdv)
 	case BX_MSG_NACK:
 		m.status = BX_ST_NOSVC;
 		break;
-	case BX_MSG_AUTH:
+	case BX_MSG_READY:
 		m.service = 0;
 		m.req_id = 0;
 		m.seq = 0;
 		break;
 	}
 	if (len && (type == BX_MSG_PUSH || type == BX_MSG_PULL_REQ ||
-		    type == BX_MSG_PULL_RESP || type == BX_MSG_AUTH))
+		    type == BX_MSG_PULL_RESP))
 		m.payload = payload;
 	return m;
 }
@@ -68,7 +68,7 @@ static const struct { u8 type; u32 len; u8 nrdv; size_t size; } shapes[] = {
 	{ BX_MSG_PULL_RESP, 63, 0, 95 },
 	{ BX_MSG_PULL_WRITTEN, 1 << 20, 0, 32 },
 	{ BX_MSG_NACK, 0, 0, 32 },
-	{ BX_MSG_AUTH, 32, 0, 64 },
+	{ BX_MSG_READY, 0, 0, 32 },
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
 
@@ -344,21 +344,22 @@ UNIT_TEST(transfer_caps)
 	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
 }
 
-/* The initiator's proof: exactly one MAC, nothing else in the message. */
-UNIT_TEST(auth_message)
+/* READY: a bare header, credits aside. */
+UNIT_TEST(ready_message)
 {
 	struct bx_msg m, p;
 	size_t n;
 
-	m = valid(BX_MSG_AUTH, BX_WIRE_MAC_LEN, 0);
+	m = valid(BX_MSG_READY, 0, 0);
+	m.credits = 5;
 	n = bx_wire_build(buf, sizeof(buf), &m);
-	CHECK_EQ(n, BX_WIRE_HDR_LEN + BX_WIRE_MAC_LEN);
+	CHECK_EQ(n, BX_WIRE_HDR_LEN);
 	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), 0);
-	CHECK(p.payload == buf + BX_WIRE_HDR_LEN);
-	m.len = BX_WIRE_MAC_LEN - 1;
+	CHECK_EQ(p.credits, 5);
+	m.len = 16;
 	n = bx_wire_build(buf, sizeof(buf), &m);
 	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
-	m.len = BX_WIRE_MAC_LEN;
+	m.len = 0;
 	m.req_id = 1;
 	n = bx_wire_build(buf, sizeof(buf), &m);
 	CHECK_EQ(bx_wire_parse(buf, n, MAXI, &p), -EBADMSG);
@@ -414,90 +415,176 @@ UNIT_TEST(random_inputs_canonical)
 	CHECK(accepted > 1000);
 }
 
-UNIT_TEST(handshake)
+/* Flip each byte of @pd[0..@n) in turn: parse must fail unless @ok[i]. */
+static int flips_refused(u8 *pd, size_t n, size_t len, const bool *ok,
+			 int (*parse)(const void *, size_t, void *))
+{
+	u8 out[256];
+	int bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		pd[i] ^= 0x80;
+		if (!ok[i] && !parse(pd, len, out))
+			bad++;
+		pd[i] ^= 0x80;
+	}
+	return bad;
+}
+
+static int req_parse(const void *b, size_t l, void *o)
+{
+	return bx_wire_req_parse(b, l, o);
+}
+
+static int acc_parse(const void *b, size_t l, void *o)
+{
+	return bx_wire_accept_parse(b, l, o);
+}
+
+static int chal_parse(const void *b, size_t l, void *o)
+{
+	return bx_wire_challenge_parse(b, l, o);
+}
+
+UNIT_TEST(handshake_request)
 {
 	struct bx_conn_params in = { .credits = 128, .msg_size = 8192,
 				     .epoch = 0x1122334455667788ull }, out;
 	u8 pd[56] = { 0 };
+	bool ok[56] = { 0 };
 
-	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
-	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
+	memset(in.nonce, 0xa5, sizeof(in.nonce));
+	bx_wire_req_build((struct bx_wire_req *)pd, &in);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), 0);
 	CHECK_EQ(out.credits, 128);
 	CHECK_EQ(out.msg_size, 8192);
 	CHECK_EQ(out.epoch, 0x1122334455667788ull);
-	CHECK_EQ(bx_wire_conn_parse(pd, BX_WIRE_CONN_LEN, &out), 0);
-	CHECK_EQ(bx_wire_conn_parse(pd, BX_WIRE_CONN_LEN - 1, &out), -EPROTO);
-	CHECK_EQ(bx_wire_conn_parse(NULL, 56, &out), -EPROTO);
-	/* Magic, version, unknown flags and reserved bytes are checked. */
-	static const int must[] = { 0, 1, 2, 3, 4, 5, 12, 13, 14, 15 };
-	for (size_t k = 0; k < sizeof(must) / sizeof(must[0]); k++) {
-		pd[must[k]] ^= 0x02;
-		CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
-		pd[must[k]] ^= 0x02;
-	}
-	/* No AUTH flag: the nonce goes out as zeros and must be zero. */
-	CHECK_EQ(out.flags, 0);
-	for (int k = 24; k < 40; k++)
-		CHECK_EQ(pd[k], 0);
-	pd[39] = 1;
-	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
-	pd[39] = 0;
-	memset(in.nonce, 0xa5, sizeof(in.nonce));
-	in.flags = BX_WIRE_CONN_F_AUTH;
-	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
-	CHECK_EQ(pd[5], BX_WIRE_CONN_F_AUTH);
-	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
-	CHECK_EQ(out.flags, BX_WIRE_CONN_F_AUTH);
 	CHECK(!memcmp(out.nonce, in.nonce, sizeof(in.nonce)));
-	in.flags = 0;
-	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
-	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
-	in.credits = 1;
-	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
-	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
-	in.credits = 3;
-	in.msg_size = BX_WIRE_MIN_MSG - 1;
-	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
-	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), -EPROTO);
+	CHECK_EQ(bx_wire_req_parse(pd, BX_WIRE_REQ_LEN - 1, &out), -EPROTO);
+	CHECK_EQ(bx_wire_req_parse(NULL, 56, &out), -EPROTO);
+	/*
+	 * A first request: every byte but credits, size, epoch and nonce is
+	 * fixed (magic, version, flags, and kid, cookie and proof zero).
+	 */
+	for (int i = 6; i < 12; i++)
+		ok[i] = true;
+	for (int i = 16; i < 32; i++)
+		ok[i] = true;
+	ok[7] = false;	/* credits 128 ^ 0x80: below 3 */
+	CHECK_EQ(flips_refused(pd, sizeof(pd), sizeof(pd), ok, req_parse), 0);
+	/* Epoch 0 names no incarnation. */
+	in.epoch = 0;
+	bx_wire_req_build((struct bx_wire_req *)pd, &in);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
+	in.epoch = 1;
+	/* With a cookie and a proof, both go out and come back. */
+	in.flags = BX_WIRE_REQ_F_COOKIE | BX_WIRE_REQ_F_PROOF;
+	memset(in.cookie, 0x11, sizeof(in.cookie));
+	memset(in.kid, 0x22, sizeof(in.kid));
+	memset(in.mac, 0x33, sizeof(in.mac));
+	bx_wire_req_build((struct bx_wire_req *)pd, &in);
+	CHECK_EQ(pd[5], 3);
+	CHECK_EQ(pd[12], 0x22);
+	CHECK_EQ(pd[32], 0x11);
+	CHECK_EQ(pd[55], 0x33);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), 0);
+	CHECK(!memcmp(out.cookie, in.cookie, 8) && !memcmp(out.kid, in.kid, 4) &&
+	      !memcmp(out.mac, in.mac, 16));
+	/* A proof without a cookie; a kid or proof without the flag. */
+	pd[5] = BX_WIRE_REQ_F_PROOF;
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
+	pd[5] = BX_WIRE_REQ_F_COOKIE;
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
+	memset(pd + 12, 0, 4);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
+	memset(pd + 40, 0, 16);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), 0);
+	pd[5] = 0;
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
+	pd[5] = 4;
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
 	/* A peer must take bx's largest message: header, 16 descriptors,
 	 * the largest inline payload.
 	 */
 	CHECK_EQ(BX_WIRE_MIN_MSG, 32 + 16 * 16 + 4096);
+	in.flags = 0;
+	in.credits = 2;
+	bx_wire_req_build((struct bx_wire_req *)pd, &in);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
+	in.credits = 3;
+	in.msg_size = BX_WIRE_MIN_MSG - 1;
+	bx_wire_req_build((struct bx_wire_req *)pd, &in);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
 	in.msg_size = BX_WIRE_MIN_MSG;
-	bx_wire_conn_build((struct bx_wire_conn *)pd, &in);
-	CHECK_EQ(bx_wire_conn_parse(pd, sizeof(pd), &out), 0);
+	bx_wire_req_build((struct bx_wire_req *)pd, &in);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), 0);
 }
 
-/* What a proof covers, byte by byte. */
-UNIT_TEST(auth_input_layout)
+UNIT_TEST(handshake_accept)
 {
-	struct bx_conn_params a = { .flags = BX_WIRE_CONN_F_AUTH,
-				    .credits = 128, .msg_size = 8192,
-				    .epoch = 1 }, b = a;
-	struct bx_wire_conn req, acc;
-	u8 ia[16], aa[16], x[BX_WIRE_AUTH_INPUT_LEN], y[BX_WIRE_AUTH_INPUT_LEN];
+	struct bx_conn_params in = { .credits = 64, .msg_size = 8192,
+				     .epoch = 9 }, out;
+	u8 pd[196] = { 0 };
+	bool ok[40] = { 0 };
 
-	CHECK_EQ(BX_WIRE_AUTH_INPUT_LEN, 120);
-	memset(a.nonce, 1, sizeof(a.nonce));
-	memset(b.nonce, 2, sizeof(b.nonce));
-	b.epoch = 2;
-	bx_wire_conn_build(&req, &a);
-	bx_wire_conn_build(&acc, &b);
-	memset(ia, 0xaa, sizeof(ia));
-	memset(aa, 0xbb, sizeof(aa));
-	bx_wire_auth_input(x, BX_WIRE_AUTH_ACCEPT, ia, aa, &req, &acc);
-	CHECK(!memcmp(x, "bx-acc\0\0", 8));
-	CHECK(!memcmp(x + 8, ia, 16));
-	CHECK(!memcmp(x + 24, aa, 16));
-	CHECK(!memcmp(x + 40, &req, 40));
-	CHECK(!memcmp(x + 80, &acc, 40));
-	/* The roles differ in the label alone. */
-	bx_wire_auth_input(y, BX_WIRE_AUTH_INIT, ia, aa, &req, &acc);
-	CHECK(!memcmp(y, "bx-init\0", 8));
-	CHECK(!memcmp(x + 8, y + 8, sizeof(x) - 8));
-	/* Swapped addresses (a reflected proof) give other bytes. */
-	bx_wire_auth_input(y, BX_WIRE_AUTH_ACCEPT, aa, ia, &req, &acc);
-	CHECK(memcmp(x, y, sizeof(x)));
+	bx_wire_accept_build((struct bx_wire_accept *)pd, &in);
+	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), 0);
+	CHECK_EQ(out.credits, 64);
+	CHECK_EQ(out.epoch, 9);
+	CHECK_EQ(out.flags, 0);
+	CHECK_EQ(bx_wire_accept_parse(pd, BX_WIRE_ACCEPT_LEN - 1, &out), -EPROTO);
+	/* The padding a transport adds is not checked. */
+	pd[100] = 1;
+	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), 0);
+	for (int i = 16; i < 24; i++)
+		ok[i] = true;	/* the epoch */
+	for (int i = 6; i < 12; i++)
+		ok[i] = true;	/* credits 64, msg_size 8192: still usable */
+	CHECK_EQ(flips_refused(pd, 40, sizeof(pd), ok, acc_parse), 0);
+	in.flags = BX_WIRE_REQ_F_PROOF;
+	memset(in.mac, 0x44, sizeof(in.mac));
+	bx_wire_accept_build((struct bx_wire_accept *)pd, &in);
+	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), 0);
+	CHECK(!memcmp(out.mac, in.mac, 16));
+	pd[5] = BX_WIRE_REQ_F_COOKIE | BX_WIRE_REQ_F_PROOF;
+	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), -EPROTO);
+	pd[5] = 0;
+	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), -EPROTO);
+	in.flags = 0;
+	in.epoch = 0;
+	bx_wire_accept_build((struct bx_wire_accept *)pd, &in);
+	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), -EPROTO);
+}
+
+UNIT_TEST(handshake_challenge)
+{
+	struct bx_wire_chal in = { .nkid = 1 }, out;
+	u8 pd[148] = { 0 };
+	bool ok[24] = { 0 };
+
+	/* A plain reject (zeros) is no challenge. */
+	CHECK_EQ(bx_wire_challenge_parse(pd, sizeof(pd), &out), -EPROTO);
+	memset(in.cookie, 0x55, sizeof(in.cookie));
+	memset(in.kid[0], 0x66, 4);
+	memset(in.kid[1], 0x77, 4);	/* beyond nkid: not sent */
+	bx_wire_challenge_build((struct bx_wire_challenge *)pd, &in);
+	CHECK_EQ(pd[20], 0);
+	CHECK_EQ(bx_wire_challenge_parse(pd, sizeof(pd), &out), 0);
+	CHECK_EQ(out.nkid, 1);
+	CHECK(!memcmp(out.cookie, in.cookie, 8) && !memcmp(out.kid[0], in.kid[0], 4));
+	CHECK_EQ(bx_wire_challenge_parse(pd, 23, &out), -EPROTO);
+	for (int i = 8; i < 20; i++)
+		ok[i] = true;	/* the cookie and the first kid */
+	CHECK_EQ(flips_refused(pd, 24, sizeof(pd), ok, chal_parse), 0);
+	pd[6] = 3;
+	CHECK_EQ(bx_wire_challenge_parse(pd, sizeof(pd), &out), -EPROTO);
+	pd[6] = 2;
+	CHECK_EQ(bx_wire_challenge_parse(pd, sizeof(pd), &out), 0);
+	pd[6] = 0;
+	CHECK_EQ(bx_wire_challenge_parse(pd, sizeof(pd), &out), -EPROTO);
+	memset(pd + 16, 0, 4);
+	CHECK_EQ(bx_wire_challenge_parse(pd, sizeof(pd), &out), 0);
+	CHECK_EQ(out.nkid, 0);
 }
 
 UNIT_TEST(rdv_piece)

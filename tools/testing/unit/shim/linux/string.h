@@ -16,4 +16,11 @@ static inline void *memchr_inv(const void *start, int c, size_t bytes)
 	return NULL;
 }
 
+/* A memset the compiler may not drop (secrets on the stack). */
+static inline void memzero_explicit(void *s, size_t count)
+{
+	memset(s, 0, count);
+	__asm__ __volatile__("" : : "r"(s) : "memory");
+}
+
 #endif
