@@ -377,12 +377,22 @@ install-lib: lib
 	$(INSTALL) -m 0644 uapi/linux/bx.h uapi/linux/bx_netlink.h \
 		$(DESTDIR)$(INCLUDEDIR)/bx/linux/
 
+# /etc/bx's templates are installed only where none is: they are the
+# admin's. The secret and keys files are never installed (mode 0600,
+# per host: bxctl secret generate, bxctl keys derive).
 install-tools: $(O)/bin/bxctl $(O)/dist/bx.conf
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UDEVDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/modprobe.d
+		$(DESTDIR)$(SYSCONFDIR)/modprobe.d $(DESTDIR)$(SYSCONFDIR)/bx
 	$(INSTALL) -m 0755 $(O)/bin/bxctl $(DESTDIR)$(SBINDIR)/
 	$(INSTALL) -m 0644 dist/60-bx.rules $(DESTDIR)$(UDEVDIR)/
+	sed 's|@SBINDIR@|$(SBINDIR)|' dist/61-bx-apply.rules.in > \
+		$(DESTDIR)$(UDEVDIR)/61-bx-apply.rules
+	chmod 0644 $(DESTDIR)$(UDEVDIR)/61-bx-apply.rules
 	$(INSTALL) -m 0644 $(O)/dist/bx.conf $(DESTDIR)$(SYSCONFDIR)/modprobe.d/
+	for f in allow tunables; do \
+		[ -e $(DESTDIR)$(SYSCONFDIR)/bx/$$f ] || \
+		$(INSTALL) -m 0644 dist/bx/$$f $(DESTDIR)$(SYSCONFDIR)/bx/; \
+	done
 
 install-dkms:
 	$(INSTALL) -d $(DESTDIR)$(DKMS_SRC)/kmod $(DESTDIR)$(DKMS_SRC)/uapi/linux

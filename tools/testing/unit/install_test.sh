@@ -37,8 +37,11 @@ inst() {
 ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
 
 {
+	echo etc/bx/allow
+	echo etc/bx/tunables
 	echo etc/modprobe.d/bx.conf
 	echo lib/udev/rules.d/60-bx.rules
+	echo lib/udev/rules.d/61-bx-apply.rules
 	echo usr/include/bx/bxkv.h
 	echo usr/include/bx/libbx.h
 	echo usr/include/bx/linux/bx.h
@@ -54,6 +57,8 @@ ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
 } | sort > "$tmp/want"
 files "$root" > "$tmp/have"
 ok "install: exactly the expected files" diff -u "$tmp/want" "$tmp/have"
+ok "install: the udev rule applies /etc/bx with the installed bxctl" \
+	grep -q 'RUN+="/usr/sbin/bxctl apply /etc/bx"' "$root/lib/udev/rules.d/61-bx-apply.rules"
 
 pc() { PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_PATH=$root/usr/lib/$ma/pkgconfig pkg-config "$@"; }
 ok "install: libbx.pc has the real prefix and libdir" \
@@ -151,9 +156,15 @@ if command -v dpkg-buildpackage > /dev/null && command -v dh_dkms > /dev/null; t
 				usr/lib/$ma/libbx.a usr/lib/$ma/libbx.so \
 				usr/lib/$ma/pkgconfig/libbx.pc usr/share/man/man3/libbx.3.gz; do
 			echo \"\$c\" | grep -q \" ./\$f\" || { echo missing \$f; exit 1; }; done"
-	printf '%s\n' usr/sbin/bxctl usr/share/man/man8/bxctl.8.gz > "$tmp/want"
+	printf '%s\n' etc/bx/allow etc/bx/tunables lib/udev/rules.d/61-bx-apply.rules \
+		usr/sbin/bxctl usr/share/man/man8/bxctl.8.gz > "$tmp/want"
 	deb_files bx-tools > "$tmp/have"
-	ok "deb: bx-tools holds bxctl and bxctl(8)" diff -u "$tmp/want" "$tmp/have"
+	ok "deb: bx-tools holds bxctl, bxctl(8), /etc/bx and the rule applying it" \
+		diff -u "$tmp/want" "$tmp/have"
+	ok "deb: bx-tools' rule runs /usr/sbin/bxctl apply /etc/bx" \
+		sh -c "dpkg-deb --fsys-tarfile \$(ls '$tmp/deb/'bx-tools_0.1.0_*.deb) |
+		       tar -xOf - ./lib/udev/rules.d/61-bx-apply.rules |
+		       grep -q 'RUN+=\"/usr/sbin/bxctl apply /etc/bx\"'"
 	(cd "$top/python" && ls bx/*.py | sed 's|^|usr/lib/python3/dist-packages/|') \
 		> "$tmp/want"
 	deb_files python3-bx > "$tmp/have"
