@@ -352,8 +352,11 @@ vm-debug: stage debug-kernel
 #
 #   make install          libbx (shared, static, headers under bx/, .pc),
 #                         bxctl, the udev rule, the modprobe.d example,
-#                         the man pages; DESTDIR, PREFIX, LIBDIR,
-#                         INCLUDEDIR, SBINDIR, MANDIR, SYSCONFDIR, UDEVDIR
+#                         the man pages, the Python package (where
+#                         Debian's python3 imports it: python/python.mk);
+#                         then ldconfig, unless DESTDIR is set; DESTDIR,
+#                         PREFIX, LIBDIR, INCLUDEDIR, SBINDIR, MANDIR,
+#                         SYSCONFDIR, UDEVDIR, PYTHONDIR
 #   make modules_install  bx.ko into /lib/modules/KVER/updates (DESTDIR)
 #   make install-dkms     the module's sources into /usr/src/bx-VERSION
 #                         with dkms.conf, for "dkms build bx/VERSION"
@@ -365,7 +368,11 @@ $(O)/dist/bx.conf: kmod/params.h tools/modprobe-conf.sh
 	tools/modprobe-conf.sh $< > $@
 
 .PHONY: install install-lib install-tools install-dkms modules_install
+# ldconfig, for libbx.so.0 to be found at once (bx's Python package loads
+# it by its soname), unless installing into a DESTDIR (a package build).
 install: install-lib install-tools install-man install-python
+	$(if $(DESTDIR),,@if [ "$$(id -u)" -eq 0 ]; then echo ldconfig; ldconfig; \
+		else echo "make install: run ldconfig as root, for libbx.so.0 in $(LIBDIR)"; fi)
 
 install-lib: lib
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/bx/linux

@@ -26,13 +26,23 @@ files() {
 		awk -F'\t' '{ print $2 == "l" ? $1 " -> " $3 : $1 }' | sort)
 }
 
+# py_files SITEDIR: the Python package's files as installed there.
+py_files() {
+	(cd "$top/python" && ls bx/*.py) | sed "s|^|$1/|"
+	echo "$1/bx/py.typed"
+	for f in INSTALLER METADATA RECORD top_level.txt; do
+		echo "$1/bx-0.1.0.dist-info/$f"
+	done
+}
+
 echo "TAP version 13"
 
 # ---- make install -------------------------------------------------------
 root=$tmp/root
 inst() {
 	make -C "$top" -s O="$tmp/build" DESTDIR="$root" PREFIX=/usr \
-		LIBDIR="/usr/lib/$ma" SBINDIR=/usr/sbin install
+		LIBDIR="/usr/lib/$ma" SBINDIR=/usr/sbin install > "$tmp/inst.out" 2>&1 ||
+		{ cat "$tmp/inst.out"; return 1; }
 }
 ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
 
@@ -53,7 +63,7 @@ ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
 	echo "usr/lib/$ma/pkgconfig/libbx.pc"
 	echo usr/sbin/bxctl
 	(cd "$top/man" && ls man*/* | sed 's|^|usr/share/man/|')
-	(cd "$top/python" && ls bx/*.py | sed 's|^|usr/lib/python3/dist-packages/|')
+	py_files usr/lib/python3/dist-packages
 } | sort > "$tmp/want"
 files "$root" > "$tmp/have"
 ok "install: exactly the expected files" diff -u "$tmp/want" "$tmp/have"
@@ -96,6 +106,25 @@ ok "install: python3 imports bx and bx.kv from PREFIX=/usr" \
 	env PYTHONPATH="$root/usr/lib/python3/dist-packages" \
 	BX_LIBBX="$root/usr/lib/$ma/libbx.so.0" /usr/bin/python3 -c \
 	"import bx, bx.kv; bx.Lib().has_kv or exit(1); assert bx.__file__.startswith('$root')"
+# Where Debian's python3 looks, for each prefix; dist-info as pip's.
+searched() {	# DIR: /usr/bin/python3 searches it (without PYTHONPATH)
+	env -u PYTHONPATH /usr/bin/python3 -c "import sys; sys.exit('$1' not in sys.path)"
+}
+ok "install: PREFIX=/usr puts bx where python3 searches" \
+	searched /usr/lib/python3/dist-packages
+ok "install: its dist-info and py.typed (importlib.metadata: 0.1.0)" \
+	env PYTHONPATH="$root/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+	"import importlib.metadata as m, importlib.resources as r; assert m.version('bx') == '0.1.0'; assert r.files('bx').joinpath('py.typed').is_file(); fs = m.files('bx'); assert len(fs) > 10 and all(f.locate().exists() for f in fs)"
+ok "install: no ldconfig under DESTDIR" sh -c "! grep -q ldconfig '$tmp/inst.out'"
+ulocal=$(/usr/bin/python3 -c 'import sys; print("/usr/local/lib/python%d.%d/dist-packages" % sys.version_info[:2])')
+inst_local() {
+	make -C "$top" -s O="$tmp/build" DESTDIR="$tmp/rootl" PREFIX=/usr/local \
+		install-python > /dev/null 2>&1 &&
+		[ -f "$tmp/rootl$ulocal/bx/kv.py" ] &&
+		[ -f "$tmp/rootl$ulocal/bx-0.1.0.dist-info/RECORD" ] &&
+		searched "$ulocal"
+}
+ok "install: PREFIX=/usr/local puts bx where python3 searches ($ulocal)" inst_local
 ok "licence: libbx.so needs only libc and libmnl" \
 	sh -c "[ '$(needed)' = 'libc.so.6 libmnl.so.0 ' ]"
 ok "licence: libbx's sources are LGPL-2.1 OR MIT" \
@@ -165,10 +194,10 @@ if command -v dpkg-buildpackage > /dev/null && command -v dh_dkms > /dev/null; t
 		sh -c "dpkg-deb --fsys-tarfile \$(ls '$tmp/deb/'bx-tools_0.1.0_*.deb) |
 		       tar -xOf - ./lib/udev/rules.d/61-bx-apply.rules |
 		       grep -q 'RUN+=\"/usr/sbin/bxctl apply /etc/bx\"'"
-	(cd "$top/python" && ls bx/*.py | sed 's|^|usr/lib/python3/dist-packages/|') \
-		> "$tmp/want"
+	py_files usr/lib/python3/dist-packages | sort > "$tmp/want"
 	deb_files python3-bx > "$tmp/have"
-	ok "deb: python3-bx holds the package bx" diff -u "$tmp/want" "$tmp/have"
+	ok "deb: python3-bx holds the package bx, py.typed and its dist-info" \
+		diff -u "$tmp/want" "$tmp/have"
 	py_deps() {
 		local d
 		d=$(dpkg-deb -f "$tmp/deb/python3-bx_0.1.0_all.deb" Depends)
