@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple, Union
 
-from . import _native
+from . import _arrays, _native
 from ._native import oserror
 
 __all__ = ["Bx", "Buffer", "Message", "Info"]
@@ -175,9 +175,11 @@ class Message:
 
 BufferLike = Any
 """A :class:`Buffer`, a C-contiguous buffer object inside the region (a
-slice of :attr:`Bx.region`, a numpy array over it), a torch tensor over
-it, or -- for data that is only sent -- any bytes-like object, which is
-copied into a temporary buffer of the region first."""
+slice of :attr:`Bx.region`, a numpy array over it, :meth:`Bx.empty`), a
+torch tensor over it, or -- for data that is only sent -- any tensor,
+array, ``__dlpack__`` or bytes-like object, contiguous or not, which is
+copied into a temporary buffer of the region first (one memcpy or one
+strided copy)."""
 
 
 def _closed() -> ValueError:
@@ -187,15 +189,17 @@ def _closed() -> ValueError:
 class _Op:
     """An asynchronous operation in flight: its future, what to make of
     its completion, and the buffers it keeps in use."""
-    __slots__ = ("future", "kind", "bufs", "temp", "recv_buf")
+    __slots__ = ("future", "kind", "bufs", "temp", "recv_buf", "keep")
 
     def __init__(self, future: Future, kind: str, bufs: tuple,
-                 temp: Optional[Buffer], recv_buf: Any = None) -> None:
+                 temp: Optional[Buffer], recv_buf: Any = None,
+                 keep: tuple = ()) -> None:
         self.future = future
         self.kind = kind
         self.bufs = bufs
         self.temp = temp
         self.recv_buf = recv_buf
+        self.keep = keep         # the caller's arrays: alive until done
 
 
 # ---- the handle ---------------------------------------------------------------
@@ -402,6 +406,9 @@ class Bx:
         h = self._h
         if h is None:
             return
+        if getattr(buf, "_auto", False):
+            raise ValueError("memory of empty(): freed with the last "
+                             "tensor or array over it")
         with self._lock:
             if getattr(buf, "_inflight", 0):
                 raise BufferError("bx buffer in use by an operation in flight")
@@ -430,26 +437,35 @@ class Bx:
     def _span(self, obj: BufferLike, writable: bool = False
               ) -> Tuple[int, int, Optional[Buffer]]:
         """(address, length, Buffer or None) of a buffer in the region.
-        Bytes-like data outside it comes back as None: the caller copies
-        it unless it must be ``writable``."""
+        Data outside it, read-only or not contiguous comes back with
+        address -1: the caller copies it (once) unless it must be
+        ``writable``, which refuses it."""
         if isinstance(obj, Buffer):
             if self._bufs.get(obj.address) is not obj:
                 raise ValueError("bx buffer freed or of another handle")
             return obj.address, len(obj), obj
-        if hasattr(obj, "data_ptr") and hasattr(obj, "element_size"):
-            if not obj.is_contiguous():
-                raise ValueError("tensor is not contiguous")
-            addr, n = obj.data_ptr(), obj.element_size() * obj.nelement()
+        np = _arrays.numpy()
+        if np is not None and not isinstance(obj, np.ndarray) and \
+                not _arrays.is_tensor(obj) and hasattr(obj, "__dlpack__") \
+                and not _arrays._is_buffer(obj):
+            obj = np.from_dlpack(obj)
+        addr: Optional[int]
+        if _arrays.is_tensor(obj):
+            n = obj.element_size() * obj.nelement()
+            ok = obj.is_contiguous() and obj.device.type == "cpu"
+            addr = obj.data_ptr() if ok else None
+            what = "tensor is not contiguous or not on the CPU"
         else:
             mv = memoryview(obj)
-            if not mv.c_contiguous:
-                raise ValueError("buffer is not C-contiguous")
             n = mv.nbytes
-            if mv.readonly or n == 0:
-                addr = None
-            else:
+            ok = mv.c_contiguous
+            addr = None
+            if ok and not mv.readonly and n:
                 addr = ctypes.addressof(
                     ctypes.c_char.from_buffer(mv.cast("B")))
+            what = "buffer is not C-contiguous"
+        if writable and not ok:
+            raise ValueError(what)
         m = self._mapping
         if m is None:
             raise oserror(errno.ENXIO)
@@ -457,20 +473,53 @@ class Bx:
             return addr, n, None
         if writable:
             raise ValueError("buffer is not inside the bx region "
-                             "(use Bx.alloc() or a view of Bx.region)")
+                             "(use Bx.alloc(), Bx.empty() or a view of "
+                             "Bx.region)")
         return -1, n, None
 
     def _data(self, obj: BufferLike) -> Tuple[int, int, Optional[Buffer],
                                               Optional[Buffer]]:
         """_span() of data to send, copied into a temporary Buffer (the
-        fourth item) when it lies outside the region."""
+        fourth item) when it lies outside the region: one memcpy (or one
+        strided copy), never element by element."""
         addr, n, buf = self._span(obj)
         if addr >= 0:
             return addr, n, buf, None
         tmp = self.alloc(max(n, 1))
-        if n:
-            tmp[:n] = memoryview(obj).cast("B")
+        try:
+            _arrays.copy_into(tmp, obj)
+        except BaseException:
+            self.free(tmp)
+            raise
         return tmp.address, n, tmp, tmp
+
+    def empty(self, shape: Any, dtype: Any = None) -> Any:
+        """A tensor (``dtype`` a ``torch.dtype``; ``None``:
+        ``torch.float32``) or ndarray (a NumPy dtype or its name) of
+        ``shape`` over a new :class:`Buffer`: operations use it without
+        copies. The buffer is freed when the tensor or array and every
+        view of it are gone (or at :meth:`close`)."""
+        if dtype is None:
+            import torch
+            dtype = torch.float32
+        return _arrays.empty_over(self._block, shape, dtype)
+
+    def _block(self, nbytes: int) -> Buffer:
+        buf = self.alloc(nbytes)
+        buf._owner = None            # not Buffer.free(): the finalizer's
+        buf._auto = True
+        weakref.finalize(buf, Bx._release_block, weakref.ref(self),
+                         buf.address)
+        return buf
+
+    @staticmethod
+    def _release_block(ref: Any, addr: int) -> None:
+        b = ref()
+        if b is not None and b._h is not None:
+            try:
+                b._lib.buf_free(b._h, addr)
+            except (OSError, ValueError):
+                pass
 
     def _sync(self, tmp: Optional[Buffer], call: Any, *args: Any) -> int:
         """A synchronous call whose data may be the temporary copy
@@ -550,11 +599,11 @@ class Bx:
 
     # -- asynchronous operations --
     def _submit(self, kind: str, bufs: tuple, tmp: Optional[Buffer],
-                call, recv_buf: Any = None) -> Future:
+                call, recv_buf: Any = None, keep: tuple = ()) -> Future:
         fut: Future = Future()
         fut.set_running_or_notify_cancel()   # bx cannot take it back
         ud = next(self._ids)
-        op = _Op(fut, kind, bufs, tmp, recv_buf)
+        op = _Op(fut, kind, bufs, tmp, recv_buf, keep)
         with self._lock:
             self._ops[ud] = op
             for b in bufs:
@@ -588,7 +637,7 @@ class Bx:
         addr, n, buf, tmp = self._data(data)
         return self._submit("push", (buf,), tmp, lambda ud:
                             self._lib.push_async(h, peer, service, addr, n,
-                                                 ud))
+                                                 ud), keep=(data,))
 
     def pull_async(self, peer: int, service: int, request: BufferLike,
                    response: BufferLike) -> "Future[int]":
@@ -599,7 +648,8 @@ class Bx:
         addr, n, buf, tmp = self._data(request)
         return self._submit("pull", (buf, rbuf), tmp, lambda ud:
                             self._lib.pull_async(h, peer, service, addr, n,
-                                                 raddr, cap, ud))
+                                                 raddr, cap, ud),
+                            keep=(request, response))
 
     def recv_async(self, service: int, buf: BufferLike) -> "Future[Message]":
         """Post ``buf`` to receive one message on ``service``
@@ -608,7 +658,8 @@ class Bx:
         h = self._handle()
         addr, cap, b = self._span(buf, writable=True)
         return self._submit("recv", (b,), None, lambda ud:
-                            self._lib.recv_async(h, service, addr, cap, ud))
+                            self._lib.recv_async(h, service, addr, cap, ud),
+                            keep=(buf,))
 
     def reply_async(self, request: Union[Message, int],
                     data: BufferLike) -> "Future[int]":
@@ -617,7 +668,8 @@ class Bx:
         token = _token(request)
         addr, n, buf, tmp = self._data(data)
         return self._submit("reply", (buf,), tmp, lambda ud:
-                            self._lib.reply_async(h, token, addr, n, ud))
+                            self._lib.reply_async(h, token, addr, n, ud),
+                            keep=(data,))
 
     @property
     def in_flight(self) -> int:

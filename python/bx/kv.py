@@ -6,30 +6,35 @@ pull many keys at once, each call split per server and sent in parallel.
 Every key has ``val_len`` float32 values, or, ps-lite's ``lens``, a
 length of its own: a server given ``lens`` (one per key of its range)
 stores each key's, and a worker's calls then name the keys' lengths
-(``lens=``, which must be the servers'). Keys are uint64, strictly
-ascending within a call. Values are passed as any C-contiguous float32
-buffer (a NumPy array, a torch tensor's ``.numpy()``, an
-``array.array('f')``, a :meth:`Worker.buffer`), ``len(keys) * val_len``
-of them, key ``keys[i]`` owning ``values[i * val_len:(i + 1) * val_len]``
-(with ``lens``: ``sum(lens)`` of them, key ``keys[i]`` the ``lens[i]``
-after those of the keys before it)::
+(``lens=``, which must be the servers'). Keys are strictly ascending
+integers of any type -- an int64 tensor or array (torch's index type) is
+used as it is, other types converted in one vectorized step, negative
+ones refused. Values are float32 torch tensors, NumPy arrays,
+``__dlpack__`` objects or buffers (``array.array('f')``, a
+:meth:`Worker.buffer`), ``len(keys) * val_len`` of them, flat or shaped
+``(len(keys), val_len)``, key ``keys[i]`` owning
+``values[i * val_len:(i + 1) * val_len]`` (with ``lens``: ``sum(lens)``
+of them, key ``keys[i]`` the ``lens[i]`` after those of the keys before
+it). They are used where they lie, never element by element: libbx
+copies them once, or for a pull into the worker's region
+(:meth:`Worker.empty`) not at all::
 
     import numpy as np
     from bx import kv
 
     # on each server host (server s of N owns the s-th range)
     with kv.Server(begin=0, end=500_000, val_len=16, service=40) as srv:
-        srv.values[:] = 1.0          # numpy view of the store, no copy
+        srv.array()[:] = 1.0         # numpy view of the store, no copy
         srv.start()                  # serves from a thread of its own
         ...
 
     # on a worker
     with kv.Worker(["192.0.2.1", "192.0.2.2"], key_max=1_000_000,
                    val_len=16, service=40) as w:
-        keys = np.array([3, 499_999, 500_000], dtype=np.uint64)
-        w.push(keys, np.ones(3 * 16, dtype=np.float32))
-        vals = w.pull(keys)                        # a new float32 array
-        out = w.buffer(3)                          # in the bx region:
+        keys = np.array([3, 499_999, 500_000])     # int64
+        w.push(keys, np.ones((3, 16), dtype=np.float32))
+        vals = w.pull(keys)                        # a new (3, 16) array
+        out = w.empty((3, 16))                     # a tensor in the region:
         w.pull(keys, out)                          # no copy at all
 
     # keys of lengths of their own (an embedding row and a bias, say)
@@ -58,14 +63,35 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
-from . import _native
+from . import _arrays, _native
 from .core import _get_lib, _Mapping
+from .rendezvous import Rendezvous, ServerInfo, even_bounds, local_address
 
-__all__ = ["Server", "Worker", "ServerStats", "KVBuffer"]
+__all__ = ["Server", "Worker", "ServerStats", "KVBuffer", "Rendezvous",
+           "ServerInfo", "even_bounds", "local_address", "future_type"]
 
 PAGE = 4096
 
 ApplyFn = Callable[[int, memoryview, memoryview], None]
+
+
+def future_type() -> type:
+    """The future type bx.kv's asynchronous calls return (they come with
+    libbx's asynchronous key-value calls): ``torch.futures.Future`` when
+    torch can be imported -- ``torch.futures.collect_all``, ``wait_all``
+    and ``then`` compose with them --, else
+    ``concurrent.futures.Future``. Decided once per process."""
+    return _future_type()
+
+
+@functools.lru_cache(maxsize=1)
+def _future_type() -> type:
+    try:
+        import torch.futures
+    except ImportError:
+        import concurrent.futures
+        return concurrent.futures.Future
+    return torch.futures.Future
 
 
 @dataclass(frozen=True)
@@ -103,30 +129,30 @@ def _views_alive(arr: Any) -> bool:
 
 
 def _uints(vals: Any, ctype: Any, what: str) -> Any:
-    """A C array of ``ctype`` (``c_uint32``, ``c_uint64``) for ``vals``:
-    the caller's memory when it is a C-contiguous unsigned buffer of that
-    width, else a copy of the integers."""
-    width = ctypes.sizeof(ctype)
-    try:
-        mv = memoryview(vals)
-    except TypeError:
-        mv = None
-    if mv is not None and mv.ndim == 1 and mv.c_contiguous and \
-            mv.itemsize == width and \
-            mv.format.lstrip("<=@") in ("I", "L", "Q"):
-        n = mv.nbytes // width
-        if mv.readonly or n == 0:
-            return (ctype * n).from_buffer_copy(mv)
-        return (ctype * n).from_buffer(mv.cast("B"))
-    seq = []
-    for v in vals:
-        if not hasattr(v, "__index__"):
-            raise TypeError(f"{what}: integers, not {type(v).__name__}")
-        v = v.__index__()
-        if not 0 <= v < 1 << (8 * width):
-            raise ValueError(f"{what}: {v} is not a uint{8 * width}")
-        seq.append(v)
-    return (ctype * len(seq))(*seq)
+    """A C array of ``ctype`` (``c_uint32``, ``c_uint64``) for ``vals``
+    (:func:`bx._arrays.uints`: the caller's memory when it is contiguous
+    and of that width, else one vectorized conversion)."""
+    return _arrays.uints(vals, ctypes.sizeof(ctype), what)
+
+
+def _total(cl: Any) -> int:
+    """The sum of a C array of lengths, without a Python loop when NumPy
+    is there."""
+    np = _arrays.numpy()
+    if np is None or not len(cl):
+        return sum(cl)
+    return int(np.frombuffer(cl, dtype=np.uint32).sum(dtype=np.uint64))
+
+
+def _offsets(cl: Any) -> Any:
+    """0 and the running sums of lengths (a key's floats start there)."""
+    np = _arrays.numpy()
+    if np is None:
+        return array.array("Q", itertools.chain(
+            (0,), itertools.accumulate(cl)))
+    off = np.zeros(len(cl) + 1, dtype=np.uint64)
+    np.cumsum(np.frombuffer(cl, dtype=np.uint32), out=off[1:])
+    return off
 
 
 class Server:
@@ -168,8 +194,7 @@ class Server:
             if len(cl) != end - begin:
                 raise ValueError(f"lens: {len(cl)} lengths, "
                                  f"{end - begin} keys")
-            self._off = array.array("Q", itertools.chain(
-                (0,), itertools.accumulate(cl)))
+            self._off = _offsets(cl)
         if apply is not None:
             self._cfn = _native.KV_APPLY(self._call_apply)
         self._s: Optional[int] = self._lib.kv_server_create(
@@ -177,7 +202,7 @@ class Server:
             self._cfn, cl)
         self._fin = weakref.finalize(self, self._lib.kv_server_destroy,
                                      self._s)
-        n = self._off[-1] if self._off is not None else \
+        n = int(self._off[-1]) if self._off is not None else \
             (end - begin) * val_len
         addr = self._lib.kv_server_value(self._s, begin)
         self._store: Any = (ctypes.c_float * n).from_address(addr)
@@ -218,6 +243,23 @@ class Server:
             return mv.cast("f")
         return mv.cast("f", (self.end - self.begin, self.val_len))
 
+    def array(self) -> Any:
+        """:attr:`values` as a NumPy array, ``(end - begin, val_len)``
+        (one dimension with ``lens``): the store itself, no copy."""
+        np = _arrays.numpy()
+        if np is None:
+            raise TypeError("Server.array: no NumPy")
+        return np.asarray(self.values)
+
+    def tensor(self) -> Any:
+        """:attr:`values` as a torch tensor of float32, shaped as
+        :meth:`array`: the store itself, no copy (``torch.frombuffer``).
+        Set the initial values with it, e.g. ``srv.tensor().copy_(t)``."""
+        import torch
+        v = self.values
+        return torch.frombuffer(v.cast("B"), dtype=torch.float32).view(
+            v.shape)
+
     def value_len(self, key: int) -> int:
         """How many floats ``key`` has."""
         if not self.begin <= key < self.end:
@@ -225,7 +267,7 @@ class Server:
         if self._off is None:
             return self.val_len
         i = key - self.begin
-        return self._off[i + 1] - self._off[i]
+        return int(self._off[i + 1] - self._off[i])
 
     def value(self, key: int) -> memoryview:
         """The floats of ``key`` (a row of :attr:`values`, or its
@@ -233,7 +275,8 @@ class Server:
         n = self.value_len(key)
         self._handle()
         i = key - self.begin
-        i = self._off[i] if self._off is not None else i * self.val_len
+        i = int(self._off[i]) if self._off is not None else \
+            i * self.val_len
         return memoryview(self._store).cast("B").cast("f")[i:i + n]
 
     def start(self) -> None:
@@ -330,6 +373,22 @@ def _kvbuffer_type(n: int) -> type:
     return type("KVBuffer", (KVBuffer, ctypes.c_float * n), {})
 
 
+class _Block(KVBuffer):
+    """Bytes of a worker's region under an :meth:`Worker.empty` tensor
+    or array: freed when the last of them is gone."""
+
+    def free(self) -> None:
+        raise ValueError("freed with the last tensor or array over it")
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+@functools.lru_cache(maxsize=1024)
+def _block_type(n: int) -> type:
+    return type("_Block", (_Block, ctypes.c_ubyte * n), {})
+
+
 class Worker:
     """A key-value worker (``bxkv_worker_create()``).
 
@@ -359,6 +418,9 @@ class Worker:
         self._lib = lib if lib is not None else _get_lib()
         self.servers = list(servers)
         self.val_len, self.service = val_len, service
+        # The values' type: float32 (the typed values of the ps-lite
+        # issue will add float16, bfloat16, int32, int64).
+        self.dtype = "float32"
         self._lock = threading.Lock()
         self._w: Optional[int] = self._lib.kv_worker_create(
             self.servers, val_len, service, key_max,
@@ -391,6 +453,9 @@ class Worker:
     def free(self, buf: KVBuffer) -> None:
         """Return a :meth:`buffer` (a second call: ``ValueError``)."""
         addr = ctypes.addressof(buf)
+        if isinstance(buf, _Block):
+            raise ValueError("memory of empty(): freed with the last "
+                             "tensor or array over it")
         if self._bufs.get(addr) is not buf:
             raise ValueError("not a live buffer of this worker")
         del self._bufs[addr]
@@ -398,56 +463,51 @@ class Worker:
 
     # -- arguments --
     def _lens(self, lens: Any, nkeys: int) -> Tuple[Any, int]:
-        """The C array of ``lens`` (None: none) and the floats of all
+        """The C array of ``lens`` (None: none) and the values of all
         ``nkeys`` keys."""
         if lens is None:
             return None, nkeys * self.val_len
         cl = _uints(lens, ctypes.c_uint32, "lens")
         if len(cl) != nkeys:
             raise ValueError(f"lens: {len(cl)} lengths, {nkeys} keys")
-        return cl, sum(cl)
+        return cl, _total(cl)
 
-    @staticmethod
-    def _values(vals: Any, want: int, writable: bool) -> Any:
-        """A C array of ``want`` floats over ``vals`` (its own memory,
-        or, reading only, a copy of a sequence)."""
-        if isinstance(vals, KVBuffer):
-            if len(vals) != want:  # type: ignore[arg-type]
-                raise ValueError(f"values: {len(vals)} floats, "
-                                 f"{want} expected")
-            return vals
-        try:
-            mv = memoryview(vals)
-        except TypeError:
-            if writable:
-                raise TypeError("out: a writable float32 buffer") from None
-            seq = list(vals)
-            if len(seq) != want:
-                raise ValueError(f"values: {len(seq)} floats, "
-                                 f"{want} expected") from None
-            return (ctypes.c_float * want)(*seq)
-        if not mv.c_contiguous:
-            raise ValueError("values: not C-contiguous")
-        if mv.itemsize != 4 or mv.format.lstrip("<=@") != "f":
-            raise TypeError(f"values: float32 expected, not format "
-                            f"{mv.format!r}")
-        if mv.nbytes != want * 4:
-            raise ValueError(f"values: {mv.nbytes // 4} floats, "
-                             f"{want} expected")
-        if mv.readonly:
-            if writable:
-                raise ValueError("out: read-only")
-            return (ctypes.c_float * want).from_buffer_copy(mv)
-        return (ctypes.c_float * want).from_buffer(mv.cast("B"))
+    def _rows(self, nkeys: int, lens: Any) -> Optional[Tuple[int, int]]:
+        """The 2-D shape values may also have: (keys, val_len)."""
+        return None if lens is not None or not self.val_len else \
+            (nkeys, self.val_len)
 
-    def _call(self, fn: Callable[..., None], keys: Any, vals: Any,
+    def _values(self, vals: Any, want: int, writable: bool,
+                rows: Optional[Tuple[int, int]] = None) -> _arrays.Mem:
+        """The memory of ``want`` values of the worker's type in
+        ``vals`` (:func:`bx._arrays.values`): as it is when contiguous,
+        else copied once (push) or refused (``out=``)."""
+        return _arrays.values(vals, self.dtype, want, writable,
+                              "out" if writable else "values", rows)
+
+    def _out(self, keys: Any, n: int, rows: Optional[Tuple[int, int]]
+             ) -> Any:
+        """A new result of ``n`` values for a pull without ``out=``, of
+        the kind of ``keys``: a torch tensor, an ndarray, else an
+        ``array.array``."""
+        shape = rows if rows is not None else (n,)
+        if _arrays.is_tensor(keys):
+            return sys.modules["torch"].empty(shape, dtype=getattr(
+                sys.modules["torch"], self.dtype))
+        np = _arrays.numpy()
+        if np is not None and isinstance(keys, np.ndarray):
+            return np.empty(shape, dtype=self.dtype)
+        return array.array(_arrays.DTYPES[self.dtype][0], bytes(
+            _arrays.DTYPES[self.dtype][1] * n))
+
+    def _call(self, fn: Callable[..., None], keys: Any, vals: _arrays.Mem,
               lens: Any) -> None:
         n = len(keys)
         with self._lock:
             w = self._handle()
             try:
                 fn(w, ctypes.addressof(keys) if n else 0, n,
-                   ctypes.addressof(vals) if n else 0,
+                   vals.addr if n else 0,
                    ctypes.addressof(lens) if lens is not None and n else 0)
             except OSError as e:
                 _, e.server = self._lib.kv_last_error(w)
@@ -456,33 +516,103 @@ class Worker:
     # -- calls --
     def push(self, keys: Any, values: Any, lens: Any = None) -> None:
         """Apply ``values`` to ``keys`` on their servers (summed, or the
-        servers' ``apply``); ``lens``: each key's length (a uint32 buffer
-        or a sequence), the servers'. A push whose lengths are not the
-        server's is dropped there (counted in its ``bad``). Raises
-        :class:`OSError` with ``server``: ``EINVAL`` (``server`` -1) for
-        keys not strictly ascending, a length of 0 or neither ``lens``
-        nor ``val_len``,
-        ``ERANGE`` for a key outside the partition, or the failed
-        request's errno (``TimeoutError``, ``ConnectionResetError``: a
-        push of unknown outcome, ``EREMOTEIO``: refused by the server).
-        ``TypeError``/``ValueError`` for arguments of the wrong type or
-        size."""
+        servers' ``apply``).
+
+        ``keys``: integers of any type and container, strictly
+        ascending: a NumPy array or torch tensor of int64 (torch's index
+        type), uint64 or another integer type, a buffer, a sequence;
+        converted in one step, negative keys refused (``ValueError``).
+        ``values``: ``len(keys) * val_len`` float32 values (with
+        ``lens``: ``sum(lens)``) of shape ``(n,)`` or ``(len(keys),
+        val_len)``: a torch tensor, an ndarray, an object with
+        ``__dlpack__``, a buffer, or a sequence of numbers; used where
+        they lie (libbx copies them into its requests once), a
+        non-contiguous array or tensor copied once first. ``lens``: each
+        key's length (integers as ``keys``), the servers'. A push whose
+        lengths are not the server's is dropped there (counted in its
+        ``bad``).
+
+        Raises :class:`OSError` with ``server``: ``EINVAL`` (``server``
+        -1) for keys not strictly ascending, a length of 0 or neither
+        ``lens`` nor ``val_len``, ``ERANGE`` for a key outside the
+        partition, or the failed request's errno (``TimeoutError``,
+        ``ConnectionResetError``: a push of unknown outcome,
+        ``EREMOTEIO``: refused by the server). ``TypeError`` for values
+        of another type than float32 or keys not integers,
+        ``ValueError`` for a wrong size or shape."""
         k = _uints(keys, ctypes.c_uint64, "keys")
         cl, n = self._lens(lens, len(k))
-        self._call(self._lib.kv_push, k, self._values(values, n, False), cl)
+        self._call(self._lib.kv_push, k,
+                   self._values(values, n, False, self._rows(len(k), lens)),
+                   cl)
 
     def pull(self, keys: Any, out: Any = None, lens: Any = None) -> Any:
-        """The values of ``keys``: into ``out`` (a writable float32
-        buffer of ``len(keys) * val_len`` floats, or ``sum(lens)``; a
-        :meth:`buffer` for no copy) and returned, or, without ``out``,
-        into a new ``array.array('f')``. Lengths not the server's:
+        """The values of ``keys`` (as for :meth:`push`), into ``out`` and
+        returned.
+
+        ``out``: a writable, contiguous float32 tensor, ndarray or buffer
+        of ``len(keys) * val_len`` values (``sum(lens)``), shape ``(n,)``
+        or ``(len(keys), val_len)``; in the worker's region
+        (:meth:`empty`, :meth:`buffer`) the values land there with no
+        copy at all, elsewhere libbx copies them in once. Another type:
+        ``TypeError``; another size or shape, read-only or not
+        contiguous: ``ValueError``. Without ``out``: a new tensor of
+        shape ``(len(keys), val_len)`` if ``keys`` is a tensor, a new
+        ndarray if it is an ndarray (``(sum(lens),)`` with ``lens``),
+        else a flat ``array.array('f')``. Lengths not the server's:
         ``EREMOTEIO`` (refused)."""
         k = _uints(keys, ctypes.c_uint64, "keys")
         cl, n = self._lens(lens, len(k))
+        rows = self._rows(len(k), lens)
         if out is None:
-            out = array.array("f", bytes(4 * n))
-        self._call(self._lib.kv_pull, k, self._values(out, n, True), cl)
+            out = self._out(keys, n, rows)
+        self._call(self._lib.kv_pull, k, self._values(out, n, True, rows),
+                   cl)
         return out
+
+    def empty(self, shape: Any, dtype: Any = None) -> Any:
+        """A tensor or ndarray of ``shape`` in the worker's region: a pull
+        into it moves no byte through the CPU in this process, a push
+        from it is copied once by libbx (as any other memory).
+
+        ``dtype``: a ``torch.dtype`` gives a tensor (``None``:
+        ``torch.float32``, as ``torch.empty``), a NumPy dtype or its name
+        an ndarray (:meth:`empty_array`). Its memory is returned to the
+        region when the tensor or array (and every view of it) is gone,
+        or when the worker closes (views then read zeros). bx.kv's calls
+        take float32; other types are for the typed values to come."""
+        if dtype is None:
+            try:
+                import torch
+            except ImportError:
+                raise TypeError("Worker.empty: no torch; "
+                                "use empty_array() for an ndarray") \
+                    from None
+            dtype = torch.float32
+        return _arrays.empty_over(self._block, shape, dtype)
+
+    def empty_array(self, shape: Any, dtype: Any = "float32") -> Any:
+        """:meth:`empty` as a NumPy array (``dtype`` a NumPy dtype)."""
+        return _arrays.empty_over(self._block, shape, dtype)
+
+    def _block(self, nbytes: int) -> Any:
+        """Region memory that goes back to the region with the last
+        reference to it."""
+        addr = self._lib.kv_buf_alloc(self._handle(), nbytes)
+        blk = _block_type(nbytes).from_address(addr)
+        self._bufs[addr] = blk
+        blk._worker = weakref.ref(self)
+        weakref.finalize(blk, Worker._release_block, blk._worker, addr)
+        return blk
+
+    @staticmethod
+    def _release_block(ref: Any, addr: int) -> None:
+        w = ref()
+        if w is not None and w._w is not None:
+            try:
+                w._lib.kv_buf_free(w._w, addr)
+            except (OSError, ValueError):
+                pass
 
     # -- lifetime --
     @property

@@ -1,45 +1,85 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
-"""A parameter server for a sparse-embedding model, over bx (bx.kv) or
-over torch.distributed.rpc (TensorPipe over TCP), side by side.
+"""A parameter server for a sparse-embedding model, over bx (bx.kv) and
+over torch.distributed.rpc pinned to each of TensorPipe's transports,
+side by side, launched by torchrun.
 
-The model: an embedding table of ROWS rows of DIM floats and a dense
-layer (DIM -> CLASSES, weights and bias), all kept on NSERVERS servers
-that own even ranges of the keys (rows 0 .. ROWS-1, then the dense
-layer's CLASSES weight rows and its bias row). Each step, each worker
-draws a deterministic batch (BATCH samples of BAG row ids and a label),
-pulls the rows it needs and the dense layer, computes the loss of
-mean(bag) -> linear -> cross-entropy with torch, and pushes its updates.
+The model: an embedding table of ROWS rows of DIM floats (default 1 M x
+64) and a dense layer (DIM -> CLASSES, weights and bias), all kept on
+NSERVERS servers. Rows are placed by a permutation of their ids (key =
+id * A mod ROWS, A coprime to ROWS), so that the hot low ids of the
+skewed batches spread over all servers' even key ranges; the dense
+layer's CLASSES weight rows and its bias row follow as keys ROWS ..
+ROWS + CLASSES. Each step, each worker draws a deterministic batch
+(BATCH samples of BAG row ids and a label), pulls the rows it needs and
+the dense layer, computes the loss of mean(bag) -> linear ->
+cross-entropy with torch, and pushes its updates (as tensors: int64
+keys, float32 values; over bx into and out of region-backed tensors).
 
-Updates are integers in units of 2^-8 (round(-lr * grad * 256), at
-most 32 units a step): sums of them are exact in float32 in any order,
-so whatever the transport and the interleaving of workers, the servers
-reach the same parameters bit for bit. Workers step in lock-step (a
-barrier after each push), so each step's pulls see all earlier pushes.
+Updates are integers in units of 2^-8 (round(-lr * grad * 256), at most
+32 units a step), summed by the servers as they arrive: sums of them
+are exact in float32 in any order. In lock-step (the default) the
+workers meet after their pulls and after their pushes, so each step's
+pulls see exactly the earlier steps' pushes, and every transport reaches
+the same parameters bit for bit, as does the one-process reference
+(--transport local); each server hashes its shard, and worker 0 prints
+"embedding_ps: transport=T params sha256 HEX" (the sha256 of the
+shards' sha256s). --free lets the workers run without meeting
+(Hogwild-style; the parameters then depend on the interleaving).
 
-    # servers (one per host; --shard 0 .. NSERVERS-1)
-    embedding_ps.py serve --transport bx --shard 0 --nservers 2
-    embedding_ps.py serve --transport rpc --shard 0 --nservers 2 \\
-        --master 192.0.2.1 --workers 1
-    # the workers (processes on this host), then the final parameters
-    embedding_ps.py train --transport bx --servers 192.0.2.2,192.0.2.3
-    embedding_ps.py train --transport rpc --nservers 2 --master 192.0.2.1
+Launch: every process by torchrun (or any launcher that sets
+MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE); the last NSERVERS ranks
+serve, the others are workers; all find each other through
+torch.distributed's store (bx.torch.rendezvous(): the servers publish
+their address, service and key range, the workers read them, barriers
+and shutdown go through the store too)::
 
-Each worker prints a line "embedding_ps: ..." with its per-step time,
-pull and push latency percentiles (microseconds) and CPU time per step;
-worker 0 then pulls every parameter and prints
-"embedding_ps: params sha256 HEX" (--dump FILE: and saves them, .npy).
+    # three hosts: workers on the first, a server on each other
+    torchrun --nnodes 3 --node_rank 0 --nproc_per_node 2 \\
+        --master_addr 192.0.2.1 --master_port 29500 \\
+        embedding_ps.py --nservers 2 --transport bx,rpc-uv,rpc-ibv
+    torchrun --nnodes 3 --node_rank 1 --nproc_per_node 1 ... (same)
+    torchrun --nnodes 3 --node_rank 2 --nproc_per_node 1 ... (same)
+    # the reference, one process
+    embedding_ps.py --transport local --workers 2
 
---step-log FILE (default: $EMBEDDING_PS_STEP_LOG) also records every
-step, for plots: each worker appends lines
-"embedding_ps: steps transport=T worker=W from=S step_ms=A,B,..
-pull_us=A,B,.. push_us=A,B,.." (STEP_LOG_CHUNK steps a line, from step
-S on) to FILE, or prints them before its summary line if FILE is "-".
+(torch 1.13's torchrun on Python 3.11 needs --redirects 1 --tee 1:
+its default, 0, fails.) --transport takes a list, run one after the
+other in the same processes (torch is imported once):
+
+bx        bx.kv over /dev/bx: RDMA over the host's rxe device, one shared
+          connection per peer host; the servers are libbx's C serving
+          thread (bxkv), the worker's pull lands in its region.
+rpc-uv    torch.distributed.rpc, TensorPipe pinned to its uv transport
+          (TCP) and basic channel; the servers are Python functions.
+rpc-ibv   the same pinned to TensorPipe's ibv transport (RDMA verbs on
+          the host's device); "unavailable: WHY" when a process has no
+          device or libibverbs.
+local     the one-process reference (--workers simulated in lock-step).
+
+Each worker prints "embedding_ps: transport=T worker=R ..." with its
+step time, pull and push latency percentiles (microseconds) and CPU
+time per step; worker 0 also "embedding_ps: transport=T servers ..."
+with the servers' process CPU and their hosts' CPU per step (measured
+on the servers, over the training steps only), the keys each served
+(the balance), and the RDMA packets and TCP segments their hosts sent
+meanwhile (what the transport really ran on). --step-log FILE (default
+$EMBEDDING_PS_STEP_LOG) records every step: lines "embedding_ps: steps
+transport=T worker=W from=S step_ms=A,B,.. pull_us=A,B,.. push_us=..."
+(STEP_LOG_CHUNK steps a line), or printed before the summary if FILE is
+"-". Worker 0 says "embedding_ps: progress transport=T step S of N"
+every --progress seconds (10).
+
+Hooks for what comes with bx.kv's asynchronous calls: Transport.pull_async
+(overlapping step n + 1's pull with step n's push: --overlap) and a
+synchronous-aggregation mode (--mode sync, all workers' updates of a
+step summed by a server handler before the next pull).
 """
 
 import argparse
+import ctypes
+import glob
 import hashlib
-import multiprocessing as mp
 import os
 import resource
 import signal
@@ -52,9 +92,23 @@ import numpy as np
 SCALE = 256.0           # updates are integers in units of 1/SCALE
 MAX_UNITS = 32          # per key and step
 STEP_LOG_CHUNK = 50     # steps per line of --step-log
+INIT_CHUNK = 65536      # keys per piece of the initial values
+TRANSPORTS = ("bx", "rpc-uv", "rpc-ibv", "local")
+
+WHAT = {
+    "bx": "bx.kv over /dev/bx (RDMA RC over the host's rxe/RoCE device, "
+          "one shared connection per peer host); servers: libbx's bxkv "
+          "serving thread (C); worker pulls land in region-backed tensors",
+    "rpc-uv": "torch.distributed.rpc, TensorPipe pinned to transport uv "
+              "(TCP) and channel basic; servers: Python functions (GIL)",
+    "rpc-ibv": "torch.distributed.rpc, TensorPipe pinned to transport ibv "
+               "(RDMA verbs, RC over the host's rxe/RoCE device) and "
+               "channel basic; servers: Python functions (GIL)",
+    "local": "the one-process reference (no network)",
+}
 
 
-# ---- the model's parameters ---------------------------------------------------
+# ---- the model's parameters -------------------------------------------------------
 
 class Shape:
     def __init__(self, a):
@@ -63,11 +117,21 @@ class Shape:
             raise SystemExit("--classes must be at most --dim")
         self.keys = self.rows + self.classes + 1     # + weight rows, bias
         self.nservers = a.nservers
+        # The permutation of row ids: key = id * mult mod rows.
+        m = max(1, int(self.rows * 0.6180339887))
+        while np.gcd(m, self.rows) != 1:
+            m += 1
+        self.mult = np.uint64(m)
 
     def bounds(self):
         """Server s owns [b[s], b[s + 1]): bxkv's even split."""
         n, k = self.nservers, self.keys
         return [s * (k // n) + min(s, k % n) for s in range(n + 1)]
+
+    def row_keys(self, ids):
+        """The keys of row ids (uint64 arrays): a permutation of [0,
+        rows), so that the hot ids spread over the servers."""
+        return (ids * self.mult) % np.uint64(self.rows)
 
     def dense_keys(self):
         return np.arange(self.rows, self.keys, dtype=np.uint64)
@@ -82,11 +146,19 @@ def mix(x):
     return x ^ (x >> np.uint64(16))
 
 
-def initial(keys, dim):
-    """Initial values of keys: multiples of 1/SCALE in [-0.25, 0.25]."""
-    k = np.asarray(keys, dtype=np.uint64)[:, None] * np.uint64(dim) + \
+def initial(begin, end, dim):
+    """Initial values of keys [begin, end): multiples of 1/SCALE in
+    [-0.25, 0.25]."""
+    k = np.arange(begin, end, dtype=np.uint64)[:, None] * np.uint64(dim) + \
         np.arange(dim, dtype=np.uint64)
     return ((mix(k) % np.uint64(129)).astype(np.float32) - 64) / SCALE
+
+
+def fill_initial(store, begin, dim):
+    """store[i] = the initial values of key begin + i, piece by piece."""
+    for i in range(0, len(store), INIT_CHUNK):
+        j = min(i + INIT_CHUNK, len(store))
+        store[i:j] = initial(begin + i, begin + j, dim)
 
 
 def batch(step, worker, a):
@@ -100,171 +172,201 @@ def batch(step, worker, a):
     return ids, labels
 
 
-# ---- transports -------------------------------------------------------------------
+def shard_result(vals):
+    """A shard's sha256 and whether every value is a multiple of
+    1/SCALE (the updates stayed exact), piece by piece."""
+    h = hashlib.sha256()
+    exact = True
+    for i in range(0, len(vals), INIT_CHUNK):
+        v = np.ascontiguousarray(vals[i:i + INIT_CHUNK])
+        h.update(memoryview(v).cast("B"))
+        s = v * np.float32(SCALE)
+        exact = exact and bool(np.array_equal(s, np.round(s)))
+    return h.hexdigest(), exact
 
-class BxTransport:
-    """A bx.kv worker of the servers."""
 
-    name = "bx"
+def params_digest(shas):
+    """The parameters' digest: sha256 of the shards' sha256s in order."""
+    return hashlib.sha256(",".join(shas).encode()).hexdigest()
 
-    def __init__(self, a, shape):
-        from bx import kv
-        self.w = kv.Worker(a.servers.split(","), key_max=shape.keys,
-                           val_len=shape.dim, service=a.service,
-                           timeout_ms=60000)
-        self.dim = shape.dim
+
+# ---- what a host spent: for the servers' figures --------------------------------
+
+def host_counters():
+    """This host's busy CPU (ms), RDMA packets sent (every device's
+    port counters) and TCP segments sent."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    busy = sum(v) - v[3] - (v[4] if len(v) > 4 else 0)
+    tick = os.sysconf("SC_CLK_TCK")
+    pkts = 0
+    for p in glob.glob("/sys/class/infiniband/*/ports/*/hw_counters/"
+                       "sent_pkts"):
+        try:
+            with open(p) as f:
+                pkts += int(f.read())
+        except (OSError, ValueError):
+            pass
+    segs = 0
+    try:
+        with open("/proc/net/snmp") as f:
+            rows = [ln.split() for ln in f if ln.startswith("Tcp:")]
+        segs = int(rows[1][rows[0].index("OutSegs")])
+    except (OSError, ValueError, IndexError):
+        pass
+    return busy * 1000.0 / tick, pkts, segs
+
+
+def process_cpu_ms():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return (ru.ru_utime + ru.ru_stime) * 1e3
+
+
+def ibv_problem():
+    """Why TensorPipe's ibv transport cannot run in this process, or
+    None."""
+    devs = sorted(glob.glob("/sys/class/infiniband/*"))
+    if not devs:
+        return "no RDMA device (/sys/class/infiniband is empty)"
+    active = [d for d in devs for p in glob.glob(d + "/ports/*/state")
+              if "ACTIVE" in open(p).read()]
+    if not active:
+        return f"no active RDMA port ({', '.join(map(os.path.basename, devs))})"
+    try:
+        ctypes.CDLL("libibverbs.so.1")
+    except OSError as e:
+        return f"libibverbs.so.1 not loadable ({e})"
+    return None
+
+
+# ---- transports ----------------------------------------------------------------------
+
+def _done_future(value):
+    """A completed future of the type bx.kv's asynchronous calls will
+    return."""
+    from bx import kv
+    f = kv.future_type()()
+    f.set_result(value)
+    return f
+
+
+class Transport:
+    """pull(keys) -> (n, dim) float32 tensor; push(keys, deltas); keys an
+    int64 tensor, ascending."""
+
+    def pull_async(self, keys):
+        """Phase 2's hook: a future of pull(keys). Until bx.kv has
+        asynchronous calls, the pull happens here and now."""
+        return _done_future(self.pull(keys))
+
+    def pushed_per_server(self):
+        return None
+
+    def close(self):
+        pass
+
+
+class BxTransport(Transport):
+    """A bx.kv worker of the published servers; pulls land in a
+    region-backed tensor (no copy in this process)."""
+
+    def __init__(self, a, shape, rdv):
+        import torch
+        self.w = rdv.worker(a.nservers, timeout_ms=120000)
+        self.b = np.array(shape.bounds(), dtype=np.int64)
+        self.cap = a.batch * a.bag + shape.classes + 1
+        self.out = self.w.empty((self.cap, shape.dim), dtype=torch.float32)
+        self.pushed = np.zeros(a.nservers, dtype=np.int64)
 
     def pull(self, keys):
-        out = np.empty(len(keys) * self.dim, dtype=np.float32)
+        out = self.out[:len(keys)]
         self.w.pull(keys, out)
-        return out.reshape(-1, self.dim)
+        return out
 
     def push(self, keys, deltas):
-        self.w.push(keys, np.ascontiguousarray(deltas, dtype=np.float32))
+        self.w.push(keys, deltas)
+        s = np.searchsorted(self.b, keys.numpy(), side="right") - 1
+        self.pushed += np.bincount(s, minlength=len(self.pushed))
+
+    def pushed_per_server(self):
+        return self.pushed.tolist()
 
     def close(self):
         self.w.close()
 
 
-# torch.distributed.rpc: each server process holds its range in _STORE;
+# torch.distributed.rpc: each server process holds its range in _SHARD;
 # workers call these (module-level, so that RPC can name them).
-_STORE = {}
+_SHARD = {}
 
 
 def _rpc_pull(keys):
-    import torch
-    s = _STORE["t"]
-    return s[torch.as_tensor(keys, dtype=torch.int64) - _STORE["begin"]]
+    with _SHARD["lock"]:             # RPC's threads: the count exact
+        _SHARD["pulled"] += len(keys)
+    return _SHARD["t"][keys - _SHARD["begin"]]
 
 
 def _rpc_push(keys, deltas):
-    import torch
-    with _STORE["lock"]:
-        s = _STORE["t"]
-        s.index_add_(0, torch.as_tensor(keys, dtype=torch.int64) -
-                     _STORE["begin"], deltas)
+    with _SHARD["lock"]:
+        _SHARD["t"].index_add_(0, keys - _SHARD["begin"], deltas)
+        _SHARD["pushed"] += len(keys)
 
 
-class RpcTransport:
-    """Keys split per server and sent at once (rpc_async), as bxkv does."""
+class RpcTransport(Transport):
+    """Keys split per server and sent at once (rpc_async), as bxkv
+    does."""
 
-    name = "rpc"
-
-    def __init__(self, a, shape):
-        self.b = np.array(shape.bounds(), dtype=np.uint64)
+    def __init__(self, a, shape, rdv):
+        self.b = np.array(shape.bounds(), dtype=np.int64)
         self.dim = shape.dim
 
     def _split(self, keys):
-        cut = np.searchsorted(keys, self.b[1:-1])
+        cut = np.searchsorted(keys.numpy(), self.b[1:-1])
         return np.split(np.arange(len(keys)), cut)
 
     def pull(self, keys):
-        from torch.distributed import rpc
-        futs = []
-        for s, idx in enumerate(self._split(keys)):
-            if len(idx):
-                futs.append((idx, rpc.rpc_async(
-                    f"ps{s}", _rpc_pull,
-                    args=(keys[idx].astype(np.int64),))))
-        out = np.empty((len(keys), self.dim), dtype=np.float32)
-        for idx, f in futs:
-            out[idx] = f.wait().numpy()
-        return out
-
-    def push(self, keys, deltas):
         import torch
         from torch.distributed import rpc
         futs = []
         for s, idx in enumerate(self._split(keys)):
             if len(idx):
-                futs.append(rpc.rpc_async(
-                    f"ps{s}", _rpc_push,
-                    args=(keys[idx].astype(np.int64),
-                          torch.from_numpy(np.ascontiguousarray(
-                              deltas[idx], dtype=np.float32)))))
+                futs.append((idx, rpc.rpc_async(
+                    f"ps{s}", _rpc_pull, args=(keys[idx],))))
+        out = torch.empty((len(keys), self.dim))
+        for idx, f in futs:
+            out[idx] = f.wait()
+        return out
+
+    def push(self, keys, deltas):
+        from torch.distributed import rpc
+        futs = []
+        for s, idx in enumerate(self._split(keys)):
+            if len(idx):
+                futs.append(rpc.rpc_async(f"ps{s}", _rpc_push,
+                                          args=(keys[idx], deltas[idx])))
         for f in futs:
             f.wait()
 
-    def close(self):
-        pass
 
-
-class LocalTransport:
-    """All parameters in this process (one worker): the reference."""
-
-    name = "local"
-
-    def __init__(self, a, shape):
-        keys = np.arange(shape.keys, dtype=np.uint64)
-        self.t = initial(keys, shape.dim)
-
-    def pull(self, keys):
-        return self.t[keys.astype(np.int64)].copy()
-
-    def push(self, keys, deltas):
-        np.add.at(self.t, keys.astype(np.int64), deltas)
-
-    def close(self):
-        pass
-
-
-def rpc_env(a):
-    os.environ.setdefault("MASTER_ADDR", a.master)
-    os.environ.setdefault("MASTER_PORT", str(a.port))
+def rpc_init(a, name, rank, world, tp):
+    """torch.distributed.rpc over TensorPipe's transport tp (uv, ibv)
+    alone, and its basic channel (the tensors over that transport too),
+    meeting through env:// (the launcher's store)."""
+    from torch.distributed import rpc
     if a.ifname:
         os.environ.setdefault("TP_SOCKET_IFNAME", a.ifname)
         os.environ.setdefault("GLOO_SOCKET_IFNAME", a.ifname)
-
-
-def rpc_init(a, name, rank):
-    from torch.distributed import rpc
-    rpc_env(a)
-    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=4,
-                                           rpc_timeout=120,
-                                           init_method=f"tcp://{a.master}:"
-                                           f"{a.port}")
-    rpc.init_rpc(name, rank=rank, world_size=a.nservers + a.workers,
+    opts = rpc.TensorPipeRpcBackendOptions(
+        num_worker_threads=4, rpc_timeout=300, init_method="env://",
+        _transports=[tp], _channels=["basic"])
+    rpc.init_rpc(name, rank=rank, world_size=world,
                  rpc_backend_options=opts)
 
 
-# ---- serve ----------------------------------------------------------------------------
-
-def serve(a):
-    shape = Shape(a)
-    b = shape.bounds()
-    begin, end = b[a.shard], b[a.shard + 1]
-    init = initial(np.arange(begin, end, dtype=np.uint64), shape.dim)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    if a.transport == "bx":
-        from bx import kv
-        with kv.Server(begin, end, shape.dim, a.service) as srv:
-            np.asarray(srv.values)[:] = init
-            srv.start()
-            print(f"embedding_ps: serving [{begin}, {end}) ready",
-                  flush=True)
-            while not stop.wait(0.2):
-                pass
-            srv.stop()
-            st = srv.stats()
-        print(f"embedding_ps: served pulls {st.pulls} pushes {st.pushes} "
-              f"bad {st.bad} errors {st.errors}", flush=True)
-        return 0
-    import torch
-    from torch.distributed import rpc
-    _STORE.update(t=torch.from_numpy(init), begin=begin,
-                  lock=threading.Lock())
-    print(f"embedding_ps: serving [{begin}, {end}) ready", flush=True)
-    rpc_init(a, f"ps{a.shard}", a.workers + a.shard)
-    rpc.shutdown()          # waits for every worker's shutdown
-    print("embedding_ps: served", flush=True)
-    return 0
-
-
-# ---- train ------------------------------------------------------------------------------
+# ---- the steps ---------------------------------------------------------------------------
 
 def say(line):
-    """One line in one write: worker processes share stdout."""
+    """One line in one write: processes share stdout."""
     os.write(1, (line + "\n").encode())
 
 
@@ -294,140 +396,319 @@ def step_log(path, name, rank, steps, pulls, pushes):
         os.close(fd)
 
 
-def step_update(rows, inv, dense, labels, a):
-    """The loss of a step and the integer updates of its pulled rows and
-    of the dense layer."""
+def step_keys(s, rank, a, shape):
+    """A step's keys (an ascending int64 tensor: the batch's rows, then
+    the dense layer's), the index of each sample's rows among them, and
+    the labels."""
+    import torch
+    ids, labels = batch(s, rank, a)
+    uniq, inv = np.unique(shape.row_keys(ids.ravel()), return_inverse=True)
+    keys = np.concatenate([uniq, shape.dense_keys()]).astype(np.int64)
+    return torch.from_numpy(keys), len(uniq), torch.from_numpy(inv), \
+        torch.from_numpy(labels)
+
+
+def step_update(vals, nrows, inv, labels, a):
+    """The loss of a step and the integer updates (a float32 tensor) of
+    its pulled rows and the dense layer."""
     import torch
     import torch.nn.functional as F
-    r = torch.from_numpy(rows).requires_grad_(True)
-    d = torch.from_numpy(dense).requires_grad_(True)
-    x = r[torch.from_numpy(inv)].view(a.batch, a.bag, a.dim).mean(1)
+    p = vals.detach().requires_grad_(True)
+    r, d = p[:nrows], p[nrows:]
+    x = r[inv].view(a.batch, a.bag, a.dim).mean(1)
     w, bias = d[:a.classes], d[a.classes, :a.classes]
-    loss = F.cross_entropy(x @ w.t() + bias, torch.from_numpy(labels))
+    loss = F.cross_entropy(x @ w.t() + bias, labels)
     loss.backward()
-
-    def units(g):
-        u = torch.round(-a.lr * g * SCALE).clamp_(-MAX_UNITS, MAX_UNITS)
-        return (u / SCALE).numpy()
-    return float(loss), units(r.grad), units(d.grad)
+    u = torch.round(-a.lr * p.grad * SCALE).clamp_(-MAX_UNITS, MAX_UNITS)
+    return float(loss), u / SCALE
 
 
-def worker(a, rank, barrier):
+def train(a, name, rank, nworkers, shape, rdv, tp):
+    """A worker's steps over tp; returns its summary line."""
     import torch
     torch.set_num_threads(1)
-    shape = Shape(a)
-    if a.transport == "rpc":
-        rpc_init(a, f"worker{rank}", rank)
-    tp = {"bx": BxTransport, "rpc": RpcTransport,
-          "local": LocalTransport}[a.transport](a, shape)
-    dk = shape.dense_keys()
+    lock = not a.free and nworkers > 1
     pulls, pushes, steps, losses = [], [], [], []
-    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = process_cpu_ms()
+    shown = time.monotonic()
     for s in range(a.steps):
+        if rank == 0 and a.progress and \
+                time.monotonic() - shown >= a.progress:
+            shown = time.monotonic()
+            say(f"embedding_ps: progress transport={name} step {s} of "
+                f"{a.steps}")
         t0 = time.perf_counter()
-        ids, labels = batch(s, rank, a)
-        uniq, inv = np.unique(ids.ravel(), return_inverse=True)
-        keys = np.concatenate([uniq, dk])
+        keys, nrows, inv, labels = step_keys(s, rank, a, shape)
         t1 = time.perf_counter()
-        vals = tp.pull(keys)
+        # --overlap (phase 2): step s + 1's pull_async would be issued
+        # here, before step s's push, and waited for at the next step.
+        vals = tp.pull_async(keys).wait()
         t2 = time.perf_counter()
-        loss, du, dd = step_update(vals[:len(uniq)], inv,
-                                   vals[len(uniq):], labels, a)
+        if lock:
+            rdv.barrier("pulled", nworkers)
+        loss, deltas = step_update(vals, nrows, inv, labels, a)
         t3 = time.perf_counter()
-        tp.push(keys, np.concatenate([du, dd]))
+        tp.push(keys, deltas)
         t4 = time.perf_counter()
-        if barrier is not None:
-            barrier.wait()
+        if lock:
+            rdv.barrier("pushed", nworkers)
         pulls.append((t2 - t1) * 1e6)
         pushes.append((t4 - t3) * 1e6)
         steps.append((time.perf_counter() - t0) * 1e3)
         losses.append(loss)
-    ru1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (ru1.ru_utime - ru0.ru_utime + ru1.ru_stime - ru0.ru_stime)
+    cpu = process_cpu_ms() - cpu0
     n = max(a.steps, 1)
     if a.step_log:
-        step_log(a.step_log, tp.name, rank, steps, pulls, pushes)
-    say(f"embedding_ps: transport={tp.name} worker={rank} steps={a.steps} "
-          f"step_ms_mean={np.mean(steps):.3f} step_ms_p50={pct(steps, 50):.3f} "
-          f"step_ms_p99={pct(steps, 99):.3f} "
-          f"pull_us_p50={pct(pulls, 50):.0f} pull_us_p99={pct(pulls, 99):.0f} "
-          f"push_us_p50={pct(pushes, 50):.0f} push_us_p99={pct(pushes, 99):.0f} "
-          f"cpu_ms_per_step={cpu * 1e3 / n:.3f} "
-          f"loss_first={losses[0] if losses else 0:.4f} "
-          f"loss_last={losses[-1] if losses else 0:.4f}")
+        step_log(a.step_log, name, rank, steps, pulls, pushes)
+    return (f"embedding_ps: transport={name} worker={rank} steps={a.steps} "
+            f"step_ms_mean={np.mean(steps) if steps else 0:.3f} "
+            f"step_ms_p50={pct(steps, 50):.3f} "
+            f"step_ms_p99={pct(steps, 99):.3f} "
+            f"pull_us_p50={pct(pulls, 50):.0f} "
+            f"pull_us_p99={pct(pulls, 99):.0f} "
+            f"push_us_p50={pct(pushes, 50):.0f} "
+            f"push_us_p99={pct(pushes, 99):.0f} "
+            f"cpu_ms_per_step={cpu / n:.3f} "
+            f"loss_first={losses[0] if losses else 0:.4f} "
+            f"loss_last={losses[-1] if losses else 0:.4f}")
+
+
+# ---- the roles of one transport ---------------------------------------------------------
+
+def worker_run(a, name, rank, nworkers, world, shape, store):
+    from bx import kv
+    rdv = kv.Rendezvous(store, prefix=f"embedding_ps/{name}", timeout=600)
+    if name == "rpc-ibv":
+        # Every process says whether ibv can run there; all skip if one
+        # cannot (init_rpc would hang or fail on some ranks only).
+        rdv.put(f"ibv/{rank}", ibv_problem())
+        why = [p for r in range(world)
+               if (p := rdv.get(f"ibv/{r}")) is not None]
+        if why:
+            if rank == 0:
+                say(f"embedding_ps: transport={name} unavailable: "
+                    f"{why[0]}")
+            return 0
+    if name == "bx":
+        tp = BxTransport(a, shape, rdv)
+    else:
+        rpc_init(a, f"worker{rank}", rank, world, name[4:])
+        tp = RpcTransport(a, shape, rdv)
+    rdv.barrier("ready", nworkers)
+    if rank == 0:
+        rdv.put("train/start", time.time())
+    line = train(a, name, rank, nworkers, shape, rdv, tp)
+    rdv.put(f"pushed/{rank}", tp.pushed_per_server())
+    rdv.barrier("trained", nworkers)
+    if rank == 0:
+        rdv.put("train/end", time.time())
+    say(line)
     rc = 0
     if rank == 0:
-        allk = np.arange(shape.keys, dtype=np.uint64)
-        params = np.concatenate([tp.pull(allk[i:i + 4096])
-                                 for i in range(0, len(allk), 4096)])
-        digest = hashlib.sha256(params.tobytes()).hexdigest()
-        say(f"embedding_ps: params sha256 {digest}")
-        if a.dump:
-            np.save(a.dump, params)
-        # Every value a multiple of 1/SCALE: the updates stayed exact.
-        if not np.array_equal(params * SCALE, np.round(params * SCALE)):
-            print("embedding_ps: parameters not multiples of 1/256",
-                  file=sys.stderr)
+        res = [rdv.get(f"result/{s}") for s in range(a.nservers)]
+        n = max(a.steps, 1)
+        say(f"embedding_ps: transport={name} servers={a.nservers} "
+            f"server_cpu_ms_per_step="
+            f"{sum(r['cpu_ms'] for r in res) / n:.3f} "
+            f"server_host_cpu_ms_per_step="
+            f"{sum(r['host_cpu_ms'] for r in res) / n:.3f} "
+            f"keys_pulled={','.join(str(r['pulled']) for r in res)} "
+            f"keys_pushed={','.join(str(r['pushed']) for r in res)} "
+            f"rdma_pkts={sum(r['rdma_pkts'] for r in res)} "
+            f"tcp_segs={sum(r['tcp_segs'] for r in res)}")
+        say(f"embedding_ps: transport={name} params sha256 "
+            f"{params_digest([r['sha256'] for r in res])}")
+        if not all(r["exact"] for r in res):
+            say(f"embedding_ps: transport={name}: parameters not "
+                "multiples of 1/256")
             rc = 1
     tp.close()
-    if a.transport == "rpc":
+    rdv.done()
+    if name != "bx":
         from torch.distributed import rpc
         rpc.shutdown()
     return rc
 
 
-def _worker_main(a, rank, barrier):
-    sys.exit(worker(a, rank, barrier))
+def server_run(a, name, s, nworkers, world, rank, shape, store):
+    from bx import kv
+    rdv = kv.Rendezvous(store, prefix=f"embedding_ps/{name}", timeout=600)
+    b = shape.bounds()
+    begin, end = b[s], b[s + 1]
+    if name == "rpc-ibv":
+        rdv.put(f"ibv/{rank}", ibv_problem())
+        if any(rdv.get(f"ibv/{r}") is not None for r in range(world)):
+            return 0
+    srv = None
+    if name == "bx":
+        srv = rdv.serve(s, a.nservers, bounds=b, val_len=shape.dim,
+                        service=a.service, start=False)
+        fill_initial(srv.array(), begin, shape.dim)
+        srv.start()
+        rdv.publish(srv.bx_info)
+        vals = srv.array()
+    else:
+        import torch
+        t = torch.empty((end - begin, shape.dim))
+        fill_initial(t.numpy(), begin, shape.dim)
+        _SHARD.update(t=t, begin=begin, lock=threading.Lock(), pulled=0,
+                      pushed=0)
+        vals = t.numpy()
+        rpc_init(a, f"ps{s}", rank, world, name[4:])
+    say(f"embedding_ps: transport={name} server {s} of {a.nservers} "
+        f"[{begin}, {end}) ready")
+    # No deadline while the workers train: they take what they take.
+    rdv.get("train/start", timeout=86400)
+    cpu0, (host0, pk0, sg0) = process_cpu_ms(), host_counters()
+    rdv.get("train/end", timeout=86400)
+    cpu1, (host1, pk1, sg1) = process_cpu_ms(), host_counters()
+    if srv is not None:
+        # Every push applied: as many keys as the workers pushed here.
+        want = sum(rdv.get(f"pushed/{r}")[s] for r in range(nworkers))
+        deadline = time.monotonic() + 120
+        while srv.stats().keys_pushed < want and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        st = srv.stats()
+        pulled, pushed = st.keys_pulled, st.keys_pushed
+    else:
+        with _SHARD["lock"]:
+            pulled, pushed = _SHARD["pulled"], _SHARD["pushed"]
+    sha, exact = shard_result(vals)
+    rdv.put(f"result/{s}", {"cpu_ms": cpu1 - cpu0,
+                            "host_cpu_ms": host1 - host0,
+                            "rdma_pkts": pk1 - pk0, "tcp_segs": sg1 - sg0,
+                            "pulled": pulled, "pushed": pushed,
+                            "sha256": sha, "exact": exact})
+    if srv is not None:
+        rdv.wait_done(nworkers)
+        st = srv.stats()
+        del vals
+        srv.close()
+        say(f"embedding_ps: transport={name} served pulls {st.pulls} "
+            f"pushes {st.pushes} bad {st.bad} errors {st.errors}")
+    else:
+        from torch.distributed import rpc
+        rpc.shutdown()          # waits for every worker's shutdown
+        say(f"embedding_ps: transport={name} served")
+    return 0
 
 
-def train(a):
-    if a.transport == "local" and a.workers != 1:
-        raise SystemExit("--transport local: one worker")
-    if a.workers == 1:
-        return worker(a, 0, None)
-    ctx = mp.get_context("fork")
-    barrier = ctx.Barrier(a.workers)
-    procs = [ctx.Process(target=_worker_main, args=(a, r, barrier))
-             for r in range(a.workers)]
-    for p in procs:
-        p.start()
-    rc = 0
-    for p in procs:
-        p.join()
-        rc |= p.exitcode != 0
-    return rc
+# ---- the reference ----------------------------------------------------------------------
 
+class LocalTransport(Transport):
+    """All parameters in this process: the reference."""
+
+    def __init__(self, shape):
+        self.t = np.empty((shape.keys, shape.dim), dtype=np.float32)
+        fill_initial(self.t, 0, shape.dim)
+
+    def pull(self, keys):
+        import torch
+        return torch.from_numpy(self.t[keys.numpy()])
+
+    def push(self, keys, deltas):
+        np.add.at(self.t, keys.numpy(), deltas.numpy())
+
+
+def local(a, shape):
+    """--workers simulated in lock-step: each step all pull the state
+    after the earlier steps, then all pushes are applied."""
+    tp = LocalTransport(shape)
+    losses = []
+    for s in range(a.steps):
+        pushes = []
+        for r in range(a.workers):
+            keys, nrows, inv, labels = step_keys(s, r, a, shape)
+            loss, deltas = step_update(tp.pull(keys), nrows, inv, labels, a)
+            pushes.append((keys, deltas))
+            losses.append(loss)
+        for keys, deltas in pushes:
+            tp.push(keys, deltas)
+    b = shape.bounds()
+    res = [shard_result(tp.t[b[s]:b[s + 1]]) for s in range(a.nservers)]
+    say(f"embedding_ps: transport=local workers={a.workers} "
+        f"steps={a.steps} loss_first={losses[0] if losses else 0:.4f} "
+        f"loss_last={losses[-1] if losses else 0:.4f}")
+    say(f"embedding_ps: transport=local params sha256 "
+        f"{params_digest([r[0] for r in res])}")
+    return 0 if all(r[1] for r in res) else 1
+
+
+# ---- main --------------------------------------------------------------------------------
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=["serve", "train"])
-    ap.add_argument("--transport", choices=["bx", "rpc", "local"],
-                    default="bx")
-    ap.add_argument("--shard", type=int, default=0, help="serve: which")
-    ap.add_argument("--nservers", type=int, default=2)
-    ap.add_argument("--servers", default="",
-                    help="bx: the servers' addresses, shard 0 first")
+    ap.add_argument("--transport", default="bx",
+                    help="a comma-separated list of "
+                    f"{', '.join(TRANSPORTS)}, run one after the other")
+    ap.add_argument("--nservers", type=int, default=2,
+                    help="the last NSERVERS ranks serve")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="local: the workers simulated (under a launcher "
+                    "the ranks before the servers are the workers)")
     ap.add_argument("--service", type=int, default=4400, help="bx")
-    ap.add_argument("--master", default="127.0.0.1",
-                    help="rpc: the address of worker 0 (rank 0)")
-    ap.add_argument("--port", type=int, default=29500, help="rpc")
-    ap.add_argument("--ifname", default="", help="rpc: TP_SOCKET_IFNAME")
-    ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--rows", type=int, default=20000)
-    ap.add_argument("--dim", type=int, default=16)
+    ap.add_argument("--ifname", default="",
+                    help="rpc: TP_SOCKET_IFNAME (e.g. eth0)")
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--dim", type=int, default=64)
     ap.add_argument("--classes", type=int, default=8)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--bag", type=int, default=4)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--lr", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--dump", default="", help="train: save the params")
+    ap.add_argument("--free", action="store_true",
+                    help="workers do not meet each step (Hogwild-style; "
+                    "the parameters then depend on the interleaving)")
+    ap.add_argument("--mode", choices=["async", "sync"], default="async",
+                    help="async: each push applied as it arrives; sync: "
+                    "a step's updates summed before the next pull")
+    ap.add_argument("--overlap", choices=["off", "on"], default="off",
+                    help="pull step n + 1 while pushing step n")
+    ap.add_argument("--progress", type=float, default=10, metavar="SECS",
+                    help="worker 0 says which step it is at, every SECS "
+                    "seconds (0: never)")
     ap.add_argument("--step-log", metavar="FILE",
                     default=os.environ.get("EMBEDDING_PS_STEP_LOG", ""),
-                    help="train: append every step's times to FILE "
+                    help="append every step's times to FILE "
                     "('-': stdout; default $EMBEDDING_PS_STEP_LOG)")
     a = ap.parse_args(argv)
-    return serve(a) if a.cmd == "serve" else train(a)
+    names = [t for t in a.transport.split(",") if t]
+    bad = [t for t in names if t not in TRANSPORTS]
+    if bad or not names:
+        ap.error(f"--transport: {', '.join(bad) or 'none'}; one or more of "
+                 f"{', '.join(TRANSPORTS)}")
+    if a.mode == "sync" or a.overlap == "on":
+        ap.error("--mode sync and --overlap on need bx.kv's asynchronous "
+                 "calls and server handler (not yet in libbx)")
+    shape = Shape(a)
+    if names == ["local"]:
+        say(f"embedding_ps: run transport=local: {WHAT['local']}")
+        return local(a, shape)
+    if "local" in names:
+        ap.error("--transport local runs alone (one process)")
+    import bx.torch as bxt
+    rank, world = bxt.rank(), bxt.world_size()
+    nworkers = world - a.nservers
+    if nworkers < 1:
+        ap.error(f"WORLD_SIZE {world}: {a.nservers} servers and no worker "
+                 "(start with torchrun, the servers the last ranks)")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    store = bxt.store(timeout=600)
+    rc = 0
+    for name in names:
+        if rank == 0:
+            say(f"embedding_ps: run transport={name}: {WHAT[name]}; "
+                f"{nworkers} worker(s), {a.nservers} server(s), "
+                f"{shape.rows} rows x {shape.dim}, {a.steps} steps, "
+                f"{'free' if a.free else 'lock-step'}")
+        if rank < nworkers:
+            rc |= worker_run(a, name, rank, nworkers, world, shape, store)
+        else:
+            rc |= server_run(a, name, rank - nworkers, nworkers, world,
+                             rank, shape, store)
+    return rc
 
 
 if __name__ == "__main__":

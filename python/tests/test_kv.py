@@ -124,7 +124,7 @@ def test_bad_arguments(two):
     with pytest.raises(TypeError):
         w.push([1], np.zeros(VL, dtype=np.float64))       # not float32
     with pytest.raises(ValueError):
-        w.push([1], np.zeros((VL, 2), dtype=np.float32)[:, 0])  # strided
+        w.pull([1], np.zeros((VL, 2), dtype=np.float32)[:, 0])  # strided
     with pytest.raises(TypeError):
         w.pull([1], [0.0] * VL)                           # not writable
     ro = np.zeros(VL, dtype=np.float32)

@@ -108,6 +108,36 @@ def test_one_key_per_server_and_torch(w):
 
 
 @pytest.mark.skipif(OUTAGE, reason="outage round")
+def test_tensors_as_they_are(w):
+    """As a PyTorch user calls it: int64 tensor keys, (n, val_len)
+    tensors in and out, a region-backed tensor, strided values."""
+    torch = pytest.importorskip("torch")
+    keys = torch.arange(half - 500, half + 500, 9, dtype=torch.int64)
+    before = w.pull(keys)
+    assert before.shape == (len(keys), VL) and before.dtype == torch.float32
+    v = torch.arange(len(keys) * VL, dtype=torch.float32).view(-1, VL) % 7
+    w.push(keys, v)
+    out = torch.empty(len(keys), VL)
+    assert w.pull(keys, out) is out and torch.equal(out, before + v)
+    reg = w.empty((len(keys), VL))
+    w.pull(keys, reg)
+    assert torch.equal(reg, before + v)
+    wide = torch.zeros(len(keys) * VL, 2)
+    wide[:, 1] = 1.0
+    w.push(keys, wide[:, 1])                     # strided: copied once
+    w.pull(keys.numpy(), reg)                    # int64 ndarray keys
+    assert torch.equal(reg, before + v + 1)
+    with pytest.raises(ValueError, match="negative"):
+        w.pull(torch.tensor([-1, 2]))
+    with pytest.raises(ValueError, match="not contiguous"):
+        w.pull(keys, torch.zeros(len(keys) * VL, 2)[:, 0])
+    with pytest.raises(TypeError, match="float32"):
+        w.pull(keys, torch.zeros(len(keys), VL, dtype=torch.float64))
+    with pytest.raises(ValueError, match="shape"):
+        w.pull(keys, torch.zeros(VL, len(keys)))
+
+
+@pytest.mark.skipif(OUTAGE, reason="outage round")
 def test_bad_keys(w):
     with pytest.raises(OSError) as e:
         w.push([KEYS], ones(1))
