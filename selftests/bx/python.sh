@@ -22,15 +22,26 @@
 #             requests, a dense run across the boundary into a region
 #             buffer, bad keys; then 15 s of pushes while guest 2's link
 #             is down for 8 s: every push succeeds, each applied exactly
-#             once. The servers' "bad" counts 0
-#   torch     (three guests or more, and torch) examples/embedding_ps.py:
-#             guests 1 and 2 serve the halves of a sparse embedding
-#             model and its dense layer, guest 0's worker process(es)
-#             (BX_TORCH_WORKERS, default 1) train it BX_TORCH_STEPS
-#             (default 200) steps, over bx (bx.kv), then the same over
-#             torch.distributed.rpc (TensorPipe over TCP): both reach
-#             the same parameters, bit for bit (their sha256), and each
-#             reports its step time, pull and push latencies and CPU
+#             once. The servers' "bad" counts 0. The calls also come
+#             as PyTorch users make them: int64 keys (tensors and
+#             arrays), tensors in and out, a region-backed tensor
+#             (Worker.empty), strided values, negative keys and wrong
+#             out= refused
+#   torch     (three guests or more, and torch) examples/embedding_ps.py
+#             launched by torchrun on guests 0, 1 and 2 (three nodes;
+#             the processes meet through the agent's TCPStore): guests
+#             1 and 2 serve the halves of a sparse embedding model
+#             (BX_TORCH_ROWS x BX_TORCH_DIM, default 20000 x 16, rows
+#             permuted over the servers) and its dense layer, guest 0's
+#             worker process(es) (BX_TORCH_WORKERS, default 1) train it
+#             BX_TORCH_STEPS (default 50) steps, over each transport
+#             of BX_TORCH_TRANSPORTS in turn (default bx, then torch
+#             RPC pinned to TensorPipe's uv transport, TCP, then to its
+#             ibv transport, RDMA over rxe0): all reach the same
+#             parameters, bit for bit (their sha256), the servers' hosts
+#             sent RDMA packets over bx and ibv and none over uv, and
+#             each reports its step time, pull and push latencies, its
+#             CPU and the servers' per step
 . "$(dirname "$0")/lib.sh"
 
 PYDIR=${BX_PYTHON_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/python}
@@ -178,35 +189,50 @@ case_kv() {
 }
 
 EX=$PYDIR/examples/embedding_ps.py
-TSTEPS=${BX_TORCH_STEPS:-200}
+TSTEPS=${BX_TORCH_STEPS:-50}
 TWORKERS=${BX_TORCH_WORKERS:-1}
-# A training run, as a barrier timeout (lib.sh scales it by BX_SLOW).
-TDONE=$((600 + 2 * TSTEPS * TWORKERS))
+TROWS=${BX_TORCH_ROWS:-20000}
+TDIM=${BX_TORCH_DIM:-16}
+TTRANSPORTS=${BX_TORCH_TRANSPORTS:-bx,rpc-uv,rpc-ibv}
+# The whole launch, as a barrier timeout (lib.sh scales it by BX_SLOW):
+# torch's imports, then each transport's steps (rpc-ibv's the slowest).
+TDONE=$((900 + 6 * TSTEPS * TWORKERS))
 
-# torch_serve TRANSPORT ARGS...: this guest's shard, in the background.
-torch_serve() {
-	t=$1
-	shift
-	py_start /tmp/emb.srv 180 "$EX" serve --transport "$t" \
-		--shard $((ID - 1)) --nservers 2 "$@"
-}
-
-# torch_serve_end SECS: the server ended (0: at SIGTERM, bx; rpc: by
-# itself, when the workers are done, within SECS), its counters clean.
-torch_serve_end() {
-	py_stop /tmp/emb.srv "^embedding_ps: served($| .* bad 0 errors 0$)" "$1"
-}
-
-# torch_train TRANSPORT ARGS...: the workers; their lines into /tmp/emb.TRANSPORT.
-torch_train() {
-	t=$1
-	shift
-	python3 "$EX" train --transport "$t" --workers $TWORKERS --steps $TSTEPS "$@" \
-		> "/tmp/emb.$t" 2>&1 ||
-		{ echo "# FAIL: training over $t"; ERR=1; }
-	grep "^embedding_ps:" "/tmp/emb.$t" | sed 's/^/# /'
-	grep -q "^embedding_ps: params sha256 " "/tmp/emb.$t" ||
-		{ sed 's/^/# /' "/tmp/emb.$t" | tail -20; ERR=1; }
+# torchrun_ps OUT: this guest's part of one torchrun launch of three
+# nodes: node 0 (guest 0) runs the TWORKERS workers, nodes 1 and 2 a
+# server each (the last two ranks); they meet through the agent's
+# TCPStore on guest 0. Every transport of TTRANSPORTS runs in turn in
+# the same processes. --redirects/--tee 1: Debian's torch 1.13 torchrun
+# fails at its default (0) on Python 3.11; its lines come prefixed
+# "[defaultN]:", stripped into OUT.
+torchrun_ps() {
+	n=1
+	[ "$ID" -eq 0 ] && n=$TWORKERS
+	rm -rf /tmp/trlog
+	: > /tmp/emb.raw
+	python3 -m torch.distributed.run --nnodes 3 --node_rank "$ID" \
+		--nproc_per_node $n --master_addr "$BXRIG_PEER0" \
+		--master_port 29500 --redirects 1 --tee 1 --log_dir /tmp/trlog \
+		"$EX" --transport "$TTRANSPORTS" --nservers 2 --ifname eth0 \
+		--rows "$TROWS" --dim "$TDIM" --steps "$TSTEPS" > /tmp/emb.raw 2>&1 &
+	pid=$!
+	# What the run is at, as it goes ("# live: "; the rig's output is
+	# a file that tools/ps/torch_job.sh shows every 10 s).
+	seen=0
+	while kill -0 $pid 2>/dev/null; do
+		sleep 5
+		now=$(wc -l < /tmp/emb.raw)
+		[ "$now" -gt "$seen" ] || continue
+		sed -n "$((seen + 1)),${now}p" /tmp/emb.raw |
+			grep -e " progress " -e "run transport=" -e " ready\$" \
+				-e " unavailable: " -e " params sha256 " |
+			sed 's/^\[default[0-9]*\]:/# live: /' || true
+		seen=$now
+	done
+	rc=0
+	wait $pid || rc=$?
+	sed 's/^\[default[0-9]*\]://' /tmp/emb.raw > "$1"
+	return $rc
 }
 
 case_torch() {
@@ -214,34 +240,42 @@ case_torch() {
 	python3 -c 'import torch.distributed.rpc as r; assert r.is_available()' \
 		> /dev/null 2>&1 || { echo "# no torch with distributed.rpc"; return $KSFT_SKIP; }
 	ERR=
-	rpc="--nservers 2 --master $BXRIG_PEER0 --ifname eth0 --port 29500"
-	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
-		torch_serve bx --service 4400
-		b torch.bx 300
-		b torch.bx.done $TDONE
-		torch_serve_end 0
-		# shellcheck disable=SC2086
-		torch_serve rpc --workers $TWORKERS $rpc
-		b torch.rpc 300
-		torch_serve_end $TDONE
-		b torch.rpc.done 300
-	elif [ "$ID" -eq 0 ]; then
-		b torch.bx 300
-		torch_train bx --servers "$BXRIG_PEER1,$BXRIG_PEER2" --service 4400
-		b torch.bx.done $TDONE
-		b torch.rpc 300
-		# shellcheck disable=SC2086
-		torch_train rpc $rpc
-		b torch.rpc.done $TDONE
-		hb=$(sed -n 's/^embedding_ps: params sha256 //p' /tmp/emb.bx)
-		hr=$(sed -n 's/^embedding_ps: params sha256 //p' /tmp/emb.rpc)
-		echo "# final parameters: bx ${hb:-none}, rpc ${hr:-none}"
-		[ -n "$hb" ] && [ "$hb" = "$hr" ] ||
-			{ echo "# FAIL: bx and torch rpc reached different parameters"; ERR=1; }
-	else
-		b torch.bx 300; b torch.bx.done $TDONE
-		b torch.rpc 300; b torch.rpc.done $TDONE
+	b torch.up 300
+	if [ "$ID" -le 2 ]; then
+		torchrun_ps /tmp/emb.out ||
+			{ echo "# FAIL: torchrun on node $ID exited $rc"; ERR=1; }
+		grep "^embedding_ps: " /tmp/emb.out | grep -v " progress " | sed 's/^/# /'
+		[ -z "$ERR" ] || grep -v "^embedding_ps: \|^[IW][0-9]* \|^WARNING: Logging" \
+			/tmp/emb.raw | tail -30 | sed 's/^/# /'
 	fi
+	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
+		# Each bx server's counters clean.
+		grep -q "^embedding_ps: transport=bx served .* bad 0 errors 0$" /tmp/emb.out ||
+			case ",$TTRANSPORTS," in *,bx,*)
+				echo "# FAIL: the bx server's counters"; ERR=1 ;;
+			esac
+	fi
+	if [ "$ID" -eq 0 ]; then
+		# Every transport's parameters, the same bit for bit; every
+		# worker's line; RDMA packets on bx and rpc-ibv, none on rpc-uv.
+		first=
+		for t in $(echo "$TTRANSPORTS" | tr , ' '); do
+			h=$(sed -n "s/^embedding_ps: transport=$t params sha256 //p" /tmp/emb.out)
+			echo "# final parameters over $t: ${h:-none}"
+			[ -n "$h" ] || { echo "# FAIL: no parameters over $t"; ERR=1; continue; }
+			first=${first:-$h}
+			[ "$h" = "$first" ] ||
+				{ echo "# FAIL: $t reached other parameters"; ERR=1; }
+			[ "$(grep -c "^embedding_ps: transport=$t worker=" /tmp/emb.out)" -eq "$TWORKERS" ] ||
+				{ echo "# FAIL: not every worker's figures over $t"; ERR=1; }
+			p=$(sed -n "s/^embedding_ps: transport=$t servers=.* rdma_pkts=\([0-9]*\) .*/\1/p" /tmp/emb.out)
+			case $t:${p:-x} in
+			rpc-uv:0|bx:[1-9]*|rpc-ibv:[1-9]*) ;;
+			*) echo "# FAIL: $t: the servers' hosts sent ${p:-?} RDMA packets"; ERR=1 ;;
+			esac
+		done
+	fi
+	b torch.done "$TDONE"
 	result
 }
 

@@ -3,7 +3,8 @@
 # into every guest) and defines:
 #
 #   make bench           the whole matrix in 4 guests, the PyTorch
-#                        example over bx and over torch RPC (3 guests),
+#                        example over bx and over torch RPC, uv and
+#                        ibv (3 guests), tensor conversions (host),
 #                        the fast path's instruction counts, the
 #                        report: $(O)/bench/
 #   make bench-fastpath  only the instruction counts (host, callgrind)
@@ -13,7 +14,7 @@
 #
 # BENCH_ARGS passes options to tools/bench/bench.sh (e.g. "-s 5 -I 30",
 # "-P torch" for the PyTorch example alone); BENCH_TORCH_STEPS and
-# BENCH_TORCH_WORKERS (default 300 and 2) size that example's run.
+# BENCH_TORCH_WORKERS (default 200 and 2) size that example's run.
 # See tools/bench/README.md.
 
 BXPERF_SRCS := tools/bench/bxperf.c tools/bench/bxperf_bx.c \

@@ -3,8 +3,9 @@
 #
 # The benchmark matrix of `make bench`: run bench_guest.sh in guests
 # (floor, sweep, depth, procs, peers, incast, rds, bw, pieces, profile;
-# see there), the PyTorch example over bx and over torch RPC (torch),
-# then write the report with report.sh.
+# see there), the PyTorch example over bx and over torch RPC pinned to
+# TensorPipe's uv and ibv transports (torch), then write the report with
+# report.sh.
 #
 # The phases with one client (floor sweep depth procs rds bw pieces
 # profile) run on a pair of guests with 2 vCPUs each, in DIR/run: with
@@ -13,8 +14,11 @@
 # (peers incast) then boot all GUESTS guests, in DIR/run-multi. With
 # -n 2 everything runs on the pair. Phase torch is last, in a boot of
 # its own: tools/ps/torch_job.sh (make demo) in DIR/torch, three guests
-# on the switch of -f, BENCH_TORCH_STEPS steps (default 300) of
-# BENCH_TORCH_WORKERS worker processes (default 2) per transport.
+# on the switch of -f, BENCH_TORCH_STEPS steps (default 200) of
+# BENCH_TORCH_WORKERS worker processes (default 2) per transport, the
+# model torch_job.sh's default (1 M rows x 64); before it, on the host,
+# python/tests/bench_convert.py into DIR/convert.txt (what a tensor or
+# array handed to bx costs against a memcpy of its bytes).
 #
 #   tools/bench/bench.sh [-o DIR] [-n GUESTS] [-s SECS] [-I INCAST_SECS]
 #                        [-p INCAST_PROCS] [-P "PHASES"] [-z SIZES]
@@ -83,7 +87,7 @@ if [ -z "$report_only" ]; then
 	initrd=$(. "$env"; echo "$INITRD")
 	[ "$BX_BUILD/stage/bin/bxperf" -nt "$initrd" ] &&
 		echo "bench: warning: the guest image is older than bxperf (make stage vm)" >&2
-	rm -rf "$run" "$out/run-multi" "$out/torch" "$out/torch.rxe-crash"
+	rm -rf "$run" "$out/run-multi" "$out/torch" "$out/torch.rxe-crash" "$out/convert.txt"
 	# The host's load tells how far TCG numbers can be trusted.
 	hostload() {
 		echo "$1 $(date -u +%FT%TZ) nproc=$(nproc) loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /) qemu=$(pgrep -c qemu-system || true)"
@@ -173,7 +177,7 @@ if [ -z "$report_only" ]; then
 	# status in trc (run.sh's: 3 a guest crashed in rxe alone, 4 the
 	# rig's network failed before bx started).
 	torch_once() {
-		echo "bench: the PyTorch example, bx and torch rpc, ${tsteps} steps x" \
+		echo "bench: the PyTorch example, bx and torch RPC over uv and over ibv, ${tsteps} steps x" \
 			"$tworkers worker(s) ($fabric fabric); logs in $out/torch"
 		local start tpid
 		hostload start >> "$run/host.txt"
@@ -210,7 +214,13 @@ if [ -z "$report_only" ]; then
 		rig "$run" "$n" "${multi# }"
 	fi
 	if [ -n "$torch" ]; then
-		tsteps=${BENCH_TORCH_STEPS:-300} tworkers=${BENCH_TORCH_WORKERS:-2}
+		# On the host first: what handing 1.6 M float32 values as a
+		# tensor or array to bx costs against a memcpy of their bytes.
+		echo "bench: tensors and arrays to bx.kv and bx.Bx on the host (python/tests/bench_convert.py)"
+		PYTHONPATH="$top/python" /usr/bin/python3 "$top/python/tests/bench_convert.py" \
+			> "$out/convert.txt" 2>&1 || echo "bench: bench_convert.py failed ($out/convert.txt)"
+		sed 's/^/bench: /' "$out/convert.txt"
+		tsteps=${BENCH_TORCH_STEPS:-200} tworkers=${BENCH_TORCH_WORKERS:-2}
 		torch_once
 		# As rig(): once more after a known platform failure.
 		if [ "$trc" -eq 3 ] || [ "$trc" -eq 4 ]; then

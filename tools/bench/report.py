@@ -1486,14 +1486,21 @@ SECTIONS = (section_header, section_floor, section_pairs, section_sweep, section
 #
 # tools/ps/torch_job.sh keeps its boot in DIR/torch: guest 0's
 # result.log has selftests/bx/python.sh's torch case, whose lines
-# "# embedding_ps: ..." are python/examples/embedding_ps.py's: per worker
-# and transport a summary ("transport=T worker=W steps=N step_ms_mean=..")
+# "# embedding_ps: ..." are python/examples/embedding_ps.py's, one
+# transport after the other: "run transport=T: WHAT" (what T runs on),
+# per worker a summary ("transport=T worker=W steps=N step_ms_mean=..")
 # and, with --step-log, every step ("steps transport=T worker=W from=S
-# step_ms=A,B,.. pull_us=.. push_us=.."); worker 0's "params sha256 HEX"
-# follows its summary. DIR/torch/torch.env has the job's settings.
+# step_ms=A,B,.. pull_us=.. push_us=.."); worker 0's "transport=T
+# servers=N server_cpu_ms_per_step=.. server_host_cpu_ms_per_step=..
+# keys_pulled=A,B keys_pushed=.. rdma_pkts=.. tcp_segs=.." (measured on
+# the servers) and "transport=T params sha256 HEX", or "transport=T
+# unavailable: WHY". DIR/torch/torch.env has the job's settings.
 
-TORCH_TRANSPORTS = ("bx", "rpc")
-TORCH_NAMES = {"bx": "bx", "rpc": "torch rpc"}
+TORCH_TRANSPORTS = ("bx", "rpc-uv", "rpc-ibv")
+TORCH_NAMES = {"bx": "bx", "rpc-uv": "torch RPC (uv, TCP)",
+               "rpc-ibv": "torch RPC (ibv, RDMA)"}
+# Transports that must have run (rpc-ibv may say why it could not).
+TORCH_NEEDED = ("bx", "rpc-uv")
 # summary fields: (field, label, unit shown)
 TORCH_ROWS = (("step_ms_mean", "step time, mean", "ms"),
               ("step_ms_p50", "step time, p50", "ms"),
@@ -1503,6 +1510,11 @@ TORCH_ROWS = (("step_ms_mean", "step time, mean", "ms"),
               ("push_us_p50", "push, p50", "ms"),
               ("push_us_p99", "push, p99", "ms"),
               ("cpu_ms_per_step", "worker CPU per step", "ms"))
+# the servers' line: (field, label, unit)
+TORCH_SERVER_ROWS = (("server_cpu_ms_per_step", "server processes' CPU per step", "ms"),
+                     ("server_host_cpu_ms_per_step", "server hosts' CPU per step", "ms"),
+                     ("rdma_pkts", "RDMA packets from the server hosts", ""),
+                     ("tcp_segs", "TCP segments from the server hosts", ""))
 TORCH_SERIES = ("step_ms", "pull_us", "push_us")
 
 
@@ -1513,9 +1525,12 @@ class TorchRun:
     kernel: str = ""
     # transport: each worker's summary fields, by worker
     workers: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    servers: dict[str, dict[str, str]] = field(default_factory=dict)   # transport: fields
     # (transport, worker, series): every step's value, by step
     steps: dict[tuple[str, str, str], dict[int, float]] = field(default_factory=dict)
     params: dict[str, str] = field(default_factory=dict)       # transport: sha256
+    unavailable: dict[str, str] = field(default_factory=dict)  # transport: why
+    what: dict[str, str] = field(default_factory=dict)         # transport: what it runs on
     fails: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)             # the example's lines
 
@@ -1523,6 +1538,10 @@ class TorchRun:
         """Field f of transport tp's summaries, averaged over its workers."""
         xs = [anum(w[f]) for w in self.workers.get(tp, {}).values() if f in w]
         return sum(xs) / len(xs) if xs else None
+
+    def server(self, tp: str, f: str) -> Optional[float]:
+        v = self.servers.get(tp, {}).get(f)
+        return None if v is None else anum(v)
 
     def values(self, tp: str, series: str) -> list[float]:
         """Every step's value of a series of tp, all workers."""
@@ -1532,17 +1551,27 @@ class TorchRun:
                 out += [v[i] for i in sorted(v)]
         return out
 
+    def ran(self) -> list[str]:
+        """The transports that ran and reported their parameters."""
+        return [tp for tp in TORCH_TRANSPORTS if tp in self.params and self.workers.get(tp)]
+
     def same_params(self) -> Optional[bool]:
-        """Whether both transports reached the same parameters; None if
-        one did not report them."""
-        if not all(tp in self.params for tp in TORCH_TRANSPORTS):
+        """Whether every transport that ran reached the same parameters;
+        None if a needed one did not report them."""
+        if not all(tp in self.params for tp in TORCH_NEEDED):
             return None
-        return self.params["bx"] == self.params["rpc"]
+        return len({self.params[tp] for tp in self.ran()}) == 1
+
+    def missing(self) -> list[str]:
+        """Transports with neither results nor a reason."""
+        return [tp for tp in TORCH_TRANSPORTS
+                if tp not in self.unavailable and
+                (not self.workers.get(tp) or tp not in self.params)]
 
     def complete(self) -> bool:
-        """Results from both transports, and their parameters."""
-        return all(self.workers.get(tp) for tp in TORCH_TRANSPORTS) and \
-            self.same_params() is not None
+        """Results from every transport (rpc-ibv: or why it could not
+        run), and their parameters."""
+        return not self.missing() and self.same_params() is not None
 
 
 _EMB = re.compile(r"^# embedding_ps: (.*)$")
@@ -1560,7 +1589,6 @@ def parse_torch(texts: dict[str, str], env: str, console: str) -> TorchRun:
     m = _KERNEL.search(console)
     t.kernel = m.group(1) if m else ""
     for g, text in sorted(texts.items()):
-        tp = ""
         for ln in lines_of(text.replace("\r", "")):
             if ln.startswith("not ok ") or ln.startswith("# FAIL"):
                 t.fails.append("g%s: %s" % (g, ln))
@@ -1568,21 +1596,33 @@ def parse_torch(texts: dict[str, str], env: str, console: str) -> TorchRun:
             if not m or g != "0":
                 continue
             body = m.group(1)
-            t.lines.append(body)
             words = body.split()
             f = {k: v for k, _, v in (w.partition("=") for w in words) if v != ""}
-            if body.startswith("transport="):
-                tp = f["transport"]
-                t.workers.setdefault(tp, {})[f.get("worker", "0")] = f
-            elif body.startswith("steps ") and "transport" in f:
+            if body.startswith("progress "):
+                continue
+            t.lines.append(body)
+            if body.startswith("run transport="):
+                tp, _, what = body[len("run transport="):].partition(": ")
+                t.what[tp] = what
+                continue
+            if not body.startswith("transport=") and not body.startswith("steps "):
+                continue
+            tp = f.get("transport", "").rstrip(":")
+            if body.startswith("steps "):
                 first = int(anum(f.get("from")))
                 for s in TORCH_SERIES:
                     vals = [x for x in f.get(s, "").split(",") if x != ""]
-                    d = t.steps.setdefault((f["transport"], f.get("worker", "0"), s), {})
+                    d = t.steps.setdefault((tp, f.get("worker", "0"), s), {})
                     for i, x in enumerate(vals):
                         d[first + i] = anum(x)
-            elif body.startswith("params sha256 ") and tp != "" and len(words) > 2:
-                t.params[tp] = words[2]
+            elif "worker" in f:
+                t.workers.setdefault(tp, {})[f["worker"]] = f
+            elif "servers" in f:
+                t.servers[tp] = f
+            elif len(words) > 3 and words[1:3] == ["params", "sha256"]:
+                t.params[tp] = words[3]
+            elif len(words) > 1 and words[1] == "unavailable:":
+                t.unavailable[tp] = body.split("unavailable: ", 1)[1]
     return t
 
 
@@ -1612,31 +1652,54 @@ def cdf(xs: list[float]) -> list[str]:
 
 def torch_fig(f: str, x: Optional[float]) -> str:
     """A summary figure shown in ms (the example's µs converted), with 3
-    or 4 digits."""
+    or 4 digits; counts as they are."""
     if x is None:
         return "-"
+    if f in ("rdma_pkts", "tcp_segs"):
+        return "%d" % x
     return ms(x) if "_us_" in f else num(x)
 
 
-def torch_rows(t: TorchRun) -> list[tuple[str, str, str, str]]:
-    """The table's rows: what, bx, torch rpc, bx / rpc."""
-    rows = []
+def torch_cell(t: TorchRun, tp: str, f: str, x: Optional[float]) -> str:
+    if tp in t.unavailable and not t.workers.get(tp):
+        return "unavailable"
+    return torch_fig(f, x)
+
+
+def torch_rows(t: TorchRun) -> list[tuple[str, ...]]:
+    """The table's rows: what, bx, torch RPC (uv), torch RPC (ibv),
+    bx / uv, bx / ibv."""
+    rows: list[tuple[str, ...]] = []
+
+    def row(label: str, f: str, get) -> None:
+        xs = [get(tp, f) for tp in TORCH_TRANSPORTS]
+        counts = f in ("rdma_pkts", "tcp_segs")          # what ran, not a cost
+        rows.append((label,) + tuple(torch_cell(t, tp, f, x) for tp, x in zip(TORCH_TRANSPORTS, xs))
+                    + (("", "") if counts else (ratio(xs[0], xs[1]), ratio(xs[0], xs[2]))))
     for f, label, unit in TORCH_ROWS:
-        b, r = t.mean("bx", f), t.mean("rpc", f)
-        rows.append(("%s, %s" % (label, unit), torch_fig(f, b), torch_fig(f, r), ratio(b, r)))
+        row("%s, %s" % (label, unit), f, t.mean)
+    for f, label, unit in TORCH_SERVER_ROWS:
+        row("%s%s" % (label, ", " + unit if unit else ""), f, t.server)
+    rows.append(("keys served, per server",) + tuple(
+        t.servers.get(tp, {}).get("keys_pulled", "-").replace(",", " / ")
+        for tp in TORCH_TRANSPORTS) + ("", ""))
     same = t.same_params()
-    rows.append(("final parameters (sha256)",
-                 t.params.get("bx", "-")[:16], t.params.get("rpc", "-")[:16],
-                 "-" if same is None else "identical" if same else "DIFFERENT"))
+    rows.append(("final parameters (sha256)",) + tuple(
+        t.params.get(tp, "unavailable" if tp in t.unavailable else "-")[:16]
+        for tp in TORCH_TRANSPORTS) +
+        ("-" if same is None else "identical" if same else "DIFFERENT", ""))
     return rows
 
 
 def torch_how(t: TorchRun) -> str:
-    """What ran: workers, steps, guests, fabric."""
+    """What ran: model, workers, steps, guests, fabric."""
     st = t.settings
     nw = st.get("workers") or astr(max((len(w) for w in t.workers.values()), default=0))
     ns = st.get("steps") or "?"
-    s = "%s worker process(es) x %s steps per transport on guest 0, the two servers on " \
+    s = ""
+    if st.get("rows") and st.get("dim"):
+        s = "%s x %s embedding; " % (st["rows"], st["dim"])
+    s += "%s worker process(es) x %s steps per transport on guest 0, the two servers on " \
         "guests 1 and 2" % (nw, ns)
     if st.get("guests"):
         s += " (%s guests with %s vCPU and %s MiB each)" % (
@@ -1646,24 +1709,98 @@ def torch_how(t: TorchRun) -> str:
     return s
 
 
+CONVERT_TARGET = 2.0       # a contiguous tensor's push: at most 2 memcpys
+_CONVERT = re.compile(r"^convert: (.*)$")
+
+
+def read_convert(d: str) -> list[dict[str, str]]:
+    """DIR/convert.txt (python/tests/bench_convert.py): one dict per case."""
+    try:
+        text = read_text(os.path.join(d, "convert.txt"))
+    except OSError:
+        return []
+    out = []
+    for ln in lines_of(text):
+        m = _CONVERT.match(ln)
+        if m:
+            out.append({k: v for k, _, v in (w.partition("=") for w in m.group(1).split())})
+    return out
+
+
+def convert_verdict(cases: list[dict[str, str]]) -> Optional[bool]:
+    """A contiguous tensor's push (keys int64) within CONVERT_TARGET
+    memcpys; None if not measured."""
+    c = [x for x in cases if x.get("case") == "push_tensor_int64_keys"]
+    return None if not c else anum(c[0].get("ratio")) <= CONVERT_TARGET
+
+
+def section_convert(r: Report, cases: list[dict[str, str]]) -> None:
+    """What handing tensors and arrays to bx costs on the host."""
+    if not cases:
+        return
+    n = cases[0].get("values", "?")
+    r.printf("\n## Tensors and arrays to bx (host)\n\n")
+    r.printf("python/tests/bench_convert.py: %s float32 values (%s bytes) handed to bx.kv and "
+             "bx.Bx on the host, through a stand-in for libbx that does only what libbx does "
+             "with them (one memcpy into or out of its buffers), against a plain memcpy of "
+             "the bytes, in rounds of one of each (medians; the ratio and the overhead, the "
+             "call's time less the memcpy's, are the medians of the rounds'). Ratio 1: bx's "
+             "Python path costs nothing; the target for a "
+             "contiguous tensor's push is at most %g. A strided tensor is copied once, by "
+             "torch's strided copy.\n\n" % (n, cases[0].get("bytes", "?"), CONVERT_TARGET))
+    r.printf("| case | ms | memcpy ms | ratio | overhead µs |\n"
+             "| --- | ---: | ---: | ---: | ---: |\n")
+    for c in cases:
+        r.printf("| %s | %s | %s | %s | %s |\n", c.get("case", "?"), c.get("ms", "-"),
+                 c.get("memcpy_ms", "-"), c.get("ratio", "-"), c.get("overhead_us", "-"))
+    v = convert_verdict(cases)
+    r.printf("\nA tensor's push against %g memcpys: %s\n", CONVERT_TARGET,
+             "not measured" if v is None else "**met**" if v else "**not met**")
+
+
+def convert_rst(cases: list[dict[str, str]]) -> str:
+    """The conversions' line for the documentation's summary."""
+    c = {x.get("case"): x for x in cases}
+    p = c.get("push_tensor_int64_keys")
+    if p is None:
+        return ""
+    return ("Tensors to bx on the host (python/tests/bench_convert.py): %s float32 values "
+            "pushed from a tensor with int64 keys in %s ms, a memcpy of their bytes %s ms: "
+            "ratio %s (target <= %g).\n" % (p.get("values"), p.get("ms"), p.get("memcpy_ms"),
+                                             p.get("ratio"), CONVERT_TARGET))
+
+
+TORCH_HEAD = ("", "bx", "torch RPC (uv, TCP)", "torch RPC (ibv, RDMA)", "bx / uv", "bx / ibv")
+
+
 def section_torch(r: Report, t: TorchRun) -> None:
-    """The PyTorch example over bx and over torch RPC: the table, the
-    step data for the plot."""
+    """The PyTorch example over bx and over torch RPC (uv, ibv): the
+    table, the step data for the plot."""
     r.printf("\n## The PyTorch example: bx against torch RPC\n\n")
-    r.printf("python/examples/embedding_ps.py (tools/ps/torch_job.sh, make demo): a sparse-"
-             "embedding model sharded over two server guests, trained over bx (bx.kv) and then "
-             "over torch.distributed.rpc (TensorPipe over TCP) in the same boot: %s%s. "
-             % (torch_how(t), "; guest kernel " + t.kernel if t.kernel else ""))
-    r.printf("Figures are each worker's, averaged over the workers; a step is pull, compute, "
-             "push and a barrier of the workers. Both transports share the same emulated "
-             "CPUs: read the ratios, not the absolute times (Documentation/performance.rst, "
-             "\"The PyTorch example\").\n\n")
-    r.printf("| | bx | torch rpc | bx / rpc |\n| --- | ---: | ---: | ---: |\n")
+    r.printf("python/examples/embedding_ps.py (tools/ps/torch_job.sh, make demo), launched by "
+             "torchrun on three guests: a sparse-embedding model sharded over two server "
+             "guests, trained over bx (bx.kv), then over torch.distributed.rpc pinned to "
+             "TensorPipe's uv transport (TCP), then pinned to its ibv transport (RDMA verbs "
+             "over rxe), in the same boot: %s%s. " % (
+                 torch_how(t), "; guest kernel " + t.kernel if t.kernel else ""))
+    r.printf("Worker figures are each worker's, averaged over the workers; a step is pull, "
+             "a barrier of the workers, compute, push and a barrier. The servers' figures "
+             "are measured on the servers over the training steps: their processes' CPU "
+             "(bx: libbx's C serving thread; torch RPC: TensorPipe and Python functions) and "
+             "their hosts' (with the kernel's TCP or rxe work), and what their hosts sent. All "
+             "share the same emulated CPUs: read the ratios, not the absolute times "
+             "(Documentation/performance.rst, \"The PyTorch example\").\n\n")
+    for tp in TORCH_TRANSPORTS:
+        if tp in t.what:
+            r.printf("- %s: %s\n", TORCH_NAMES[tp], t.what[tp])
+    for tp, why in sorted(t.unavailable.items()):
+        r.printf("- %s: **unavailable**: %s\n", TORCH_NAMES.get(tp, tp), why)
+    r.printf("\n| %s |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", " | ".join(TORCH_HEAD))
     for row in torch_rows(t):
-        r.printf("| %s | %s | %s | %s |\n", *row)
+        r.printf("| %s |\n", " | ".join(row))
     if t.fails:
         r.printf("\n**Failures:**\n%s\n", "".join("\n    " + f for f in t.fails))
-    missing = [TORCH_NAMES[tp] for tp in TORCH_TRANSPORTS if not t.workers.get(tp)]
+    missing = [TORCH_NAMES[tp] for tp in t.missing()]
     if missing:
         r.printf("\n**No results from:** %s\n", ", ".join(missing))
     if t.fails or not t.complete() or t.same_params() is False:
@@ -1686,14 +1823,15 @@ def section_torch(r: Report, t: TorchRun) -> None:
 def torch_rst(t: TorchRun) -> str:
     """The example's table for the documentation's summary."""
     rows: list[tuple[str, ...]] = list(torch_rows(t))
-    return rst_table(("PyTorch example", "bx", "torch RPC", "bx / RPC"), rows) + "\n" + \
+    head = ("PyTorch example",) + TORCH_HEAD[1:]
+    return rst_table(head, rows) + "\n" + \
         "The PyTorch example: %s; guest kernel %s, qemu TCG, Soft-RoCE (rxe); each worker's " \
         "figures averaged over the workers.\n" % (torch_how(t), t.kernel or "?")
 
 
 def torch_plot(data: str, term: str) -> Optional[str]:
     """The example's plot: step time CDF and per-step series, pull and
-    push latency CDFs, bx against torch rpc."""
+    push latency CDFs, bx against torch RPC over uv and over ibv."""
     def have(f: str) -> bool:
         p = os.path.join(data, f)
         return os.path.isfile(p) and os.path.getsize(p) > 0
@@ -1701,13 +1839,13 @@ def torch_plot(data: str, term: str) -> Optional[str]:
     def pl(fmt: str, using: str) -> str:
         p = ["'%s' using %s with %s lw 2 lc %d title '%s'"
              % (fmt % tp, using, "steps" if "series" not in fmt else "lines", c, TORCH_NAMES[tp])
-             for tp, c in (("bx", 1), ("rpc", 2)) if have(fmt % tp)]
+             for tp, c in (("bx", 1), ("rpc-uv", 2), ("rpc-ibv", 3)) if have(fmt % tp)]
         return ", ".join(p) or "1/0 notitle"
     if not any(have("torch_step_ms_%s.dat" % tp) for tp in TORCH_TRANSPORTS):
         return None
     return ("set terminal %s\nset output '../torch_steps.png'\n"
             "set multiplot layout 2,2 title 'PyTorch example (embedding_ps.py): bx against torch "
-            "rpc, every step of every worker (TCG, rxe: ratios, not absolute times)'\n"
+            "RPC (uv, ibv), every step of every worker (TCG, rxe: ratios, not absolute times)'\n"
             "set grid\nset key bottom right\nset ylabel 'fraction of steps'\nset yrange [0:1]\n"
             "set logscale x\nset xlabel 'step time, ms'\nset title 'step time CDF'\nplot %s\n"
             "unset logscale x\nset autoscale y\nset logscale y\nset key top right\n"
@@ -2105,6 +2243,8 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     if r.hostinfo != "":
         r.printf("\nThe host during the run: %s.\n", r.hostinfo)
     section_torch(r, torch)
+    conv = read_convert(d)
+    section_convert(r, conv)
     out = d + "/report.md"
     write_text(out, r.text())
     plot(d, data)
@@ -2112,7 +2252,7 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if doc:
         try:
-            update_doc(doc, torch_rst(torch))
+            update_doc(doc, torch_rst(torch) + ("\n" + convert_rst(conv) if conv else ""))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2
@@ -2172,6 +2312,8 @@ def main(argv: list[str]) -> int:
         section(r)
     if torch is not None:
         section_torch(r, torch)
+    conv = read_convert(d)
+    section_convert(r, conv)
     targets = target_rows(run, r.fig)
     out = d + "/report.md"
     write_text(out, with_targets(r.text(), targets_md(targets)))
@@ -2188,7 +2330,8 @@ def main(argv: list[str]) -> int:
     if args.update_doc:
         try:
             update_doc(args.update_doc, summary_rst(r, targets) +
-                       ("\n" + torch_rst(torch) if torch is not None else ""))
+                       ("\n" + torch_rst(torch) if torch is not None else "") +
+                       ("\n" + convert_rst(conv) if conv else ""))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2

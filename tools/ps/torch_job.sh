@@ -3,26 +3,36 @@
 #
 # The main job, PyTorch edition: python/examples/embedding_ps.py, a
 # sparse-embedding model whose parameters live on two server guests,
-# trained by worker processes on a third, over bx (bx.kv) and then over
-# torch.distributed.rpc (TensorPipe over TCP), in one boot, printed side
-# by side. It is selftests/bx/python.sh's torch case, run alone and
-# longer; both transports must reach the same parameters.
+# trained by worker processes on a third, launched by torchrun on the
+# three (meeting through its store), over bx (bx.kv), then over
+# torch.distributed.rpc pinned to TensorPipe's uv transport (TCP), then
+# pinned to its ibv transport (RDMA verbs over rxe), in one boot,
+# printed side by side. It is selftests/bx/python.sh's torch case, run
+# alone, larger and longer; all must reach the same parameters.
 #
-#   tools/ps/torch_job.sh [-s STEPS] [-w WORKERS] [-f FABRIC] [-o DIR]
+#   tools/ps/torch_job.sh [-s STEPS] [-w WORKERS] [-r ROWS] [-d DIM]
+#                         [-T TRANSPORTS] [-f FABRIC] [-o DIR]
 #
-#   -s STEPS    steps per worker (default 300)
-#   -w WORKERS  worker processes on guest 0 (default 2)
-#   -f FABRIC   lossless (default; bxswitch, as RoCE with PFC) or lossy
-#   -o DIR      keep the run here (default: $BX_BUILD/vm/runs/torch-...)
+#   -s STEPS       steps per worker (default 100)
+#   -w WORKERS     worker processes on guest 0 (default 2)
+#   -r ROWS, -d DIM  the embedding table (default 1000000 x 64)
+#   -T TRANSPORTS  of embedding_ps.py (default bx,rpc-uv,rpc-ibv)
+#   -f FABRIC      lossless (default; bxswitch, as RoCE with PFC) or lossy
+#   -o DIR         keep the run here (default: $BX_BUILD/vm/runs/torch-...)
 #
-# Every worker also prints each step's time and pull and push latency
-# (embedding_ps.py --step-log -, lines "embedding_ps: steps ...") into
-# DIR/g0/result.log, and DIR/torch.env records the settings: the input
-# of tools/bench/report.py, whose bench phase "torch" runs this script.
+# python.sh runs by itself (not under run_tests.sh, which holds a test's
+# output until it ends and stops it at settings' 900 s), so that its
+# lines reach DIR/gI/result.log as they come: while the guests run this
+# script says every 10 s what they are at; at the end it prints the
+# table. Every worker also prints each step's time and
+# pull and push latency (embedding_ps.py --step-log -, lines
+# "embedding_ps: steps ...") into DIR/g0/result.log, and DIR/torch.env
+# records the settings: the input of tools/bench/report.py, whose bench
+# phase "torch" runs this script.
 #
 # Needs the guest image (make stage vm) and the host's python3 with
 # numpy and torch (tools/install-deps.sh): the guests run it (run.sh -p).
-# Exit status: 0 if the run passed and both reached the same parameters;
+# Exit status: 0 if the run passed and all reached the same parameters;
 # run.sh's own if it failed (3 and 4: a known platform failure, which
 # callers such as tools/bench/bench.sh run again), else 1.
 set -euo pipefail
@@ -31,66 +41,123 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 export BX_BUILD=${BX_BUILD:-$top/build}
 
-steps=300 workers=2 fabric=lossless outdir=
-while getopts "s:w:f:o:" opt; do
+steps=100 workers=2 rows=1000000 dim=64 transports=bx,rpc-uv,rpc-ibv
+fabric=lossless outdir=
+while getopts "s:w:r:d:T:f:o:" opt; do
 	case $opt in
 	s) steps=$OPTARG ;;
 	w) workers=$OPTARG ;;
+	r) rows=$OPTARG ;;
+	d) dim=$OPTARG ;;
+	T) transports=$OPTARG ;;
 	f) fabric=$OPTARG ;;
 	o) outdir=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
-[[ $steps =~ ^[0-9]+$ && $workers =~ ^[1-9]$ ]] ||
-	{ echo "torch_job: -s and -w take numbers (-w 1..9)" >&2; exit 2; }
+[[ $steps =~ ^[0-9]+$ && $workers =~ ^[1-9]$ && $rows =~ ^[0-9]+$ && $dim =~ ^[0-9]+$ ]] ||
+	{ echo "torch_job: -s, -r, -d take numbers, -w 1..9" >&2; exit 2; }
 /usr/bin/python3 -c 'import torch.distributed.rpc' 2>/dev/null ||
 	{ echo "torch_job: no python3-torch on this host (tools/install-deps.sh)" >&2; exit 2; }
 outdir=${outdir:-$BX_BUILD/vm/runs/torch-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$outdir"
 
-echo "torch_job: $workers worker(s) x $steps steps on guest 0, servers on guests 1 and 2 ($fabric fabric); logs in $outdir"
+echo "torch_job: $rows x $dim embedding on guests 1 and 2, $workers worker(s) x $steps steps on guest 0, over ${transports//,/, } ($fabric fabric); logs in $outdir"
 # Three guests of one vCPU (run.sh's default for three) and 1 GiB each.
-printf 'steps=%s workers=%s fabric=%s guests=3 cpus=1 mem_mb=1024\n' \
-	"$steps" "$workers" "$fabric" > "$outdir/torch.env"
+printf 'steps=%s workers=%s rows=%s dim=%s transports=%s fabric=%s guests=3 cpus=1 mem_mb=1024\n' \
+	"$steps" "$workers" "$rows" "$dim" "$transports" "$fabric" > "$outdir/torch.env"
+
+# progress: every 10 s, how long it has run and the newest line of each
+# guest (the rig writes the guests' output to files as it comes).
+progress() {
+	local t0=$SECONDS g line last=
+	while sleep 10; do
+		line=
+		for g in 0 1 2; do
+			[ -f "$outdir/g$g/result.log" ] || continue
+			l=$(tr -d '\r' < "$outdir/g$g/result.log" |
+				grep -a -v '^# [IW][0-9]* \|^# WARNING: Logging\|^ *$' | tail -1 | cut -c1-110)
+			[ -n "$l" ] && line="$line g$g: $l;"
+		done
+		[ -n "$line" ] && [ "$line" != "$last" ] || line=" booting or importing torch (about a minute under TCG)"
+		last=$line
+		printf 'torch_job: %dm%02ds%s\n' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) "${line% ;}"
+	done
+}
+progress &
+prog=$!
+trap 'kill $prog 2>/dev/null || true' EXIT
+
 rc=0
 "$top/tools/testing/vm/run.sh" -n 3 -c 1 -p -m 1024 -f "$fabric" -o "$outdir" \
-	-t $((900 + steps * workers * 3)) \
+	-t $((1200 + steps * workers * 8 + rows / 1000)) \
 	-e BX_SKIP="python.sh:binding python.sh:guests python.sh:kv" \
 	-e BX_TORCH_STEPS="$steps" -e BX_TORCH_WORKERS="$workers" \
+	-e BX_TORCH_ROWS="$rows" -e BX_TORCH_DIM="$dim" \
+	-e BX_TORCH_TRANSPORTS="$transports" \
 	-e EMBEDDING_PS_STEP_LOG=- \
-	/opt/bx/selftests/bx/run_tests.sh python.sh > "$outdir/run.log" 2>&1 ||
+	/opt/bx/selftests/bx/python.sh > "$outdir/run.log" 2>&1 ||
 	rc=$?
+kill $prog 2>/dev/null || true
 grep -E '^run\.sh: ' "$outdir/run.log" || true
 
-# The workers' lines (python.sh prints them on guest 0) as a table.
+# The workers' and servers' lines (python.sh prints them on guest 0)
+# as a table: one column per transport, then bx's ratios to the others.
 tr -d '\r' < "$outdir/g0/result.log" | sed -n 's/^# embedding_ps: //p' |
-awk -v steps="$steps" -v workers="$workers" '
+awk -v steps="$steps" -v workers="$workers" -v rows="$rows" -v dim="$dim" -v tps="$transports" '
 function f(k,   i) {
 	for (i = 1; i <= NF; i++)
 		if (index($i, k "=") == 1) return substr($i, length(k) + 2)
 	return ""
 }
-/^transport=/ {
-	t = f("transport"); n[t]++
-	for (i = 1; i <= nk; i++) s[t, K[i]] += f(K[i])
-	next
-}
-/^params sha256 / { h[++nh] = $3 }
+function tp(   t) { t = f("transport"); sub(/:$/, "", t); return t }
 BEGIN {
+	nt = split(tps, T, ",")
 	nk = split("step_ms_mean step_ms_p50 step_ms_p99 pull_us_p50 pull_us_p99 push_us_p50 push_us_p99 cpu_ms_per_step", K)
-	split("step ms (mean)|step ms (p50)|step ms (p99)|pull us (p50)|pull us (p99)|push us (p50)|push us (p99)|CPU ms per step", L, "|")
+	split("step ms (mean)|step ms (p50)|step ms (p99)|pull ms (p50)|pull ms (p99)|push ms (p50)|push ms (p99)|worker CPU ms/step", L, "|")
+	ns = split("server_cpu_ms_per_step server_host_cpu_ms_per_step rdma_pkts tcp_segs", S)
+	split("server CPU ms/step|servers host CPU ms/step|RDMA packets (servers)|TCP segments (servers)", SL, "|")
 }
+/^run transport=/ { sub(/^run /, ""); what[++nw] = $0; next }
+/^(steps|progress) / { next }
+/ worker=/ { t = tp(); n[t]++; for (i = 1; i <= nk; i++) s[t, K[i]] += f(K[i]); next }
+/ servers=/ { t = tp(); sv[t] = 1; for (i = 1; i <= ns; i++) v[t, S[i]] = f(S[i]); kp[t] = f("keys_pulled"); next }
+/ params sha256 / { t = tp(); h[t] = $NF; next }
+/ unavailable: / { t = tp(); sub(/^[^:]*: /, ""); why[t] = $0; next }
+function cell(t, x) { return n[t] ? sprintf("%12.2f", x) : sprintf("%12s", "-") }
+function ratio(a, b) { return (b > 0 && a != "" ) ? sprintf("%9.2f", a / b) : sprintf("%9s", "-") }
 END {
-	if (!n["bx"] || !n["rpc"]) { print "torch_job: no results from both transports"; exit 1 }
-	printf "\nembedding_ps, %d worker(s) x %d steps, averaged over the workers\n", workers, steps
-	printf "%-18s %12s %12s %10s\n", "", "bx", "torch rpc", "bx/rpc"
+	printf "\nembedding_ps: %d x %d embedding, %d worker(s) x %d steps, averaged over the workers\n", rows, dim, workers, steps
+	for (i = 1; i <= nw; i++) print "  " what[i]
+	printf "%-26s", ""
+	for (j = 1; j <= nt; j++) printf " %12s", T[j]
+	for (j = 2; j <= nt; j++) printf " %9s", T[1] "/" substr(T[j], 1, 7)
+	printf "\n"
 	for (i = 1; i <= nk; i++) {
-		b = s["bx", K[i]] / n["bx"]; r = s["rpc", K[i]] / n["rpc"]
-		printf "%-18s %12.2f %12.2f %10s\n", L[i], b, r, (r > 0 ? sprintf("%.2f", b / r) : "-")
+		printf "%-26s", L[i]
+		d = K[i] ~ /_us_/ ? 1000 : 1
+		for (j = 1; j <= nt; j++) { t = T[j]; a[j] = n[t] ? s[t, K[i]] / n[t] / d : ""; printf " %s", cell(t, a[j]) }
+		for (j = 2; j <= nt; j++) printf " %s", ratio(a[1], a[j])
+		printf "\n"
 	}
-	same = nh == 2 && h[1] == h[2]
-	printf "final parameters   %s\n", same ? "identical (sha256 " substr(h[1], 1, 16) "...)" : "DIFFERENT"
-	exit !same
+	for (i = 1; i <= ns; i++) {
+		printf "%-26s", SL[i]
+		for (j = 1; j <= nt; j++) { t = T[j]; a[j] = (t in sv) ? v[t, S[i]] : ""; printf " %s", (a[j] == "" ? sprintf("%12s", "-") : sprintf(i <= 2 ? "%12.2f" : "%12d", a[j])) }
+		for (j = 2; j <= nt; j++) printf " %s", (i <= 2 ? ratio(a[1], a[j]) : sprintf("%9s", ""))
+		printf "\n"
+	}
+	printf "%-26s", "keys pulled per server"
+	for (j = 1; j <= nt; j++) printf " %12s", (T[j] in kp ? kp[T[j]] : "-")
+	printf "\n"
+	same = 1; miss = 0
+	for (j = 1; j <= nt; j++) {
+		t = T[j]
+		if (t in why) { printf "%-26s %s\n", t, "unavailable: " why[t]; miss = 1; continue }
+		if (!(t in h) || !n[t]) { printf "%-26s %s\n", t, "no results"; miss = 1; continue }
+		if (h[t] != h[T[1]]) same = 0
+	}
+	printf "final parameters           %s\n", same ? "identical (sha256 " substr(h[T[1]], 1, 16) "...)" : "DIFFERENT"
+	exit !(same && !miss)
 }' || [ "$rc" -ne 0 ] || rc=1
 if [ "$rc" -ne 0 ]; then
 	echo "torch_job: failed; the rig's output: $outdir/run.log"

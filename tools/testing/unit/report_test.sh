@@ -138,20 +138,28 @@ expect() {	# NAME[:EXIT] V...
 }
 
 # The PyTorch example's boot in DIR/torch (tools/ps/torch_job.sh): two
-# workers of two steps per transport, torch rpc's figures twice bx's
-# (bx/rpc 0.50), worker 1's 1.5 times worker 0's (the table averages
-# them). HASHES "BX RPC" ("-": no params line); TRANSPORTS the ones
-# that ran; STEPLOG 0: no per-step lines (a run before --step-log).
+# workers of two steps per transport, torch RPC over uv's figures twice
+# bx's (bx/uv 0.50), over ibv four times (bx/ibv 0.25), worker 1's 1.5
+# times worker 0's (the table averages them); the servers' line the
+# same way. HASHES "BX UV IBV" ("-": no params line; "u": IBV said it
+# was unavailable); TRANSPORTS the ones that ran; STEPLOG 0: no
+# per-step lines (a run before --step-log).
 mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
-	local d=$1/torch hb hr tp w k f h
-	read -r hb hr <<< "$2"
+	local d=$1/torch hb hu hi tp w k f h
+	read -r hb hu hi <<< "$2"
 	mkdir -p "$d/g0" "$d/g1"
-	echo "steps=2 workers=2 fabric=lossless guests=3 cpus=1 mem_mb=1024" > "$d/torch.env"
+	echo "steps=2 workers=2 rows=1000 dim=8 fabric=lossless guests=3 cpus=1 mem_mb=1024" > "$d/torch.env"
 	echo "[    0.000000] Linux version 6.12.0-test (x) #1" > "$d/g0/console.log"
 	{
 		echo "bxrig: ready id 0 addr 192.0.2.1 flavor stock"
-		for tp in ${3:-bx rpc}; do
-			k=1; [ "$tp" = rpc ] && k=2
+		for tp in ${3:-bx rpc-uv rpc-ibv}; do
+			case $tp in bx) k=1 h=$hb ;; rpc-uv) k=2 h=$hu ;; *) k=4 h=$hi ;; esac
+			printf '# embedding_ps: run transport=%s: what %s runs on\r\n' "$tp" "$tp"
+			if [ "$h" = u ]; then
+				printf '# embedding_ps: transport=%s unavailable: no RDMA device here\r\n' "$tp"
+				continue
+			fi
+			echo "# live: embedding_ps: progress transport=$tp step 1 of 2"
 			for w in 0 1; do
 				f=$k; [ $w = 1 ] && f=$(awk -v k="$k" 'BEGIN { print 1.5 * k }')
 				[ "${4:-1}" = 0 ] ||
@@ -159,9 +167,11 @@ mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
 						"$tp" $w "$(x 10)" "$(x 20)" "$(x 1000)" "$(x 2000)" "$(x 500)" "$(x 600)"
 				printf '# embedding_ps: transport=%s worker=%s steps=2 step_ms_mean=%s step_ms_p50=%s step_ms_p99=%s pull_us_p50=%s pull_us_p99=%s push_us_p50=%s push_us_p99=%s cpu_ms_per_step=%s loss_first=2.0794 loss_last=2.0\r\n' \
 					"$tp" $w "$(x 15)" "$(x 15)" "$(x 19.9)" "$(x 1500)" "$(x 1990)" "$(x 550)" "$(x 599)" "$(x 5)"
-				[ $w = 1 ] || { [ "$tp" = rpc ] && h=$hr || h=$hb; [ "$h" = - ] ||
-					echo "# embedding_ps: params sha256 $h"; }
 			done
+			f=$k
+			printf '# embedding_ps: transport=%s servers=2 server_cpu_ms_per_step=%s server_host_cpu_ms_per_step=%s keys_pulled=10,12 keys_pushed=10,12 rdma_pkts=%s tcp_segs=%s\r\n' \
+				"$tp" "$(x 3)" "$(x 8)" "$([ "$tp" = rpc-uv ] && echo 0 || echo 300)" "$([ "$tp" = rpc-uv ] && echo 500 || echo 7)"
+			[ "$h" = - ] || echo "# embedding_ps: transport=$tp params sha256 $h"
 		done
 		echo "ok 1 torch"
 	} > "$d/g0/result.log"
@@ -174,7 +184,7 @@ row() {	# REPORT ROW-ERE
 }
 
 echo "TAP version 13"
-echo "1..126"
+echo "1..136"
 
 # The incast's four settings that every run has, the window off at 1 s.
 I4="off:1000000 on:1000000 small:1000000 tcp:1000000"
@@ -317,50 +327,72 @@ ok "swapped: the markers in the wrong order are refused" \
 	sh -c "! '$report' '$tmp/good' --update-doc '$tmp/swapped.rst' > /dev/null 2>&1"
 
 # The PyTorch example alone (bench.sh -P torch): its table, its data
-# and plot; both transports must have run and reached one parameter set.
-mktorch "$tmp/torch" "$H1 $H1"
+# and plot; bx and torch RPC over uv must have run, over ibv too or say
+# why not, and all that ran reached one parameter set.
+mktorch "$tmp/torch" "$H1 $H1 $H1"
+{
+	echo "convert: case=memcpy values=1600000 bytes=6400000 ms=0.200 memcpy_ms=0.200 ratio=1.00"
+	echo "convert: case=push_tensor_int64_keys values=1600000 bytes=6400000 ms=0.300 memcpy_ms=0.200 ratio=1.50 overhead_us=100"
+} > "$tmp/torch/convert.txt"
 ok "torch: report exits 0 without DIR/run" tools/bench/report.sh "$tmp/torch"
-ok "torch: step time mean, averaged over the workers, and the ratio" \
-	row "$tmp/torch/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 0[.]50"
-ok "torch: pull p99, µs shown in ms" row "$tmp/torch/report.md" "pull, p99, ms [|] 2[.]49 [|] 4[.]97 [|] 0[.]50"
-ok "torch: CPU per step" row "$tmp/torch/report.md" "worker CPU per step, ms [|] 6[.]25 [|] 12[.]5 [|] 0[.]50"
+ok "torch: the conversions' table" row "$tmp/torch/report.md" "push_tensor_int64_keys [|] 0[.]300 [|] 0[.]200 [|] 1[.]50 [|] 100"
+ok "torch: the conversions' verdict" grep -q "^A tensor's push against 2 memcpys: [*][*]met[*][*]$" "$tmp/torch/report.md"
+ok "torch: step time mean, averaged over the workers, and the ratios" \
+	row "$tmp/torch/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 75[.]0 [|] 0[.]50 [|] 0[.]25"
+ok "torch: pull p99, µs shown in ms" \
+	row "$tmp/torch/report.md" "pull, p99, ms [|] 2[.]49 [|] 4[.]97 [|] 9[.]95 [|] 0[.]50 [|] 0[.]25"
+ok "torch: worker CPU per step" \
+	row "$tmp/torch/report.md" "worker CPU per step, ms [|] 6[.]25 [|] 12[.]5 [|] 25[.]0 [|] 0[.]50 [|] 0[.]25"
+ok "torch: the servers' CPU, apart from the workers'" \
+	row "$tmp/torch/report.md" "server processes' CPU per step, ms [|] 3[.]00 [|] 6[.]00 [|] 12[.]0 [|] 0[.]50 [|] 0[.]25"
+ok "torch: what the server hosts sent" \
+	row "$tmp/torch/report.md" "RDMA packets from the server hosts [|] 300 [|] 0 [|] 300 [|]  [|] "
+ok "torch: the keys each server served" \
+	row "$tmp/torch/report.md" "keys served, per server [|] 10 / 12 [|] 10 / 12 [|] 10 / 12 [|]  [|] "
 ok "torch: the parameters identical" \
-	row "$tmp/torch/report.md" "final parameters [(]sha256[)] [|] a{16} [|] a{16} [|] identical"
-ok "torch: says what ran" grep -q "2 worker process(es) x 2 steps per transport.*lossless switch; guest kernel 6.12.0-test" "$tmp/torch/report.md"
+	row "$tmp/torch/report.md" "final parameters [(]sha256[)] [|] a{16} [|] a{16} [|] a{16} [|] identical [|] "
+ok "torch: says what ran" grep -q "1000 x 8 embedding; 2 worker process(es) x 2 steps per transport.*lossless switch; guest kernel 6.12.0-test" "$tmp/torch/report.md"
+ok "torch: says what each transport runs on" grep -q "^- torch RPC (ibv, RDMA): what rpc-ibv runs on$" "$tmp/torch/report.md"
 ok "torch: every step of every worker in the CDF" \
 	[ "$(wc -l < "$tmp/torch/data/torch_step_ms_bx.dat")" -eq 4 ]
 ok "torch: the CDF sorted, ending at 1" \
-	[ "$(tail -1 "$tmp/torch/data/torch_pull_us_rpc.dat")" = "6000 1" ]
+	[ "$(tail -1 "$tmp/torch/data/torch_pull_us_rpc-uv.dat")" = "6000 1" ]
 ok "torch: worker 0's steps in order" \
-	[ "$(cat "$tmp/torch/data/torch_series_rpc.dat")" = "$(printf '0 20\n1 40')" ]
+	[ "$(cat "$tmp/torch/data/torch_series_rpc-ibv.dat")" = "$(printf '0 40\n1 80')" ]
 if command -v gnuplot > /dev/null; then
 	ok "torch: the plot" [ -s "$tmp/torch/torch_steps.png" ]
 else
 	skip "torch: the plot" "no gnuplot"
 fi
-mktorch "$tmp/torchdiff" "$H1 $H2"
+mktorch "$tmp/torchdiff" "$H1 $H1 $H2"
 ok "torchdiff: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchdiff' > /dev/null 2>&1"
 ok "torchdiff: the parameters DIFFERENT" \
-	row "$tmp/torchdiff/report.md" "final parameters [(]sha256[)] [|] a{16} [|] b{16} [|] DIFFERENT"
-mktorch "$tmp/torchhalf" "$H1 -" bx
+	row "$tmp/torchdiff/report.md" "final parameters [(]sha256[)] [|] a{16} [|] a{16} [|] b{16} [|] DIFFERENT [|] "
+mktorch "$tmp/torchibv" "$H1 $H1 u"
+ok "torchibv: ibv unavailable, with why: report exits 0" tools/bench/report.sh "$tmp/torchibv"
+ok "torchibv: the column says unavailable" \
+	row "$tmp/torchibv/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] unavailable [|] 0[.]50 [|] -"
+ok "torchibv: and why" grep -q '^- torch RPC (ibv, RDMA): [*][*]unavailable[*][*]: no RDMA device here$' "$tmp/torchibv/report.md"
+mktorch "$tmp/torchhalf" "$H1 - -" "bx"
 ok "torchhalf: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchhalf' > /dev/null 2>&1"
-ok "torchhalf: torch rpc named missing" grep -q '^[*][*]No results from:[*][*] torch rpc$' "$tmp/torchhalf/report.md"
-mktorch "$tmp/torchold" "$H1 $H1" "bx rpc" 0
+ok "torchhalf: torch RPC named missing" \
+	grep -q '^[*][*]No results from:[*][*] torch RPC (uv, TCP), torch RPC (ibv, RDMA)$' "$tmp/torchhalf/report.md"
+mktorch "$tmp/torchold" "$H1 $H1 $H1" "bx rpc-uv rpc-ibv" 0
 ok "torchold: without per-step lines, the table and no plot" \
 	sh -c "tools/bench/report.sh '$tmp/torchold' > /dev/null 2>&1 && grep -q 'No per-step data' '$tmp/torchold/report.md' && [ ! -e '$tmp/torchold/torch_steps.png' ]"
 ok "good: no PyTorch section without DIR/torch" sh -c "! grep -q 'PyTorch' '$tmp/good/report.md'"
 # With the matrix: both, the targets first; the summary has both tables.
 mkrun "$tmp/both" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
-mktorch "$tmp/both" "$H1 $H1"
+mktorch "$tmp/both" "$H1 $H1 $H1"
 ok "both: report exits 0" tools/bench/report.sh "$tmp/both"
 ok "both: the targets first" first "$tmp/both/report.md"
 ok "both: the PyTorch section" grep -q '^## The PyTorch example: bx against torch RPC' "$tmp/both/report.md"
 cp "$tmp/doc1.rst" "$tmp/doc2.rst"
 "$report" "$tmp/both" --update-doc "$tmp/doc2.rst" > /dev/null 2>&1
 ok "both: the summary has the PyTorch table" \
-	grep -Eq '^step time, p99, ms +24[.]9 +49[.]8 +0[.]50$' "$tmp/doc2.rst"
+	grep -Eq '^step time, p99, ms +24[.]9 +49[.]8 +99[.]5 +0[.]50 +0[.]25$' "$tmp/doc2.rst"
 ok "both: the summary says what the PyTorch example ran on" \
-	grep -q '^The PyTorch example: 2 worker process(es) x 2 steps' "$tmp/doc2.rst"
+	grep -q '^The PyTorch example: 1000 x 8 embedding; 2 worker process(es) x 2 steps' "$tmp/doc2.rst"
 if command -v rst2html > /dev/null; then
 	ok "both: valid reStructuredText" sh -c "rst2html --halt=warning '$tmp/doc2.rst' > /dev/null"
 else
@@ -370,6 +402,8 @@ cp "$tmp/doc1.rst" "$tmp/doc3.rst"
 "$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
 ok "torch: --update-doc puts the PyTorch table alone" \
 	sh -c "grep -q '^final parameters (sha256)' '$tmp/doc3.rst' && ! grep -q 'small-message' '$tmp/doc3.rst'"
+ok "torch: ... and the conversions' line" \
+	grep -q '^Tensors to bx on the host .* ratio 1.50 (target <= 2)' "$tmp/doc3.rst"
 ok "empty: no run and no torch: report exits 1" \
 	sh -c "mkdir -p '$tmp/empty' && ! tools/bench/report.sh '$tmp/empty' > /dev/null 2>&1"
 
