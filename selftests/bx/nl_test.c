@@ -57,6 +57,11 @@ static const char *const tun_param[NTUN + 1] = {
 	[BX_A_TUNABLES_USER_SERVICES_MAX] = "user_services_max",
 	[BX_A_TUNABLES_OP_TIMEOUT_MS]	= "op_timeout_ms",
 	[BX_A_TUNABLES_REGION_CAP_MB]	= "region_cap_mb",
+	[BX_A_TUNABLES_PROOF_MS]	= "proof_ms",
+	[BX_A_TUNABLES_SECRET_OVERLAP_MS] = "secret_overlap_ms",
+	[BX_A_TUNABLES_REMOTE_PEERS_MAX] = "remote_peers_max",
+	[BX_A_TUNABLES_OP_TIMEOUT_MAX_MS] = "op_timeout_max_ms",
+	[BX_A_TUNABLES_USER_WND_PCT]	= "user_wnd_pct",
 };
 
 /* Two valid values of each tunable (one of them differs from any value). */
@@ -83,6 +88,11 @@ static const unsigned long tun_alt[NTUN + 1][2] = {
 	[BX_A_TUNABLES_USER_SERVICES_MAX] = { 64, 128 },
 	[BX_A_TUNABLES_OP_TIMEOUT_MS]	= { 30000, 120000 },
 	[BX_A_TUNABLES_REGION_CAP_MB]	= { 1024, 2048 },
+	[BX_A_TUNABLES_PROOF_MS]	= { 5000, 2000 },
+	[BX_A_TUNABLES_SECRET_OVERLAP_MS] = { 60000, 0 },
+	[BX_A_TUNABLES_REMOTE_PEERS_MAX] = { 128, 512 },
+	[BX_A_TUNABLES_OP_TIMEOUT_MAX_MS] = { 600000, 120000 },
+	[BX_A_TUNABLES_USER_WND_PCT]	= { 25, 75 },
 };
 
 /* A tunable's value from sysfs (flow_control: Y/N as 1/0), or -1. */
@@ -1177,15 +1187,19 @@ TEST_F(nl, admit_bad)
 		put_net(&m, buf, 96 + 16);
 	}
 	EXPECT_EQ(-E2BIG, bxnl_do(&self->nl, &m, NULL, NULL));
-	/* Secrets of 15 and of 65 bytes. */
-	bxnl_msg_init(&m, self->nl.family, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
-	bxnl_put(&m, BX_A_ADMIT_SECRET, key, 15);
-	EXPECT_EQ(-EINVAL, bxnl_do(&self->nl, &m, NULL, NULL));
-	EXPECT_NE(0, self->nl.ext.msg[0]);
-	bxnl_msg_init(&m, self->nl.family, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
-	bxnl_put(&m, BX_A_ADMIT_SECRET, key, 65);
-	EXPECT_EQ(-EINVAL, bxnl_do(&self->nl, &m, NULL, NULL));
-	EXPECT_NE(0, self->nl.ext.msg[0]);
+	/* A secret is exactly 32 bytes: 15, 31, 33 and 65 are refused. */
+	{
+		static const int lens[] = { 15, 31, 33, 65 };
+
+		for (unsigned int i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			bxnl_msg_init(&m, self->nl.family, BX_CMD_SECRET_SET,
+				      BX_FAMILY_VERSION);
+			bxnl_put(&m, BX_A_ADMIT_SECRET, key, lens[i]);
+			ret = bxnl_do(&self->nl, &m, NULL, NULL);
+			EXPECT_EQ(-ERANGE, ret) TH_LOG("%d bytes", lens[i]);
+			EXPECT_NE(0, self->nl.ext.msg[0]);
+		}
+	}
 	ASSERT_EQ(0, admit_get(&self->nl, &ad));
 	EXPECT_EQ(0, ad.nets);
 	EXPECT_EQ(0, ad.secret_on);
