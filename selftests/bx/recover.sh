@@ -88,10 +88,18 @@ ops_busy() { [ "$(stat_of ops_inflight)" -gt 0 ]; }
 SECRET=/tmp/recover.secret
 printf 'recover.sh cluster secret 012345' > $SECRET
 chmod 600 $SECRET
-# Load bx, with the cluster secret under BX_SECRET.
+# Load bx, with the cluster secret under BX_SECRET. As /etc/bx is
+# applied at load, no peer gets in before the secret is set: bx loads
+# allowing only an address no host has, then the secret goes in and the
+# allow-list is emptied (any host).
 bx_load() {
-	modprobe bx || return 1
-	[ -z "${BX_SECRET:-}" ] || bxctl secret $SECRET
+	if [ -z "${BX_SECRET:-}" ]; then
+		modprobe bx
+		return
+	fi
+	modprobe bx allow=192.0.2.255/32 || return 1
+	bxctl secret $SECRET || return 1
+	echo > /sys/module/bx/parameters/allow
 }
 
 reload() {
