@@ -450,12 +450,16 @@ demo-ps: deps
 	$(MAKE) demo-ps-run
 
 # LANES selects the guest lanes: all three by default, or some of "stock",
-# "old" (Debian 12's 6.1 kernel) and "debug". The debug lane (KASAN, lockdep, kmemleak, fault injection) first
-# builds its kernel once (cached in build/debug-kernel).
+# "old" (Debian 12's 6.1 kernel) and "debug". The debug lane (KASAN,
+# lockdep, kmemleak, fault injection) needs its kernel, built once and
+# cached in build/debug-kernel: check.sh builds it at nice 19 while the
+# other tiers run, and its image just before the debug lane.
 LANES ?= stock old debug
 
-check-run: all unit vm $(if $(filter old,$(LANES)),vm-old) $(if $(filter debug,$(LANES)),vm-debug)
-	TIERS="unit fuzz $(LANES)" tools/testing/check.sh
+check-run: all unit vm $(if $(filter old,$(LANES)),vm-old)
+	TIERS="unit fuzz $(LANES)" \
+	$(if $(filter debug,$(LANES)),DEBUG_KERNEL="$(MAKE) -s debug-kernel" \
+		DEBUG_IMAGE="$(MAKE) vm-debug") tools/testing/check.sh
 
 # The main job: the PyTorch example (python/examples/embedding_ps.py), a
 # sparse-embedding model on two server guests trained from a third, over
