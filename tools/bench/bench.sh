@@ -93,7 +93,7 @@ if [ -z "$report_only" ]; then
 		echo "$1 $(date -u +%FT%TZ) nproc=$(nproc) loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /) qemu=$(pgrep -c qemu-system || true)"
 	}
 	# rxe_only CONSOLE: the first kernel splat ran rxe's code and not
-	# bx's (run.sh's test for the known guest crash, bx.rst "Testing";
+	# bx's (run.sh's test for the known guest crash, testing.rst "Known rig failures";
 	# asked here because the run is killed before run.sh gets to it).
 	rxe_only() {
 		[ "$("$top/tools/testing/vm/splat-owner" "$1" || true)" = rxe ]

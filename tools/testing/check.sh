@@ -119,8 +119,8 @@ tier_fuzz() {
 #
 # A guest that crashed with only rxe's frames in its call trace and none
 # of bx's (run.sh exits 3, "rxe bug") met the known guest crash under
-# rxe_init_packet -> __alloc_skb (../shared/PLATFORM.md), which QEMU 7.2's
-# cmpxchg16b caused (bx.rst, "Testing"); run.sh's guests no longer have
+# rxe_init_packet -> __alloc_skb, which QEMU 7.2's cmpxchg16b caused
+# (Documentation/testing.rst, "The guest CPU"); run.sh's guests no longer have
 # that instruction, but should such a crash come back, its peers' tests
 # fail with it.
 # Such a set runs again, up to twice, and only its last run counts; the

@@ -170,8 +170,9 @@ append+=" ${BXRIG_APPEND:-}"
 # (a kernel pointer), which the next interrupt saves as RFLAGS and IRET
 # loads: a #DB from TF, or a double fault. Seven of the eight such
 # crashes whose logs were kept were at the top of SLUB's lockless
-# allocation loop, with RFLAGS = RDI's low 32 bits | 0x2 or 0x202 (bx.rst,
-# "Testing"). Without the feature SLUB takes its locked path instead.
+# allocation loop, with RFLAGS = RDI's low 32 bits | 0x2 or 0x202
+# (Documentation/testing.rst, "The guest CPU"). Without the feature SLUB
+# takes its locked path instead.
 CPU=${BXRIG_CPU:-qemu64,-cx16}
 
 # -p: the host's /usr, read-only, for the guests' /bin/python3 (/init).
