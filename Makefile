@@ -237,6 +237,7 @@ UNIT_SRCS_replay := kmod/replay.c
 UNIT_SRCS_span  := kmod/span.c
 UNIT_SRCS_auth  := kmod/auth.c kmod/wire.c
 UNIT_SRCS_kv    := libbx/kv_wire.c
+UNIT_SRCS_ps    := libbx/ps_wire.c
 
 UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c)) \
 	      $(patsubst $(UNIT_DIR)/%_test.sh,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.sh))
