@@ -372,8 +372,9 @@ static int64_t kv_request(struct bxps *n, const struct bxps_opts *o,
 	for (uint32_t s = 0; s < S; s++) {
 		size_t a = first[s], b = first[s + 1];
 		uint8_t hdr[PSW_HDR_LEN];
-		const void *seg[4];
-		uint64_t len[4], vb = 0;
+		static const uint8_t pad[8];
+		const void *seg[5];
+		uint64_t len[5], vb = 0;
 		struct psw_msg h;
 		int ret;
 
@@ -394,13 +395,15 @@ static int64_t kv_request(struct bxps *n, const struct bxps_opts *o,
 		len[0] = PSW_HDR_LEN;
 		seg[1] = kv->keys + a;
 		len[1] = 8 * (b - a);
-		seg[2] = push ? (const uint8_t *)kv->vals + voff : NULL;
-		len[2] = push ? vb : 0;
-		seg[3] = kv->lens ? kv->lens + a : NULL;
-		len[3] = kv->lens ? 4 * (b - a) : 0;
+		seg[2] = kv->lens ? kv->lens + a : NULL;
+		len[2] = kv->lens ? 4 * (b - a) : 0;
+		seg[3] = pad;
+		len[3] = kv->lens && ((b - a) & 1) ? 4 : 0;
+		seg[4] = push ? (const uint8_t *)kv->vals + voff : NULL;
+		len[4] = push ? vb : 0;
 		voff += vb;
 		/* After the last send @r may be gone: use nothing of it. */
-		ret = ps_send(n, r->parts[part].node, seg, len, 4, r, part);
+		ret = ps_send(n, r->parts[part].node, seg, len, 5, r, part);
 		if (ret)
 			ps_part_fail(n, r, part, ret);
 		part++;
@@ -682,12 +685,6 @@ static void on_request(struct bxps *n, void *buf, const struct psw_msg *m,
 	struct qreq *q;
 
 	(void)from;
-	/* Lengths follow values of any size: aligned only by luck. */
-	if (m->lens && ((uintptr_t)m->lens & 3)) {
-		bxps_respond_err(n, &req, -EPROTO);
-		ps_recv_done(n, 1, buf);
-		return;
-	}
 	pthread_mutex_lock(&n->lock);
 	a = find_app(n, m->app);
 	if (!a || !a->fn) {
@@ -748,6 +745,23 @@ void ps_on_message(struct bxps *n, void *buf, uint32_t len, uint32_t which)
 		on_request(n, buf, &m, from);
 }
 
+/* End @a's threads, after they handled what they hold. */
+static void app_stop(struct app *a)
+{
+	for (unsigned int i = 0; a->th && i < a->nthreads; i++) {
+		struct hthread *t = &a->th[i];
+
+		pthread_mutex_lock(&t->lock);
+		t->stop = true;
+		pthread_cond_signal(&t->cv);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->thread, NULL);
+	}
+	free(a->th);
+	a->th = NULL;
+	a->nthreads = 0;
+}
+
 int bxps_set_handler(struct bxps *n, int app, bxps_handler_fn fn, void *arg,
 		     unsigned int nthreads)
 {
@@ -758,6 +772,15 @@ int bxps_set_handler(struct bxps *n, int app, bxps_handler_fn fn, void *arg,
 		return -EINVAL;
 	pthread_mutex_lock(&n->lock);
 	a = find_app(n, app);
+	if (!fn) {
+		/* Stop: later requests wait for the next handler. */
+		if (a)
+			a->fn = NULL;
+		pthread_mutex_unlock(&n->lock);
+		if (a)
+			app_stop(a);
+		return 0;
+	}
 	if (a && a->fn) {
 		pthread_mutex_unlock(&n->lock);
 		return -EBUSY;
@@ -825,17 +848,8 @@ int bxps_set_handler(struct bxps *n, int app, bxps_handler_fn fn, void *arg,
 
 void ps_apps_stop(struct bxps *n)
 {
-	for (struct app *a = n->apps; a; a = a->next) {
-		for (unsigned int i = 0; a->th && i < a->nthreads; i++) {
-			struct hthread *t = &a->th[i];
-
-			pthread_mutex_lock(&t->lock);
-			t->stop = true;
-			pthread_cond_signal(&t->cv);
-			pthread_mutex_unlock(&t->lock);
-			pthread_join(t->thread, NULL);
-		}
-	}
+	for (struct app *a = n->apps; a; a = a->next)
+		app_stop(a);
 }
 
 /* Send an answer to @req's sender. */
@@ -844,9 +858,10 @@ static int respond(struct bxps *n, const struct bxps_req *req, int status,
 {
 	static const struct bxps_kv none;
 	int to = ps_node_index(n, (uint32_t)req->sender);
+	static const uint8_t pad[8];
 	uint8_t hdr[PSW_HDR_LEN];
-	const void *seg[5];
-	uint64_t len[5];
+	const void *seg[6];
+	uint64_t len[6];
 	struct psw_msg h;
 
 	if (to < 0)
@@ -877,16 +892,18 @@ static int respond(struct bxps *n, const struct bxps_req *req, int status,
 	len[0] = PSW_HDR_LEN;
 	seg[1] = kv->keys;
 	len[1] = 8ull * h.nkeys;
-	seg[2] = kv->vals;
-	len[2] = h.vbytes;
-	seg[3] = kv->lens;
-	len[3] = h.flags & PSW_F_LENS ? 4ull * h.nkeys : 0;
-	seg[4] = body;
-	len[4] = h.blen;
+	seg[2] = kv->lens;
+	len[2] = h.flags & PSW_F_LENS ? 4ull * h.nkeys : 0;
+	seg[3] = pad;
+	len[3] = h.flags & PSW_F_LENS && (h.nkeys & 1) ? 4 : 0;
+	seg[4] = kv->vals;
+	len[4] = h.vbytes;
+	seg[5] = body;
+	len[5] = h.blen;
 	pthread_mutex_lock(&n->lock);
 	n->stats.responses++;
 	pthread_mutex_unlock(&n->lock);
-	return ps_send(n, to, seg, len, 5, NULL, 0);
+	return ps_send(n, to, seg, len, 6, NULL, 0);
 }
 
 int bxps_respond(struct bxps *n, const struct bxps_req *req,

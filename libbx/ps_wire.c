@@ -74,12 +74,18 @@ int32_t psw_len(const struct psw_msg *m, uint32_t i)
 	return (int32_t)get32(m->lens + 4ull * i);
 }
 
+/* Bytes of a lengths table of @nkeys entries, padded to 8. */
+static uint64_t lens_size(uint32_t nkeys)
+{
+	return (4ull * nkeys + 7) & ~7ull;
+}
+
 uint64_t psw_size(uint32_t nkeys, uint64_t vbytes, bool lens, uint32_t blen)
 {
-	uint64_t size = PSW_HDR_LEN + 12ull * nkeys + blen;
+	uint64_t size = PSW_HDR_LEN + 8ull * nkeys + blen;
 
-	if (!lens)
-		size -= 4ull * nkeys;
+	if (lens)
+		size += lens_size(nkeys);
 	/* bx moves at most 16 MiB; anything near 2^32 is refused here. */
 	if (vbytes > UINT32_MAX || size + vbytes > UINT32_MAX)
 		return 0;
@@ -122,12 +128,15 @@ uint64_t psw_encode(void *buf, uint64_t cap, const struct psw_msg *m,
 	p += PSW_HDR_LEN;
 	for (uint32_t i = 0; i < m->nkeys; i++, p += 8)
 		put64(p, keys[i]);
+	if (has_lens) {
+		memset(p, 0, lens_size(m->nkeys));
+		for (uint32_t i = 0; i < m->nkeys; i++)
+			put32(p + 4ull * i, (uint32_t)lens[i]);
+		p += lens_size(m->nkeys);
+	}
 	if (m->vbytes)
 		memcpy(p, m->vals, m->vbytes);
 	p += m->vbytes;
-	if (has_lens)
-		for (uint32_t i = 0; i < m->nkeys; i++, p += 4)
-			put32(p, (uint32_t)lens[i]);
 	if (m->blen)
 		memcpy(p, m->body, m->blen);
 	return size;
@@ -194,9 +203,12 @@ int psw_decode(const void *buf, uint64_t len, struct psw_msg *m)
 	if (!size || size != len)
 		return -EBADMSG;
 	m->keys = p + PSW_HDR_LEN;
-	m->vals = m->keys + 8ull * m->nkeys;
-	m->lens = lens ? m->vals + m->vbytes : NULL;
-	m->body = m->vals + m->vbytes + (lens ? 4ull * m->nkeys : 0);
+	m->lens = lens ? m->keys + 8ull * m->nkeys : NULL;
+	m->vals = m->keys + 8ull * m->nkeys + (lens ? lens_size(m->nkeys) : 0);
+	m->body = m->vals + m->vbytes;
+	/* The padding after the lengths is zero. */
+	if (lens && (m->nkeys & 1) && get32(m->lens + 4ull * m->nkeys))
+		return -EBADMSG;
 	if (!m->vbytes)
 		m->vals = NULL;
 	if (!m->blen)

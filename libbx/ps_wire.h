@@ -27,13 +27,15 @@
  *   52      4     part      which of the request's messages (echoed)
  *   56      8     resv      zero
  *   64      8*k   keys      little-endian uint64, strictly ascending
- *   ..      vbytes values   in key order, host element format
  *   ..      4*k   lens      with PSW_F_LENS: each key's elements, signed
- *                           32-bit, >= 0, little-endian
+ *                           32-bit, >= 0, little-endian, zero-padded to
+ *                           a multiple of 8 bytes
+ *   ..      vbytes values   in key order, host element format
  *   ..      blen  body      bytes
  *
- * The values come right after the keys, so they are 8-byte aligned in a
- * receive buffer; every count adds up to the message's size exactly, and
+ * Keys, lengths and values are 8-byte aligned in a receive buffer (the
+ * handler reads them in place); every count adds up to the message's
+ * size exactly, and
  * psw_decode() checks it all before anything is used. With PSW_F_LENS
  * the lengths sum to vbytes / element size; a pull request may carry
  * lengths without values: the lengths it expects. A response whose status

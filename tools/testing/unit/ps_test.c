@@ -72,6 +72,14 @@ UNIT_TEST(round_trip)
 	CHECK_EQ(psw_decode(msgbuf, size, &d), 0);
 	for (uint32_t i = 0; i < 100; i++)
 		CHECK_EQ(psw_len(&d, i), lens[i]);
+	/* An odd number of keys: the lengths padded with zeros. */
+	m = req(PSW_F_PUSH | PSW_F_LENS, 3, (0 + 1 + 2) * 4);
+	size = psw_encode(msgbuf, sizeof(msgbuf), &m, keys, lens);
+	CHECK_EQ(size, PSW_HDR_LEN + 24 + 16 + 12);
+	CHECK_EQ(psw_decode(msgbuf, size, &d), 0);
+	CHECK(((uintptr_t)d.vals & 7) == 0);
+	((uint8_t *)msgbuf)[PSW_HDR_LEN + 24 + 12] = 1;
+	CHECK_EQ(psw_decode(msgbuf, size, &d), -EBADMSG);
 	/* A pull with the lengths it expects, no values. */
 	m = req(PSW_F_PULL | PSW_F_LENS, 100, 0);
 	size = psw_encode(msgbuf, sizeof(msgbuf), &m, keys, lens);
@@ -130,8 +138,8 @@ UNIT_TEST(refused)
 		{ 48, 1 },		/* blen */
 		{ 56, 1 }, { 63, 1 },	/* reserved */
 		{ PSW_HDR_LEN + 8, 100 },	/* keys not ascending */
-		{ PSW_HDR_LEN + 80 + 80, 3 },	/* lengths not the values */
-		{ PSW_HDR_LEN + 80 + 80 + 3, 0x80 },	/* negative length */
+		{ PSW_HDR_LEN + 80, 3 },	/* lengths not the values */
+		{ PSW_HDR_LEN + 80 + 3, 0x80 },	/* negative length */
 	};
 
 	CHECK_EQ(psw_decode(msgbuf, size, &d), 0);
