@@ -169,6 +169,7 @@ $(O)/lib/libbx.pc: libbx/libbx.pc.in $(if $(filter-out $(file < $(O)/lib/.pc-var
 TOOLS := $(O)/bin/bxrig $(O)/bin/bxswitch
 include tools/lib/lib.mk
 include tools/ps/ps.mk
+include tools/pslite/pslite.mk
 include tools/bench/bench.mk
 include tools/bxctl/bxctl.mk
 include man/man.mk

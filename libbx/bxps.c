@@ -1194,6 +1194,12 @@ void bxps_free(struct bxps *n, void *buf)
 		bx_buf_free(n->bx, buf);
 }
 
+void *bxps_region(const struct bxps *n, uint64_t *size)
+{
+	*size = bx_region_size(n->bx);
+	return bx_region(n->bx);
+}
+
 int bxps_in_region(const struct bxps *n, const void *p, size_t len)
 {
 	const uint8_t *r = bx_region(n->bx), *q = p;

@@ -156,6 +156,8 @@ int bxps_node_ids(const struct bxps *n, int group, int *ids, int max);
 void *bxps_alloc(struct bxps *n, size_t size);
 /** bxps_free() - free it (NULL is ignored). */
 void bxps_free(struct bxps *n, void *buf);
+/** bxps_region() - the region's start; its bytes in *@size. */
+void *bxps_region(const struct bxps *n, uint64_t *size);
 /** bxps_in_region() - 1 if [@p, @p + @len) lies in the region. */
 int bxps_in_region(const struct bxps *n, const void *p, size_t len);
 
