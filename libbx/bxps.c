@@ -222,6 +222,9 @@ void ps_recv_done(struct bxps *n, uint32_t which, void *buf)
 			break;
 }
 
+static bool send_again(int err);
+static void later(struct bxps *n, struct io *io, int ms);
+
 /*
  * Send one message made of @nseg pieces to node index @to. Pieces in the
  * region go as they are (the caller keeps them until the send is done:
@@ -244,6 +247,9 @@ int ps_send(struct bxps *n, int to, const void *const *seg,
 	}
 	if (total > n->msg_max)
 		return -EMSGSIZE;
+	/* bx has no loopback: another node of this host is out of reach. */
+	if (n->nodes[to].local)
+		return -EHOSTUNREACH;
 	if (n->nodes[to].dead)
 		return n->nodes[to].err ? n->nodes[to].err : -ECONNABORTED;
 	io = calloc(1, sizeof(*io));
@@ -295,6 +301,11 @@ int ps_send(struct bxps *n, int to, const void *const *seg,
 	n->stats.zero_copy += zc;
 	pthread_mutex_unlock(&n->lock);
 	ret = ps_submit(n, io);
+	/* Refused at once but certainly not delivered: later, as any retry. */
+	if (ret && send_again(ret)) {
+		later(n, io, 1);
+		ret = 0;
+	}
 	if (ret)
 		goto err;
 	return 0;
@@ -305,11 +316,28 @@ err:
 	return ret;
 }
 
-/* Should a push refused with @err go again (it was not delivered)? */
+/*
+ * Should an operation refused with @err go again? It was not delivered:
+ * no receive buffer free, no connection yet, or one refused while two
+ * hosts connected to each other at once (ECONNREFUSED; a process that is
+ * gone is told by its watch, which stops the retries).
+ */
 static bool send_again(int err)
 {
 	return err == -ENOBUFS || err == -ENOTCONN || err == -EHOSTUNREACH ||
-	       err == -ENETUNREACH || err == -EBUSY;
+	       err == -ENETUNREACH || err == -EBUSY || err == -ECONNREFUSED;
+}
+
+/* Submit @io again after @ms (the progress thread's retry list). */
+static void later(struct bxps *n, struct io *io, int ms)
+{
+	io->tries++;
+	io->retry_at = ps_now_ms() + (uint64_t)ms;
+	pthread_mutex_lock(&n->lock);
+	n->stats.retries++;
+	io->next = n->retry;
+	n->retry = io;
+	pthread_mutex_unlock(&n->lock);
 }
 
 static void send_done(struct bxps *n, struct io *io, int res)
@@ -317,17 +345,13 @@ static void send_done(struct bxps *n, struct io *io, int res)
 	if (res < 0 && send_again(res) && io->tries < PS_RETRY_MAX &&
 	    !n->nodes[io->to].dead && !n->stop) {
 		/* Back off 1 ms, then up to 16 ms: the peer is short. */
-		int ms = io->tries < 4 ? 1 : io->tries < 64 ? 4 : 16;
-
-		io->tries++;
-		io->retry_at = ps_now_ms() + (uint64_t)ms;
-		pthread_mutex_lock(&n->lock);
-		n->stats.retries++;
-		io->next = n->retry;
-		n->retry = io;
-		pthread_mutex_unlock(&n->lock);
+		later(n, io, io->tries < 4 ? 1 : io->tries < 64 ? 4 : 16);
 		return;
 	}
+	if (res < 0 && getenv("BXPS_DEBUG"))
+		fprintf(stderr, "bxps: send to node %u failed: %d after %d tries (%s)\n",
+			n->nodes[io->to].id, res, io->tries,
+			n->nodes[io->to].dead ? "dead" : "alive");
 	if (res < 0) {
 		pthread_mutex_lock(&n->lock);
 		n->stats.errors++;
@@ -338,6 +362,8 @@ static void send_done(struct bxps *n, struct io *io, int res)
 	bx_buf_free(n->bx, io->scratch);
 	free(io);
 }
+
+static void watch_done(struct bxps *n, struct io *io, int res);
 
 /* Submit what waited for room in the ring, and retries that are due. */
 static void flush(struct bxps *n)
@@ -370,6 +396,8 @@ static void flush(struct bxps *n)
 		ret = ps_submit(n, io);
 		if (ret && io->kind == IO_SEND)
 			send_done(n, io, ret);
+		else if (ret && io->kind == IO_WATCH)
+			watch_done(n, io, ret);
 		else if (ret && io->kind == IO_RECV)
 			ps_recv_done(n, io->which, io->buf), free(io);
 	}
@@ -441,6 +469,8 @@ err_free_io:
 
 static void io_free(struct bxps *n, struct io *io)
 {
+	if (!io)
+		return;
 	bx_buf_free(n->bx, io->scratch);
 	bx_buf_free(n->bx, io->resp);
 	free(io);
@@ -488,6 +518,10 @@ static void watch_done(struct bxps *n, struct io *io, int res)
 		pthread_mutex_lock(&n->lock);
 		n->nodes[to].gone = true;
 		pthread_mutex_unlock(&n->lock);
+	} else if (res < 0 && send_again(res) && io->tries < 100 && !n->stop) {
+		/* Not delivered (a connection coming up): ask again soon. */
+		later(n, io, 100);
+		return;
 	} else if ((res >= 0 || res == -ETIMEDOUT) && !n->stop) {
 		/* Alive (or no answer in time: ask again). */
 		io_free(n, io);
@@ -609,6 +643,7 @@ static void regs_complete(struct bxps *n)
 		nd->role = src->role;
 		nd->service = src->service;
 		memcpy(nd->addr, src->addr, PSW_ADDR_LEN);
+		nd->local = !strcmp(nd->addr, n->host);
 		ret = bx_peer(n->bx, nd->addr, &nd->peer);
 		if (ret) {
 			nd->dead = true;
@@ -641,7 +676,7 @@ static void regs_complete(struct bxps *n)
 	pthread_cond_broadcast(&n->cv);
 	pthread_mutex_unlock(&n->lock);
 	for (uint32_t i = 1; i < n->nnodes; i++)
-		if (!n->nodes[i].dead && watch(n, (int)i))
+		if (!n->nodes[i].dead && !n->nodes[i].local && watch(n, (int)i))
 			mark_dead(n, (int)i, -ENOMEM);
 }
 
@@ -823,6 +858,7 @@ static int ctrl_call(struct bxps *n, int to, uint8_t op, int32_t arg,
 	struct io *io;
 	int ret = ctrl_io(n, &io, to, IO_CTRL, resp_cap);
 
+	*iop = NULL;
 	if (ret)
 		return ret;
 	psw_ctrl_encode(io->scratch, op, arg,
@@ -910,11 +946,21 @@ static int bind_services(struct bxps *n)
 
 static int join(struct bxps *n)
 {
+	uint64_t deadline = ps_now_ms() + (uint64_t)n->cfg.timeout_ms;
 	struct psw_node tab[PS_MAX_NODES];
 	uint32_t cnt, you;
 	struct io *io;
 	int ret;
 
+	/*
+	 * bx has no loopback path: a node of the scheduler's host could never
+	 * reach it. Say so at once instead of timing out.
+	 */
+	if (!strcmp(n->host, n->cfg.root_uri)) {
+		fprintf(stderr, "bxps: %s is the scheduler's host; bx cannot reach a node of its own host\n",
+			n->host);
+		return -EHOSTUNREACH;
+	}
 	/* Node 0 is the scheduler until the table comes. */
 	n->nnodes = 1;
 	n->nodes[0].id = 1;
@@ -928,8 +974,7 @@ static int join(struct bxps *n)
 		ret = ctrl_call(n, 0, PSW_C_REGISTER, (int32_t)n->role,
 				(uint32_t)psw_table_size(PS_MAX_NODES), &io);
 		/* The scheduler not up yet: try again until the deadline. */
-		if (ret == -ECONNREFUSED || ret == -ENOTCONN ||
-		    ret == -EHOSTUNREACH) {
+		if (send_again(ret) && ps_now_ms() < deadline) {
 			io_free(n, io);
 			usleep(100000);
 			continue;
@@ -958,6 +1003,8 @@ static int join(struct bxps *n)
 		memcpy(nd->addr, tab[i].addr, PSW_ADDR_LEN);
 		if (nd->id == you)
 			n->self = (int)i;
+		else
+			nd->local = !strcmp(nd->addr, n->host);
 		ret = bx_peer(n->bx, nd->addr, &nd->peer);
 		if (ret)
 			goto out;
@@ -965,7 +1012,8 @@ static int join(struct bxps *n)
 	n->id = you;
 	n->rank = psw_id_rank(you);
 	for (uint32_t i = 0; i < cnt; i++)
-		if ((int)i != n->self && watch(n, (int)i))
+		if ((int)i != n->self && !n->nodes[i].local &&
+		    watch(n, (int)i))
 			mark_dead(n, (int)i, -ENOMEM);
 	ret = 0;
 out:
@@ -1093,7 +1141,14 @@ int bxps_barrier(struct bxps *n, int group)
 		pthread_mutex_unlock(&n->lock);
 		return 0;
 	}
-	ret = ctrl_call(n, 0, PSW_C_BARRIER, group, PSW_CTRL_LEN, &io);
+	for (int tries = 0;; tries++) {
+		ret = ctrl_call(n, 0, PSW_C_BARRIER, group, PSW_CTRL_LEN, &io);
+		/* Not delivered: safe to send again. */
+		if (ret >= 0 || !send_again(ret) || tries >= 100)
+			break;
+		io_free(n, io);
+		usleep(100000);
+	}
 	if (ret >= 0)
 		ret = psw_ctrl_decode(io->resp, (uint64_t)ret, &c) ? -EBADMSG :
 		      c.arg;

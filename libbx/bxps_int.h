@@ -66,6 +66,7 @@ struct node {
 	uint32_t	peer;		/* bx peer id */
 	bool		dead;
 	bool		gone;		/* finalized (said bye) */
+	bool		local;		/* another node of this host: no path */
 	int		err;		/* why dead */
 };
 

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,9 @@ void ps_part_fail(struct bxps *n, struct preq *r, uint32_t part, int err)
 {
 	bool last;
 
+	if (getenv("BXPS_DEBUG"))
+		fprintf(stderr, "bxps: request %lld part %u to node %u failed: %d\n",
+			(long long)r->id, part, n->nodes[r->parts[part].node].id, err);
 	pthread_mutex_lock(&n->lock);
 	if (r->parts[part].answered) {
 		pthread_mutex_unlock(&n->lock);
@@ -561,6 +565,9 @@ static void on_response(struct bxps *n, void *buf, const struct psw_msg *m,
 	}
 	p = &r->parts[m->part];
 	p->answered = true;
+	if (m->status && getenv("BXPS_DEBUG"))
+		fprintf(stderr, "bxps: request %lld part %u: node %u answered %d\n",
+			(long long)r->id, m->part, m->sender, m->status);
 	keep = !m->status && (r->flags & (PSW_F_PULL | PSW_F_SIMPLE));
 	if (m->status && !r->status) {
 		r->status = m->status;

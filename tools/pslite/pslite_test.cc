@@ -306,15 +306,20 @@ static void Kill(KVWorker<float>* kv) {
     t1.erase(t1.begin());
     if (st) {
       fail1++;
-      if (rank != NumServers() - 1) bad++;
+      if (rank != NumServers() - 1) {
+        bad++;
+        std::printf("pslite: kill: last server's request: %d from rank %d\n", st, rank);
+      }
     }
     st = kv->Wait(t0.front());
+    kv->Status(t0.front(), &rank);
     t0.erase(t0.begin());
     if (st == 0) {
       ok0++;
       ok0_after += fail1 > 0;
     } else {
       bad++;
+      std::printf("pslite: kill: server 0's request: %d from rank %d\n", st, rank);
     }
     if (fail1 >= 16 && ok0_after >= 16) break;
   }

@@ -61,6 +61,11 @@ class Postoffice {
     CHECK_EQ(ret, 0) << "bxps_start: " << std::strerror(-ret);
     node_ = n;
     starts_ = 1;
+    /* What ps-lite's Postoffice still answers after Finalize(). */
+    role_ = bxps_role(n);
+    rank_ = bxps_rank(n);
+    num_servers_ = bxps_num_servers(n);
+    num_workers_ = bxps_num_workers(n);
     {
       /* The region's bounds, to tell its blocks (Free()). */
       uint64_t size = 0;
@@ -101,12 +106,13 @@ class Postoffice {
   }
   bool started() const { return node_ != nullptr; }
 
-  int my_rank() const { return bxps_rank(node()); }
-  int num_servers() const { return bxps_num_servers(node()); }
-  int num_workers() const { return bxps_num_workers(node()); }
-  bool is_worker() const { return bxps_role(node()) == BXPS_WORKER; }
-  bool is_server() const { return bxps_role(node()) == BXPS_SERVER; }
-  bool is_scheduler() const { return bxps_role(node()) == BXPS_SCHEDULER; }
+  /* Valid from Start() on, also after Finalize(). */
+  int my_rank() const { return Known(), rank_; }
+  int num_servers() const { return Known(), num_servers_; }
+  int num_workers() const { return Known(), num_workers_; }
+  bool is_worker() const { return Known(), role_ == BXPS_WORKER; }
+  bool is_server() const { return Known(), role_ == BXPS_SERVER; }
+  bool is_scheduler() const { return Known(), role_ == BXPS_SCHEDULER; }
   int verbose() const { return logging::Verbose(); }
 
   static int WorkerRankToID(int rank) { return rank * 2 + 9; }
@@ -126,7 +132,7 @@ class Postoffice {
     if (ranges_.empty()) {
       for (int r = 0; r < num_servers(); ++r) {
         uint64_t b, e;
-        bxps_server_range(node(), r, &b, &e);
+        bxps_server_range(node(), r, &b, &e);  // before Finalize()
         ranges_.push_back(Range(b, e));
       }
     }
@@ -169,6 +175,11 @@ class Postoffice {
 
  private:
   Postoffice() {}
+  void Known() const { CHECK(role_) << "ps::Start() first"; }
+  int role_ = 0;
+  int rank_ = 0;
+  int num_servers_ = 0;
+  int num_workers_ = 0;
   std::mutex start_mu_;
   std::atomic<struct bxps*> node_{nullptr};
   int starts_ = 0;
