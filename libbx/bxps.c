@@ -340,10 +340,24 @@ static void later(struct bxps *n, struct io *io, int ms)
 	pthread_mutex_unlock(&n->lock);
 }
 
+/*
+ * May @io go again after @err, which says it may have been delivered (a
+ * connection failed under it)? An answer may: the requester takes the
+ * first of each part and drops the others. A pull may: it changes
+ * nothing. A push may not (it would be applied twice).
+ */
+static bool resend_unknown(const struct io *io, int err)
+{
+	bool conn = err == -ECONNRESET || err == -EIO || err == -EPROTO ||
+		    err == -ECONNABORTED;
+
+	return conn && (!io->req || !(io->req->flags & PSW_F_PUSH));
+}
+
 static void send_done(struct bxps *n, struct io *io, int res)
 {
-	if (res < 0 && send_again(res) && io->tries < PS_RETRY_MAX &&
-	    !n->nodes[io->to].dead && !n->stop) {
+	if (res < 0 && (send_again(res) || resend_unknown(io, res)) &&
+	    io->tries < PS_RETRY_MAX && !n->nodes[io->to].dead && !n->stop) {
 		/* Back off 1 ms, then up to 16 ms: the peer is short. */
 		later(n, io, io->tries < 4 ? 1 : io->tries < 64 ? 4 : 16);
 		return;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bxps_int.h"
 
@@ -515,8 +516,22 @@ int bxps_wait(struct bxps *n, int64_t id, int *rank)
 		pthread_mutex_unlock(&n->lock);
 		return -ENOENT;
 	}
-	while (!((st = n->status[id]) & ST_DONE))
-		pthread_cond_wait(&n->cv, &n->lock);
+	while (!((st = n->status[id]) & ST_DONE)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 30;
+		if (pthread_cond_timedwait(&n->cv, &n->lock, &ts) == ETIMEDOUT &&
+		    getenv("BXPS_DEBUG")) {
+			/* Still waiting: say for whom. */
+			struct preq *r = lookup(n, id);
+
+			for (uint32_t i = 0; r && i < r->nparts; i++)
+				fprintf(stderr, "bxps: request %lld waits 30 s: part %u to node %u %s\n",
+					(long long)id, i, n->nodes[r->parts[i].node].id,
+					r->parts[i].answered ? "answered" : "open");
+		}
+	}
 	pthread_mutex_unlock(&n->lock);
 	if (rank)
 		*rank = (int)((st >> 32) & 0x7fffffffu) - 1;

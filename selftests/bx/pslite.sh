@@ -17,6 +17,8 @@
 #         int64 and half values, SimpleApp request/response to the server
 #         group, and a push of the wrong length failing with the owning
 #         server's rank; every process exits 0
+#   pipeline  a worker's pushes of 4 bytes: 16 outstanding move at least
+#         3x the requests per second of one at a time (pslite_bench)
 #   kill  workers keep pushes in flight to both servers while its guest
 #         kills the server of rank 1 (SIGKILL): its requests fail with its rank,
 #         server 0's go on, and the others finalize without it
@@ -34,12 +36,13 @@ command -v $PS > /dev/null || { echo "1..0 # SKIP no $PS"; exit $KSFT_SKIP; }
 
 b() { rig_barrier "pslite.$1" 300; }
 
-# node ROLE MODE LOG: one process of the job, in the background.
+# node ROLE ARGS LOG: one process of the job, in the background.
 node() {
+	# shellcheck disable=SC2086
 	DMLC_ROLE=$1 DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2 \
 	DMLC_PS_ROOT_URI=$BXRIG_PEER0 DMLC_PS_ROOT_PORT=$PORT \
 	BXPS_TIMEOUT_MS=$((180000 * BX_SLOW)) BXPS_REGION_MB=32 BXPS_DEBUG=1 \
-		timeout $((240 * BX_SLOW)) $PS "$2" > "$3" 2>&1 &
+		timeout $((240 * BX_SLOW)) $PS $2 > "$3" 2>&1 &
 }
 
 # Wait for the job's processes of this guest; each must exit 0.
@@ -115,7 +118,25 @@ case_kill() {
 	result
 }
 
-ktap_plan 2
+# Pipelining: pushes of 4 bytes with 16 outstanding move at least three
+# times the requests per second of one at a time (pslite_bench).
+case_pipeline() {
+	b pipe.go
+	PS=pslite_bench
+	start_job "-o push -q 1,16 -s 4 -d $((3 * BX_SLOW))"
+	try job_wait
+	if [ "$ID" -eq 3 ]; then
+		r1=$(sed -n 's/.*outstanding 1 bytes 4 .* rate \([0-9]*\)\/s.*/\1/p' /tmp/ps.w1 /tmp/ps.w2)
+		r16=$(sed -n 's/.*outstanding 16 bytes 4 .* rate \([0-9]*\)\/s.*/\1/p' /tmp/ps.w1 /tmp/ps.w2)
+		echo "# pushes/s: 1 outstanding ${r1:-?}, 16 outstanding ${r16:-?}"
+		try check [ -n "$r1" ] && try check [ "${r16:-0}" -ge $((3 * ${r1:-1})) ]
+	fi
+	b pipe.done
+	result
+}
+
+ktap_plan 3
 run_test main case_main
+run_test pipeline case_pipeline
 run_test kill case_kill
 ktap_finish

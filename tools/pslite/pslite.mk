@@ -5,8 +5,8 @@
 PSLITE_HDRS := $(wildcard libbx/ps/*.h libbx/ps/internal/*.h) libbx/bxps.h
 PSLITE_CXXFLAGS := -std=c++11 -Wall -Wextra $(WERROR) -O2 -g -I$(CURDIR)/libbx -pthread
 
-TOOLS += $(O)/bin/pslite_test
+TOOLS += $(O)/bin/pslite_test $(O)/bin/pslite_bench
 
-$(O)/bin/pslite_test: tools/pslite/pslite_test.cc $(PSLITE_HDRS) $(LIBBX_SO)
+$(O)/bin/pslite_%: tools/pslite/pslite_%.cc $(PSLITE_HDRS) $(LIBBX_SO)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PSLITE_CXXFLAGS) -o $@ $< -L$(O)/lib -lbx -Wl,-rpath,'$$ORIGIN/../lib'
