@@ -55,7 +55,8 @@ static void Cell(KVWorker<float>* kv, const std::string& op, int q, size_t bytes
   };
   /* The key exists (a pull of it has its length) before timing. */
   kv->Wait(kv->ZPush(keys, vals));
-  auto start = Clock::now(), end = start + std::chrono::duration<double>(secs);
+  auto start = Clock::now();
+  auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(secs));
   long reqs = 0;
   int errors = 0;
   for (int i = 0; i < q; ++i) issue(i);
