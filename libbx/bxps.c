@@ -299,6 +299,9 @@ int ps_send(struct bxps *n, int to, const void *const *seg,
 	pthread_mutex_lock(&n->lock);
 	n->stats.copied += copy;
 	n->stats.zero_copy += zc;
+	/* The request outlives its sends (send_done() reads it). */
+	if (req)
+		req->ios++;
 	pthread_mutex_unlock(&n->lock);
 	ret = ps_submit(n, io);
 	/* Refused at once but certainly not delivered: later, as any retry. */
@@ -306,8 +309,14 @@ int ps_send(struct bxps *n, int to, const void *const *seg,
 		later(n, io, 1);
 		ret = 0;
 	}
-	if (ret)
+	if (ret) {
+		if (req) {
+			pthread_mutex_lock(&n->lock);
+			req->ios--;
+			pthread_mutex_unlock(&n->lock);
+		}
 		goto err;
+	}
 	return 0;
 
 err:
@@ -373,6 +382,8 @@ static void send_done(struct bxps *n, struct io *io, int res)
 		if (io->req)
 			ps_part_fail(n, io->req, io->part, res);
 	}
+	if (io->req)
+		ps_req_put_io(n, io->req);
 	bx_buf_free(n->bx, io->scratch);
 	free(io);
 }

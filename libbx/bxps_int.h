@@ -102,6 +102,7 @@ struct preq {
 	int		status;
 	int		rank;
 	bool		finished;	/* result assembled, callback run */
+	int		ios;		/* its sends in flight: keep it */
 	bool		has_result;
 	struct bxps_result res;
 	uint32_t	nparts;
@@ -173,6 +174,7 @@ void ps_recv_done(struct bxps *n, uint32_t which, void *buf);
 /* bxps_kv.c */
 void ps_on_message(struct bxps *n, void *buf, uint32_t len, uint32_t which);
 void ps_part_fail(struct bxps *n, struct preq *r, uint32_t part, int err);
+void ps_req_put_io(struct bxps *n, struct preq *r);
 void ps_node_died(struct bxps *n, int idx);
 void ps_fail_all(struct bxps *n, int err);
 void ps_apps_stop(struct bxps *n);

@@ -200,6 +200,7 @@ static int assemble(struct bxps *n, struct preq *r)
 /* Every part answered: results, callback, then waiters. */
 static void finish(struct bxps *n, struct preq *r)
 {
+	bool gone;
 	int ret;
 
 	if (!r->status) {
@@ -219,8 +220,21 @@ static void finish(struct bxps *n, struct preq *r)
 	if (!r->has_result)
 		unhash(n, r);
 	pthread_cond_broadcast(&n->cv);
+	gone = !r->has_result && !r->ios;
 	pthread_mutex_unlock(&n->lock);
-	if (!r->has_result)
+	if (gone)
+		free(r);
+}
+
+/* A send of @r is done with it: free @r if nothing else holds it. */
+void ps_req_put_io(struct bxps *n, struct preq *r)
+{
+	bool gone;
+
+	pthread_mutex_lock(&n->lock);
+	gone = --r->ios == 0 && r->finished && !r->has_result;
+	pthread_mutex_unlock(&n->lock);
+	if (gone)
 		free(r);
 }
 
@@ -552,9 +566,12 @@ int bxps_result(struct bxps *n, int64_t id, struct bxps_result *res)
 	*res = r->res;
 	r->has_result = false;
 	if (r->finished) {
+		bool gone = !r->ios;
+
 		unhash(n, r);
 		pthread_mutex_unlock(&n->lock);
-		free(r);
+		if (gone)
+			free(r);
 		return 0;
 	}
 	pthread_mutex_unlock(&n->lock);
