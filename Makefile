@@ -132,7 +132,7 @@ style: $(O)/ksrc/.stamp
 LIBBX_SO := $(O)/lib/libbx.so.$(LIBBX_VERSION)
 LIBBX_A  := $(O)/lib/libbx.a
 
-lib: $(LIBBX_SO) $(LIBBX_A) $(O)/lib/libbx.pc
+lib: $(LIBBX_SO) $(LIBBX_A) $(O)/lib/libbx.pc $(O)/lib/bx-pslite.pc
 
 $(O)/libbx/%.pic.o: libbx/%.c $(wildcard libbx/*.h) uapi/linux/bx.h
 	@mkdir -p $(dir $@)
@@ -157,7 +157,8 @@ $(LIBBX_A): $(patsubst libbx/%.c,$(O)/libbx/%.o,$(LIBBX_SRCS))
 
 # Written again whenever PREFIX, LIBDIR or INCLUDEDIR change.
 PC_VARS := $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(LIBBX_VERSION)
-$(O)/lib/libbx.pc: libbx/libbx.pc.in $(if $(filter-out $(file < $(O)/lib/.pc-vars),$(PC_VARS)),FORCE)
+# bx-pslite.pc: ps-lite's C++ API (libbx/ps/, Documentation/pslite.rst).
+$(O)/lib/%.pc: libbx/%.pc.in $(if $(filter-out $(file < $(O)/lib/.pc-vars),$(PC_VARS)),FORCE)
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
@@ -169,6 +170,7 @@ $(O)/lib/libbx.pc: libbx/libbx.pc.in $(if $(filter-out $(file < $(O)/lib/.pc-var
 TOOLS := $(O)/bin/bxrig $(O)/bin/bxswitch
 include tools/lib/lib.mk
 include tools/ps/ps.mk
+include tools/pslite/pslite.mk
 include tools/bench/bench.mk
 include tools/bxctl/bxctl.mk
 include man/man.mk
@@ -237,6 +239,7 @@ UNIT_SRCS_replay := kmod/replay.c
 UNIT_SRCS_span  := kmod/span.c
 UNIT_SRCS_auth  := kmod/auth.c kmod/wire.c
 UNIT_SRCS_kv    := libbx/kv_wire.c
+UNIT_SRCS_ps    := libbx/ps_wire.c
 
 UNIT_TESTS := $(patsubst $(UNIT_DIR)/%_test.c,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.c)) \
 	      $(patsubst $(UNIT_DIR)/%_test.sh,$(O)/unit/%_test,$(wildcard $(UNIT_DIR)/*_test.sh))
@@ -379,8 +382,14 @@ install-lib: lib
 	$(INSTALL) -m 0644 $(LIBBX_SO) $(LIBBX_A) $(DESTDIR)$(LIBDIR)/
 	ln -sf libbx.so.$(LIBBX_VERSION) $(DESTDIR)$(LIBDIR)/$(LIBBX_SONAME)
 	ln -sf $(LIBBX_SONAME) $(DESTDIR)$(LIBDIR)/libbx.so
-	$(INSTALL) -m 0644 $(O)/lib/libbx.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
-	$(INSTALL) -m 0644 libbx/libbx.h libbx/bxkv.h $(DESTDIR)$(INCLUDEDIR)/bx/
+	$(INSTALL) -m 0644 $(O)/lib/libbx.pc $(O)/lib/bx-pslite.pc \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(INSTALL) -m 0644 libbx/libbx.h libbx/bxkv.h libbx/bxps.h \
+		$(DESTDIR)$(INCLUDEDIR)/bx/
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/bx/ps/internal
+	$(INSTALL) -m 0644 $(wildcard libbx/ps/*.h) $(DESTDIR)$(INCLUDEDIR)/bx/ps/
+	$(INSTALL) -m 0644 $(wildcard libbx/ps/internal/*.h) \
+		$(DESTDIR)$(INCLUDEDIR)/bx/ps/internal/
 	$(INSTALL) -m 0644 uapi/linux/bx.h uapi/linux/bx_netlink.h \
 		$(DESTDIR)$(INCLUDEDIR)/bx/linux/
 

@@ -37,6 +37,7 @@ MAN_PAGES := \
 	man/man3/bxkv_push.3 man/man3/bxkv_pull.3 man/man3/bxkv_last_error.3 \
 	man/man3/bxkv_push_lens.3 man/man3/bxkv_pull_lens.3 \
 	man/man3/bxkv_server_value_len.3 \
+	man/man3/bxps.3 man/man3/bxps_alloc.3 man/man3/bxps_barrier.3 man/man3/bxps_cfg_env.3 man/man3/bxps_dtype_size.3 man/man3/bxps_finalize.3 man/man3/bxps_free.3 man/man3/bxps_handle_sum.3 man/man3/bxps_id.3 man/man3/bxps_in_region.3 man/man3/bxps_node_dead.3 man/man3/bxps_node_ids.3 man/man3/bxps_num_servers.3 man/man3/bxps_num_workers.3 man/man3/bxps_pull.3 man/man3/bxps_push.3 man/man3/bxps_pushpull.3 man/man3/bxps_rank.3 man/man3/bxps_region.3 man/man3/bxps_req_release.3 man/man3/bxps_request.3 man/man3/bxps_respond.3 man/man3/bxps_respond_err.3 man/man3/bxps_result.3 man/man3/bxps_role.3 man/man3/bxps_server_range.3 man/man3/bxps_set_handler.3 man/man3/bxps_start.3 man/man3/bxps_stats.3 man/man3/bxps_store_create.3 man/man3/bxps_store_destroy.3 man/man3/bxps_store_handle.3 man/man3/bxps_test.3 man/man3/bxps_wait.3 \
 	man/man4/bx.4 \
 	man/man8/bxctl.8
 

@@ -229,12 +229,13 @@ tier_stock() {
 		/opt/bx/selftests/bx/run_tests.sh -t
 	# The cross-guest data tests share one boot of four guests: data.sh,
 	# kv.sh and python.sh's kv and torch cases use three of them (the
-	# fourth meets the barriers), flow.sh and hostile.sh all.
+	# fourth meets the barriers), flow.sh and hostile.sh all, pslite.sh
+	# all four (a ps-lite job: scheduler, two servers, two workers).
 	# python.sh's other cases ran in the two-guest boot.
 	run_guests stock-4 -n 4 -k stock -m 1024 -t 1500 -p \
 		-e BX_SKIP="python.sh:binding python.sh:guests" \
 		/opt/bx/selftests/bx/run_tests.sh rdma_link.sh data.sh flow.sh \
-		hostile.sh kv.sh python.sh
+		hostile.sh kv.sh python.sh pslite.sh
 }
 
 tier_old() {

@@ -53,7 +53,9 @@ ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
 	echo lib/udev/rules.d/60-bx.rules
 	echo lib/udev/rules.d/61-bx-apply.rules
 	echo usr/include/bx/bxkv.h
+	echo usr/include/bx/bxps.h
 	echo usr/include/bx/libbx.h
+	(cd "$top/libbx" && ls ps/*.h ps/internal/*.h) | sed 's|^|usr/include/bx/|'
 	echo usr/include/bx/linux/bx.h
 	echo usr/include/bx/linux/bx_netlink.h
 	echo "usr/lib/$ma/libbx.a"
@@ -61,6 +63,7 @@ ok "install: make install DESTDIR= PREFIX=/usr LIBDIR=multiarch" inst
 	echo "usr/lib/$ma/libbx.so.0 -> libbx.so.0.1.0"
 	echo "usr/lib/$ma/libbx.so.0.1.0"
 	echo "usr/lib/$ma/pkgconfig/libbx.pc"
+	echo "usr/lib/$ma/pkgconfig/bx-pslite.pc"
 	echo usr/sbin/bxctl
 	(cd "$top/man" && ls man*/* | sed 's|^|usr/share/man/|')
 	py_files usr/lib/python3/dist-packages

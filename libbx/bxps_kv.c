@@ -1,0 +1,970 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * bxps requests (bxps.h): a worker's push, pull and push-pull split over
+ * the servers, SimpleApp requests, their answers and completion; the
+ * server's side: handlers (in the progress thread or threads of their
+ * own by key range), answers, errors. The node itself is bxps.c's.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bxps_int.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "bxps sends keys and lengths as they are: little-endian hosts only"
+#endif
+
+/* A request held for a handler (not there yet, or in a thread's queue). */
+struct qreq {
+	struct bxps_req	req;
+	struct qreq	*next;
+};
+
+struct hthread {
+	struct bxps	*n;
+	struct app	*app;
+	pthread_t	thread;
+	pthread_mutex_t	lock;
+	pthread_cond_t	cv;
+	struct qreq	*head, **tail;
+	bool		stop;
+};
+
+struct app {
+	int		id;
+	bxps_handler_fn	fn;
+	void		*arg;
+	unsigned int	nthreads;
+	struct hthread	*th;
+	struct app	*next;
+};
+
+#define ST_DONE		(1ull << 63)
+
+/* ---- the request table ------------------------------------------------ */
+
+static struct preq *lookup(struct bxps *n, int64_t id)
+{
+	struct preq *r;
+
+	for (r = n->hash[(uint64_t)id % PS_HASH]; r; r = r->hnext)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static void unhash(struct bxps *n, struct preq *r)
+{
+	struct preq **pp = &n->hash[(uint64_t)r->id % PS_HASH];
+
+	while (*pp && *pp != r)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = r->hnext;
+}
+
+/* A new request of @nparts parts, numbered and in the table. */
+static struct preq *preq_new(struct bxps *n, uint32_t nparts,
+			     const struct bxps_opts *o, uint8_t flags)
+{
+	struct preq *r = calloc(1, sizeof(*r) + nparts * sizeof(r->parts[0]));
+
+	if (!r)
+		return NULL;
+	r->flags = flags;
+	r->dtype = o->dtype;
+	r->done = o->done;
+	r->each = o->each;
+	r->arg = o->arg;
+	r->out = o->out;
+	r->out_cap = o->out_cap;
+	r->out_lens = o->out_lens;
+	r->nparts = nparts;
+	r->left = (int)nparts;
+	r->rank = -1;
+	pthread_mutex_lock(&n->lock);
+	if (n->next_id >= n->status_len) {
+		int64_t len = n->status_len ? n->status_len * 2 : 1024;
+		uint64_t *st = realloc(n->status, (size_t)len * sizeof(*st));
+
+		if (!st) {
+			pthread_mutex_unlock(&n->lock);
+			free(r);
+			return NULL;
+		}
+		memset(st + n->status_len, 0,
+		       (size_t)(len - n->status_len) * sizeof(*st));
+		n->status = st;
+		n->status_len = len;
+	}
+	r->id = n->next_id++;
+	r->hnext = n->hash[(uint64_t)r->id % PS_HASH];
+	n->hash[(uint64_t)r->id % PS_HASH] = r;
+	pthread_mutex_unlock(&n->lock);
+	return r;
+}
+
+static void free_parts(struct bxps *n, struct preq *r)
+{
+	for (uint32_t i = 0; i < r->nparts; i++)
+		if (r->parts[i].msgbuf) {
+			ps_recv_done(n, 1, r->parts[i].msgbuf);
+			r->parts[i].msgbuf = NULL;
+		}
+}
+
+/* Put the parts' answers where the caller wants them. */
+static int assemble(struct bxps *n, struct preq *r)
+{
+	uint64_t total = 0, nk = 0, off = 0, koff = 0, copied;
+	unsigned int esize = psw_dtype_size((unsigned int)r->dtype);
+	uint8_t *vals;
+	int32_t *lens;
+
+	if (r->flags & PSW_F_SIMPLE) {
+		if (r->each)
+			return 0;
+		for (uint32_t i = 0; i < r->nparts; i++)
+			total += r->parts[i].msg.blen;
+		r->res.body = malloc(total ? total : 1);
+		if (!r->res.body)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < r->nparts; i++) {
+			memcpy((uint8_t *)r->res.body + off,
+			       r->parts[i].msg.body, r->parts[i].msg.blen);
+			off += r->parts[i].msg.blen;
+		}
+		r->res.blen = (uint32_t)total;
+		r->has_result = true;
+		return 0;
+	}
+	if (!(r->flags & PSW_F_PULL))
+		return 0;
+	for (uint32_t i = 0; i < r->nparts; i++) {
+		const struct psw_msg *m = &r->parts[i].msg;
+
+		/* Values of the request's type; lengths, or even ones. */
+		if (m->vbytes && m->dtype != r->dtype)
+			return -EPROTO;
+		if (!m->lens && m->nkeys && m->vbytes % ((uint64_t)m->nkeys * esize))
+			return -EPROTO;
+		total += m->vbytes;
+		nk += m->nkeys;
+	}
+	if (r->out) {
+		if (total > r->out_cap)
+			return -EMSGSIZE;
+		vals = r->out;
+	} else {
+		vals = malloc(total ? total : 1);
+		if (!vals)
+			return -ENOMEM;
+	}
+	lens = r->out_lens;
+	if (!lens && !r->out) {
+		lens = malloc(nk ? nk * sizeof(*lens) : 1);
+		if (!lens) {
+			free(vals);
+			return -ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < r->nparts; i++) {
+		const struct psw_msg *m = &r->parts[i].msg;
+
+		if (m->vbytes)
+			memcpy(vals + off, m->vals, m->vbytes);
+		off += m->vbytes;
+		for (uint32_t k = 0; lens && k < m->nkeys; k++)
+			lens[koff + k] = m->lens ? psw_len(m, k) :
+				(int32_t)(m->vbytes / esize / m->nkeys);
+		koff += m->nkeys;
+	}
+	copied = total;
+	pthread_mutex_lock(&n->lock);
+	n->stats.pull_copied += copied;
+	pthread_mutex_unlock(&n->lock);
+	if (!r->out) {
+		r->res.vals = vals;
+		r->res.val_bytes = total;
+		r->res.lens = lens;
+		r->res.nkeys = (uint32_t)nk;
+		r->has_result = true;
+	}
+	return 0;
+}
+
+/* Every part answered: results, callback, then waiters. */
+static void finish(struct bxps *n, struct preq *r)
+{
+	bool gone;
+	int ret;
+
+	if (!r->status) {
+		ret = assemble(n, r);
+		if (ret) {
+			r->status = ret;
+			r->rank = -1;
+		}
+	}
+	free_parts(n, r);
+	if (r->done)
+		r->done(n, r->id, r->status, r->rank, r->arg);
+	pthread_mutex_lock(&n->lock);
+	n->status[r->id] = ST_DONE | (uint32_t)r->status |
+			   ((uint64_t)(uint32_t)(r->rank + 1) & 0x7fffffffu) << 32;
+	r->finished = true;
+	if (!r->has_result)
+		unhash(n, r);
+	pthread_cond_broadcast(&n->cv);
+	gone = !r->has_result && !r->ios;
+	pthread_mutex_unlock(&n->lock);
+	if (gone)
+		free(r);
+}
+
+/* A send of @r is done with it: free @r if nothing else holds it. */
+void ps_req_put_io(struct bxps *n, struct preq *r)
+{
+	bool gone;
+
+	pthread_mutex_lock(&n->lock);
+	gone = --r->ios == 0 && r->finished && !r->has_result;
+	pthread_mutex_unlock(&n->lock);
+	if (gone)
+		free(r);
+}
+
+static int fail_rank(const struct preq *r, const struct node *nd)
+{
+	return r->flags & PSW_F_SIMPLE ? (int)nd->id : (int)psw_id_rank(nd->id);
+}
+
+/* Part @part of @r ends with @err (and no answer). */
+void ps_part_fail(struct bxps *n, struct preq *r, uint32_t part, int err)
+{
+	bool last;
+
+	if (getenv("BXPS_DEBUG"))
+		fprintf(stderr, "bxps: request %lld part %u to node %u failed: %d\n",
+			(long long)r->id, part, n->nodes[r->parts[part].node].id, err);
+	pthread_mutex_lock(&n->lock);
+	if (r->parts[part].answered) {
+		pthread_mutex_unlock(&n->lock);
+		return;
+	}
+	r->parts[part].answered = true;
+	if (!r->status) {
+		r->status = err;
+		r->rank = fail_rank(r, &n->nodes[r->parts[part].node]);
+	}
+	last = --r->left == 0;
+	pthread_mutex_unlock(&n->lock);
+	if (last)
+		finish(n, r);
+}
+
+/* Fail every unanswered part matching @idx (-1: all) with @err. */
+static void fail_where(struct bxps *n, int idx, int err)
+{
+	struct preq *done = NULL, *r;
+
+	pthread_mutex_lock(&n->lock);
+	for (uint32_t h = 0; h < PS_HASH; h++) {
+		for (r = n->hash[h]; r; r = r->hnext) {
+			bool hit = false;
+
+			if (r->finished || !r->left)
+				continue;
+			for (uint32_t i = 0; i < r->nparts; i++) {
+				struct part *p = &r->parts[i];
+
+				if (p->answered || (idx >= 0 && p->node != idx))
+					continue;
+				p->answered = true;
+				hit = true;
+				if (!r->status) {
+					r->status = err;
+					r->rank = fail_rank(r, &n->nodes[p->node]);
+				}
+				r->left--;
+			}
+			if (!hit || r->left)
+				continue;
+			/* This pass took its last part: it finishes here. */
+			r->dnext = done;
+			done = r;
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+	while ((r = done)) {
+		done = r->dnext;
+		finish(n, r);
+	}
+}
+
+void ps_node_died(struct bxps *n, int idx)
+{
+	fail_where(n, idx, n->nodes[idx].err ? n->nodes[idx].err :
+		   -ECONNABORTED);
+}
+
+void ps_fail_all(struct bxps *n, int err)
+{
+	fail_where(n, -1, err);
+}
+
+/* ---- worker: sending requests ----------------------------------------- */
+
+/* The header of a request to node index @to. */
+static void req_hdr(struct bxps *n, struct psw_msg *h, const struct bxps_opts *o,
+		    struct preq *r, uint32_t part)
+{
+	memset(h, 0, sizeof(*h));
+	h->type = PSW_T_REQ;
+	h->dtype = (uint8_t)o->dtype;
+	h->flags = r->flags;
+	h->cmd = o->cmd;
+	h->sender = n->id;
+	h->app = (uint16_t)o->app;
+	h->customer = (uint16_t)o->customer;
+	h->id = (uint64_t)r->id;
+	h->priority = o->priority;
+	h->part = part;
+}
+
+static int64_t kv_request(struct bxps *n, const struct bxps_opts *o,
+			  const struct bxps_kv *kv, uint8_t flags)
+{
+	uint32_t S = (uint32_t)n->cfg.num_servers, nparts = 0, part = 0;
+	unsigned int esize = psw_dtype_size((unsigned int)o->dtype);
+	bool push = flags & PSW_F_PUSH;
+	uint64_t per = 0, total = 0;
+	size_t first[PS_MAX_NODES + 1];
+	struct preq *r;
+	int64_t id;
+
+	if (!esize || (kv->nkeys && !kv->keys))
+		return -EINVAL;
+	if (psw_split(S, kv->keys, kv->nkeys, first))
+		return -EINVAL;
+	if (kv->lens) {
+		for (uint32_t i = 0; i < kv->nkeys; i++) {
+			if (kv->lens[i] < 0)
+				return -EINVAL;
+			total += (uint64_t)kv->lens[i];
+		}
+		if (push && total * esize != kv->val_bytes)
+			return -EINVAL;
+	} else if (push) {
+		/* The same length for every key. */
+		if (!kv->nkeys || kv->val_bytes % ((uint64_t)kv->nkeys * esize))
+			return kv->nkeys || kv->val_bytes ? -EINVAL : 0;
+		per = kv->val_bytes / kv->nkeys;
+	}
+	if (push && kv->val_bytes && !kv->vals)
+		return -EINVAL;
+	for (uint32_t s = 0; s < S; s++)
+		nparts += first[s + 1] > first[s];
+	r = preq_new(n, nparts, o, flags | (kv->lens ? PSW_F_LENS : 0));
+	if (!r)
+		return -ENOMEM;
+	id = r->id;
+	if (!nparts) {
+		finish(n, r);
+		return id;
+	}
+	/* Each part's node first: an answer may come before the loop ends. */
+	for (uint32_t s = 0, p = 0; s < S; s++)
+		if (first[s + 1] > first[s])
+			r->parts[p++].node =
+				ps_node_index(n, psw_node_id(PSW_ROLE_SERVER, s));
+	pthread_mutex_lock(&n->lock);
+	n->stats.requests += nparts;
+	pthread_mutex_unlock(&n->lock);
+	/* Byte offsets of the values of each server's first key. */
+	uint64_t voff = 0;
+
+	for (uint32_t s = 0; s < S; s++) {
+		size_t a = first[s], b = first[s + 1];
+		uint8_t hdr[PSW_HDR_LEN];
+		static const uint8_t pad[8];
+		const void *seg[5];
+		uint64_t len[5], vb = 0;
+		struct psw_msg h;
+		int ret;
+
+		if (a == b)
+			continue;
+		if (kv->lens) {
+			for (size_t i = a; i < b; i++)
+				vb += (uint64_t)kv->lens[i] * esize;
+		} else {
+			vb = per * (b - a);
+		}
+		req_hdr(n, &h, o, r, part);
+		h.flags = r->flags;
+		h.nkeys = (uint32_t)(b - a);
+		h.vbytes = push ? vb : 0;
+		psw_encode_hdr(hdr, &h);
+		seg[0] = hdr;
+		len[0] = PSW_HDR_LEN;
+		seg[1] = kv->keys + a;
+		len[1] = 8 * (b - a);
+		seg[2] = kv->lens ? kv->lens + a : NULL;
+		len[2] = kv->lens ? 4 * (b - a) : 0;
+		seg[3] = pad;
+		len[3] = kv->lens && ((b - a) & 1) ? 4 : 0;
+		seg[4] = push ? (const uint8_t *)kv->vals + voff : NULL;
+		len[4] = push ? vb : 0;
+		voff += vb;
+		/* After the last send @r may be gone: use nothing of it. */
+		ret = ps_send(n, r->parts[part].node, seg, len, 5, r, part);
+		if (ret)
+			ps_part_fail(n, r, part, ret);
+		part++;
+	}
+	return id;
+}
+
+int64_t bxps_push(struct bxps *n, const struct bxps_opts *o,
+		  const struct bxps_kv *kv)
+{
+	return kv_request(n, o, kv, PSW_F_PUSH);
+}
+
+int64_t bxps_pull(struct bxps *n, const struct bxps_opts *o,
+		  const struct bxps_kv *kv)
+{
+	return kv_request(n, o, kv, PSW_F_PULL);
+}
+
+int64_t bxps_pushpull(struct bxps *n, const struct bxps_opts *o,
+		      const struct bxps_kv *kv)
+{
+	return kv_request(n, o, kv, PSW_F_PUSH | PSW_F_PULL);
+}
+
+int64_t bxps_request(struct bxps *n, const struct bxps_opts *o, int head,
+		     const void *body, uint32_t blen, int to)
+{
+	int idx[PS_MAX_NODES];
+	uint32_t cnt = 0;
+	struct preq *r;
+	int64_t id;
+
+	if (to <= 0)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n->nnodes; i++) {
+		const struct node *nd = &n->nodes[i];
+
+		/* A group (not this node itself), or one node. */
+		if (to < 8 ? (nd->role & (uint32_t)to) && (int)i != n->self &&
+			     !nd->dead && !nd->gone :
+			     nd->id == (uint32_t)to)
+			idx[cnt++] = (int)i;
+	}
+	if (to >= 8 && !cnt)
+		return -ENOENT;
+	r = preq_new(n, cnt, o, PSW_F_SIMPLE);
+	if (!r)
+		return -ENOMEM;
+	id = r->id;
+	if (!cnt) {
+		finish(n, r);
+		return id;
+	}
+	for (uint32_t p = 0; p < cnt; p++)
+		r->parts[p].node = idx[p];
+	pthread_mutex_lock(&n->lock);
+	n->stats.requests += cnt;
+	pthread_mutex_unlock(&n->lock);
+	for (uint32_t p = 0; p < cnt; p++) {
+		uint8_t hdr[PSW_HDR_LEN];
+		const void *seg[2] = { hdr, body };
+		uint64_t len[2] = { PSW_HDR_LEN, blen };
+		struct psw_msg h;
+		int ret;
+
+		req_hdr(n, &h, o, r, p);
+		h.dtype = 0;
+		h.cmd = head;
+		h.blen = blen;
+		psw_encode_hdr(hdr, &h);
+		ret = ps_send(n, idx[p], seg, len, 2, r, p);
+		if (ret)
+			ps_part_fail(n, r, p, ret);
+	}
+	return id;
+}
+
+int bxps_test(struct bxps *n, int64_t id, int *status, int *rank)
+{
+	uint64_t st;
+
+	pthread_mutex_lock(&n->lock);
+	if (id < 0 || id >= n->next_id) {
+		pthread_mutex_unlock(&n->lock);
+		return -ENOENT;
+	}
+	st = n->status[id];
+	pthread_mutex_unlock(&n->lock);
+	if (!(st & ST_DONE))
+		return 0;
+	if (status)
+		*status = (int32_t)(uint32_t)st;
+	if (rank)
+		*rank = (int)((st >> 32) & 0x7fffffffu) - 1;
+	return 1;
+}
+
+int bxps_wait(struct bxps *n, int64_t id, int *rank)
+{
+	uint64_t st;
+
+	pthread_mutex_lock(&n->lock);
+	if (id < 0 || id >= n->next_id) {
+		pthread_mutex_unlock(&n->lock);
+		return -ENOENT;
+	}
+	while (!((st = n->status[id]) & ST_DONE)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 30;
+		if (pthread_cond_timedwait(&n->cv, &n->lock, &ts) == ETIMEDOUT &&
+		    getenv("BXPS_DEBUG")) {
+			/* Still waiting: say for whom. */
+			struct preq *r = lookup(n, id);
+
+			for (uint32_t i = 0; r && i < r->nparts; i++)
+				fprintf(stderr, "bxps: request %lld waits 30 s: part %u to node %u %s\n",
+					(long long)id, i, n->nodes[r->parts[i].node].id,
+					r->parts[i].answered ? "answered" : "open");
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (rank)
+		*rank = (int)((st >> 32) & 0x7fffffffu) - 1;
+	return (int32_t)(uint32_t)st;
+}
+
+int bxps_result(struct bxps *n, int64_t id, struct bxps_result *res)
+{
+	struct preq *r;
+
+	pthread_mutex_lock(&n->lock);
+	r = lookup(n, id);
+	/* The done callback may take it before the request is marked done. */
+	if (!r || !r->has_result) {
+		pthread_mutex_unlock(&n->lock);
+		return -ENOENT;
+	}
+	*res = r->res;
+	r->has_result = false;
+	if (r->finished) {
+		bool gone = !r->ios;
+
+		unhash(n, r);
+		pthread_mutex_unlock(&n->lock);
+		if (gone)
+			free(r);
+		return 0;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return 0;
+}
+
+/* An answer came. */
+static void on_response(struct bxps *n, void *buf, const struct psw_msg *m,
+			int from)
+{
+	struct preq *r;
+	struct part *p;
+	bool last, keep;
+
+	pthread_mutex_lock(&n->lock);
+	r = lookup(n, (int64_t)m->id);
+	if (!r || r->finished || m->part >= r->nparts ||
+	    r->parts[m->part].node != from || r->parts[m->part].answered) {
+		/* Late (the request failed already), or not ours. */
+		pthread_mutex_unlock(&n->lock);
+		ps_recv_done(n, 1, buf);
+		return;
+	}
+	p = &r->parts[m->part];
+	p->answered = true;
+	if (m->status && getenv("BXPS_DEBUG"))
+		fprintf(stderr, "bxps: request %lld part %u: node %u answered %d\n",
+			(long long)r->id, m->part, m->sender, m->status);
+	keep = !m->status && (r->flags & (PSW_F_PULL | PSW_F_SIMPLE));
+	if (m->status && !r->status) {
+		r->status = m->status;
+		r->rank = fail_rank(r, &n->nodes[from]);
+	}
+	if (keep) {
+		p->msgbuf = buf;
+		p->msg = *m;
+	}
+	last = --r->left == 0;
+	pthread_mutex_unlock(&n->lock);
+	if (keep && r->each) {
+		struct bxps_req resp = {
+			.sender = (int)m->sender, .id = (int64_t)m->id,
+			.app = m->app, .customer = m->customer, .cmd = m->cmd,
+			.simple = 1, .body = m->body, .blen = m->blen,
+		};
+
+		resp.sender_rank = (int)psw_id_rank(m->sender);
+		r->each(n, &resp, r->arg);
+	}
+	if (!keep)
+		ps_recv_done(n, 1, buf);
+	if (last)
+		finish(n, r);
+}
+
+/* ---- server: handlers ------------------------------------------------- */
+
+static void *hthread_main(void *arg)
+{
+	struct hthread *t = arg;
+	struct qreq *q;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		while (!t->head && !t->stop)
+			pthread_cond_wait(&t->cv, &t->lock);
+		if (!t->head)
+			break;
+		q = t->head;
+		t->head = q->next;
+		if (!t->head)
+			t->tail = &t->head;
+		pthread_mutex_unlock(&t->lock);
+		t->app->fn(t->n, &q->req, t->app->arg);
+		free(q);
+		pthread_mutex_lock(&t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+static struct app *find_app(struct bxps *n, int id)
+{
+	struct app *a;
+
+	for (a = n->apps; a; a = a->next)
+		if (a->id == id)
+			return a;
+	return NULL;
+}
+
+/* Run @req's handler now, or queue it for its thread. */
+static void dispatch(struct bxps *n, struct app *a, const struct bxps_req *req)
+{
+	struct hthread *t;
+	struct qreq *q;
+	uint32_t i = 0;
+
+	pthread_mutex_lock(&n->lock);
+	n->stats.handled++;
+	pthread_mutex_unlock(&n->lock);
+	if (a->nthreads <= 1) {
+		a->fn(n, req, a->arg);
+		return;
+	}
+	if (req->kv.nkeys) {
+		uint64_t b, e, k = req->kv.keys[0], span;
+
+		psw_range((uint32_t)n->cfg.num_servers, n->rank, &b, &e);
+		span = (e - b) / a->nthreads;
+		i = k < b || !span ? 0 : (uint32_t)((k - b) / span);
+		if (i >= a->nthreads)
+			i = a->nthreads - 1;
+	}
+	q = malloc(sizeof(*q));
+	if (!q) {
+		bxps_respond_err(n, req, -ENOMEM);
+		bxps_req_release(n, req->buf);
+		return;
+	}
+	q->req = *req;
+	q->next = NULL;
+	t = &a->th[i];
+	pthread_mutex_lock(&t->lock);
+	*t->tail = q;
+	t->tail = &q->next;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void on_request(struct bxps *n, void *buf, const struct psw_msg *m,
+		       int from)
+{
+	struct bxps_req req = {
+		.sender = (int)m->sender,
+		.sender_rank = (int)psw_id_rank(m->sender),
+		.id = (int64_t)m->id, .app = m->app, .customer = m->customer,
+		.cmd = m->cmd, .priority = m->priority, .dtype = m->dtype,
+		.push = !!(m->flags & PSW_F_PUSH),
+		.pull = !!(m->flags & PSW_F_PULL),
+		.simple = !!(m->flags & PSW_F_SIMPLE),
+		.kv = {
+			.keys = (const uint64_t *)m->keys, .nkeys = m->nkeys,
+			.vals = m->vals, .val_bytes = m->vbytes,
+			.lens = (const int32_t *)m->lens,
+		},
+		.body = m->body, .blen = m->blen, .buf = buf, .part = m->part,
+	};
+	struct app *a;
+	struct qreq *q;
+
+	(void)from;
+	pthread_mutex_lock(&n->lock);
+	a = find_app(n, m->app);
+	if (!a || !a->fn) {
+		q = malloc(sizeof(*q));
+		if (q) {
+			q->req = req;
+			q->next = NULL;
+			*n->unclaimed_tail = q;
+			n->unclaimed_tail = &q->next;
+		}
+		pthread_mutex_unlock(&n->lock);
+		if (!q) {
+			bxps_respond_err(n, &req, -ENOMEM);
+			ps_recv_done(n, 1, buf);
+		}
+		return;
+	}
+	pthread_mutex_unlock(&n->lock);
+	dispatch(n, a, &req);
+}
+
+/* A push (a data message) came to this node. */
+void ps_on_message(struct bxps *n, void *buf, uint32_t len, uint32_t which)
+{
+	struct psw_msg m;
+	int from;
+
+	(void)which;
+	if (psw_decode(buf, len, &m)) {
+		pthread_mutex_lock(&n->lock);
+		n->stats.bad++;
+		pthread_mutex_unlock(&n->lock);
+		/* Answer a request we can tell, so that it fails, not hangs. */
+		if (psw_peek(buf, len, &m) == 0 && m.type == PSW_T_REQ &&
+		    ps_node_index(n, m.sender) >= 0) {
+			struct bxps_req req = {
+				.sender = (int)m.sender, .id = (int64_t)m.id,
+				.app = m.app, .customer = m.customer,
+				.cmd = m.cmd, .part = m.part,
+				.push = !!(m.flags & PSW_F_PUSH),
+				.pull = !!(m.flags & PSW_F_PULL),
+				.simple = !!(m.flags & PSW_F_SIMPLE),
+			};
+
+			bxps_respond_err(n, &req, -EBADMSG);
+		}
+		ps_recv_done(n, 1, buf);
+		return;
+	}
+	from = ps_node_index(n, m.sender);
+	if (from < 0) {
+		ps_recv_done(n, 1, buf);
+		return;
+	}
+	if (m.type == PSW_T_RESP)
+		on_response(n, buf, &m, from);
+	else
+		on_request(n, buf, &m, from);
+}
+
+/* End @a's threads, after they handled what they hold. */
+static void app_stop(struct app *a)
+{
+	for (unsigned int i = 0; a->th && i < a->nthreads; i++) {
+		struct hthread *t = &a->th[i];
+
+		pthread_mutex_lock(&t->lock);
+		t->stop = true;
+		pthread_cond_signal(&t->cv);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->thread, NULL);
+	}
+	free(a->th);
+	a->th = NULL;
+	a->nthreads = 0;
+}
+
+int bxps_set_handler(struct bxps *n, int app, bxps_handler_fn fn, void *arg,
+		     unsigned int nthreads)
+{
+	struct qreq *list = NULL, **pp, *q;
+	struct app *a;
+
+	if (nthreads > 64)
+		return -EINVAL;
+	pthread_mutex_lock(&n->lock);
+	a = find_app(n, app);
+	if (!fn) {
+		/* Stop: later requests wait for the next handler. */
+		if (a)
+			a->fn = NULL;
+		pthread_mutex_unlock(&n->lock);
+		if (a)
+			app_stop(a);
+		return 0;
+	}
+	if (a && a->fn) {
+		pthread_mutex_unlock(&n->lock);
+		return -EBUSY;
+	}
+	if (!a) {
+		a = calloc(1, sizeof(*a));
+		if (!a) {
+			pthread_mutex_unlock(&n->lock);
+			return -ENOMEM;
+		}
+		a->id = app;
+		a->next = n->apps;
+		n->apps = a;
+	}
+	a->arg = arg;
+	a->nthreads = nthreads;
+	if (nthreads > 1) {
+		a->th = calloc(nthreads, sizeof(*a->th));
+		if (!a->th) {
+			pthread_mutex_unlock(&n->lock);
+			return -ENOMEM;
+		}
+		for (unsigned int i = 0; i < nthreads; i++) {
+			struct hthread *t = &a->th[i];
+
+			t->n = n;
+			t->app = a;
+			t->tail = &t->head;
+			pthread_mutex_init(&t->lock, NULL);
+			pthread_cond_init(&t->cv, NULL);
+			pthread_create(&t->thread, NULL, hthread_main, t);
+		}
+	}
+	/* Take the requests that waited for this app, in order. */
+	for (pp = &n->unclaimed; (q = *pp); ) {
+		if (q->req.app == app) {
+			*pp = q->next;
+			q->next = list;
+			list = q;
+		} else {
+			pp = &q->next;
+		}
+	}
+	n->unclaimed_tail = pp;
+	a->fn = fn;
+	pthread_mutex_unlock(&n->lock);
+	/* @list is newest first: reverse it. */
+	{
+		struct qreq *rev = NULL;
+
+		while ((q = list)) {
+			list = q->next;
+			q->next = rev;
+			rev = q;
+		}
+		list = rev;
+	}
+	while ((q = list)) {
+		list = q->next;
+		dispatch(n, a, &q->req);
+		free(q);
+	}
+	return 0;
+}
+
+void ps_apps_stop(struct bxps *n)
+{
+	for (struct app *a = n->apps; a; a = a->next)
+		app_stop(a);
+}
+
+/* Send an answer to @req's sender. */
+static int respond(struct bxps *n, const struct bxps_req *req, int status,
+		   const struct bxps_kv *kv, const void *body, uint32_t blen)
+{
+	static const struct bxps_kv none;
+	int to = ps_node_index(n, (uint32_t)req->sender);
+	static const uint8_t pad[8];
+	uint8_t hdr[PSW_HDR_LEN];
+	const void *seg[6];
+	uint64_t len[6];
+	struct psw_msg h;
+
+	if (to < 0)
+		return -ENOENT;
+	if (!kv)
+		kv = &none;
+	memset(&h, 0, sizeof(h));
+	h.type = PSW_T_RESP;
+	h.dtype = kv->val_bytes ? (uint8_t)req->dtype : 0;
+	h.flags = (uint8_t)((req->push ? PSW_F_PUSH : 0) |
+			    (req->pull ? PSW_F_PULL : 0) |
+			    (req->simple ? PSW_F_SIMPLE : 0) |
+			    (kv->lens && !status ? PSW_F_LENS : 0));
+	h.cmd = req->cmd;
+	h.status = status;
+	h.sender = n->id;
+	h.app = (uint16_t)req->app;
+	h.customer = (uint16_t)req->customer;
+	h.id = (uint64_t)req->id;
+	h.part = req->part;
+	if (!status) {
+		h.nkeys = kv->nkeys;
+		h.vbytes = kv->val_bytes;
+		h.blen = blen;
+	}
+	psw_encode_hdr(hdr, &h);
+	seg[0] = hdr;
+	len[0] = PSW_HDR_LEN;
+	seg[1] = kv->keys;
+	len[1] = 8ull * h.nkeys;
+	seg[2] = kv->lens;
+	len[2] = h.flags & PSW_F_LENS ? 4ull * h.nkeys : 0;
+	seg[3] = pad;
+	len[3] = h.flags & PSW_F_LENS && (h.nkeys & 1) ? 4 : 0;
+	seg[4] = kv->vals;
+	len[4] = h.vbytes;
+	seg[5] = body;
+	len[5] = h.blen;
+	pthread_mutex_lock(&n->lock);
+	n->stats.responses++;
+	pthread_mutex_unlock(&n->lock);
+	return ps_send(n, to, seg, len, 6, NULL, 0);
+}
+
+int bxps_respond(struct bxps *n, const struct bxps_req *req,
+		 const struct bxps_kv *kv, const void *body, uint32_t blen)
+{
+	int ret = respond(n, req, 0, kv, body, blen);
+
+	/* Too large to answer: say so instead. */
+	if (ret == -EMSGSIZE)
+		respond(n, req, -EMSGSIZE, NULL, NULL, 0);
+	return ret;
+}
+
+int bxps_respond_err(struct bxps *n, const struct bxps_req *req, int err)
+{
+	if (err >= 0)
+		return -EINVAL;
+	return respond(n, req, err, NULL, NULL, 0);
+}
+
+void bxps_req_release(struct bxps *n, void *buf)
+{
+	if (buf)
+		ps_recv_done(n, 1, buf);
+}

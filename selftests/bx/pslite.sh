@@ -1,0 +1,142 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# ps-lite's API over bx (bxps, <ps/ps.h>) across four guests, launched as
+# ps-lite's programs are: every process of the job is pslite_test (a
+# program written against ps-lite's API) with DMLC_ROLE,
+# DMLC_NUM_SERVER=2, DMLC_NUM_WORKER=2, DMLC_PS_ROOT_URI (guest 0) and
+# DMLC_PS_ROOT_PORT. Guest 0 runs the scheduler, guests 1 and 2 a
+# server each, guest 3 both workers (two nodes of one host: their bx
+# services are the next free pairs after the root port; bx has no
+# loopback, so nodes that talk to each other are on different guests).
+#
+#   main  push/pull sums over both servers from two threads with 16
+#         requests outstanding, per-key lengths by ZPush from region
+#         SArrays (no copy) and ZPull, push-pull, an aggregating handle
+#         that answers a round when every worker pushed (cmd, priority),
+#         int64 and half values, SimpleApp request/response to the server
+#         group, and a push of the wrong length failing with the owning
+#         server's rank; every process exits 0
+#   pipeline  a worker's pushes of 4 bytes: 16 outstanding move at least
+#         3x the requests per second of one at a time (pslite_bench)
+#   kill  workers keep pushes in flight to both servers while its guest
+#         kills the server of rank 1 (SIGKILL): its requests fail with its rank,
+#         server 0's go on, and the others finalize without it
+. "$(dirname "$0")/lib.sh"
+
+PS=pslite_test
+ID=${BXRIG_ID:-0}
+PORT=9100
+
+if [ "${BXRIG_N:-1}" -lt 4 ]; then
+	echo "1..0 # SKIP needs four rig guests"
+	exit $KSFT_SKIP
+fi
+command -v $PS > /dev/null || { echo "1..0 # SKIP no $PS"; exit $KSFT_SKIP; }
+
+b() { rig_barrier "pslite.$1" 300; }
+
+# node ROLE ARGS LOG: one process of the job, in the background.
+node() {
+	# shellcheck disable=SC2086
+	DMLC_ROLE=$1 DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2 \
+	DMLC_PS_ROOT_URI=$BXRIG_PEER0 DMLC_PS_ROOT_PORT=$PORT \
+	BXPS_TIMEOUT_MS=$((180000 * BX_SLOW)) BXPS_REGION_MB=32 BXPS_DEBUG=1 \
+		timeout $((240 * BX_SLOW)) $PS $2 > "$3" 2>&1 &
+}
+
+# Wait for the job's processes of this guest; each must exit 0.
+job_wait() {
+	rc=0
+	for pid in $PIDS; do
+		wait "$pid" || rc=1
+	done
+	for f in $LOGS; do
+		sed 's/^/# /' "$f"
+		! grep -q "FAIL" "$f" || rc=1
+	done
+	return $rc
+}
+
+start_job() {
+	PIDS= LOGS=
+	case $ID in
+	0)
+		node scheduler "$1" /tmp/ps.sched; PIDS=$!
+		LOGS=/tmp/ps.sched ;;
+	1|2)
+		node server "$1" /tmp/ps.srv; PIDS=$!
+		LOGS=/tmp/ps.srv ;;
+	3)
+		node worker "$1" /tmp/ps.w1; PIDS=$!
+		node worker "$1" /tmp/ps.w2; PIDS="$PIDS $!"
+		LOGS="/tmp/ps.w1 /tmp/ps.w2" ;;
+	esac
+}
+
+case_main() {
+	b main.go
+	start_job main
+	try job_wait
+	if [ "$ID" -eq 3 ]; then
+		for c in push_pull lens pushpull aggregate types simple badlen; do
+			for f in $LOGS; do
+				grep -q "pslite: ok $c " "$f" ||
+					{ echo "# FAIL: $f: no ok $c"; ERR=1; }
+			done
+		done
+	fi
+	b main.done
+	result
+}
+
+case_kill() {
+	b kill.go
+	start_job kill
+	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
+		# The server of rank 1 is killed once the workers push.
+		try check wait_until $((120 * BX_SLOW)) grep -q "server . up" /tmp/ps.srv
+		pid=$(sed -n 's/.*server 1 up (pid \([0-9]*\)).*/\1/p' /tmp/ps.srv)
+		if [ -n "$pid" ]; then
+			sleep $((5 * BX_SLOW))
+			kill -KILL "$pid"
+			wait $PIDS 2> /dev/null || true
+			sed 's/^/# /' /tmp/ps.srv
+		else
+			try job_wait
+		fi
+	else
+		try job_wait
+	fi
+	if [ "$ID" -eq 3 ]; then
+		for f in $LOGS; do
+			grep -q "pslite: ok kill " "$f" ||
+				{ echo "# FAIL: $f: no ok kill"; ERR=1; }
+		done
+	fi
+	b kill.done
+	result
+}
+
+# Pipelining: pushes of 4 bytes with 16 outstanding move at least three
+# times the requests per second of one at a time (pslite_bench).
+case_pipeline() {
+	b pipe.go
+	PS=pslite_bench
+	start_job "-o push -q 1,16 -s 4 -d $((3 * BX_SLOW))"
+	try job_wait
+	if [ "$ID" -eq 3 ]; then
+		r1=$(sed -n 's/.*outstanding 1 bytes 4 .* rate \([0-9]*\)\/s.*/\1/p' /tmp/ps.w1 /tmp/ps.w2)
+		r16=$(sed -n 's/.*outstanding 16 bytes 4 .* rate \([0-9]*\)\/s.*/\1/p' /tmp/ps.w1 /tmp/ps.w2)
+		echo "# pushes/s: 1 outstanding ${r1:-?}, 16 outstanding ${r16:-?}"
+		try check [ -n "$r1" ] && try check [ "${r16:-0}" -ge $((3 * ${r1:-1})) ]
+	fi
+	b pipe.done
+	result
+}
+
+ktap_plan 3
+run_test main case_main
+run_test pipeline case_pipeline
+run_test kill case_kill
+ktap_finish
