@@ -235,6 +235,7 @@ UNIT_SRCS_alloc := libbx/alloc.c
 UNIT_SRCS_flow  := kmod/flow.c
 UNIT_SRCS_replay := kmod/replay.c
 UNIT_SRCS_span  := kmod/span.c
+UNIT_SRCS_opstate := kmod/opstate.c
 UNIT_SRCS_auth  := kmod/auth.c kmod/wire.c
 UNIT_SRCS_kv    := libbx/kv_wire.c
 

@@ -113,6 +113,7 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 	if (first) {
 		first->conn = conn;
 		bx_conn_get(conn);
+		bx_op_move(first, BX_OP_QUEUED);
 		list_add(&first->node, &conn->ctlq);
 	}
 	pr_info_ratelimited("connection %s %pISc up%s\n",
@@ -728,7 +729,7 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 		 * submission does not start an attempt of its own.
 		 */
 		mutex_unlock(&peer->lock);
-		op->fresh = true;
+		bx_op_move(op, BX_OP_HELD);
 		bx_peer_park(peer, op);
 		return;
 	}
@@ -746,6 +747,7 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 		bx_conn_queue(conn, op);
 		return;
 	}
+	bx_op_move(op, BX_OP_QUEUED);
 	list_add_tail(&op->node, &peer->pending);
 	mutex_unlock(&peer->lock);
 }

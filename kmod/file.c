@@ -43,11 +43,21 @@ void bx_file_put(struct bx_file *f)
 	kref_put(&f->ref, file_release);
 }
 
-/* Post a completion (unless the file is closed) and retire its slot. */
+/*
+ * Post a completion (unless the file is closed) and retire its slot: the
+ * one way into a process's completion ring, for what it sent and what it
+ * received alike. Bytes a completion reports count as received for a
+ * push or request that arrived (BX_CQE_F_PUSH, BX_CQE_F_REQUEST), as
+ * sent otherwise; counted before the completion is seen.
+ */
 void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe)
 {
 	bool dead;
 
+	if (cqe->res > 0)
+		atomic64_add(cqe->res, cqe->flags &
+			     (BX_CQE_F_PUSH | BX_CQE_F_REQUEST) ?
+			     &f->bytes_rx : &f->bytes_tx);
 	spin_lock(&f->lock);
 	dead = f->dead;
 	spin_unlock(&f->lock);

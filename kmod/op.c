@@ -124,10 +124,10 @@ static bool op_park(struct bx_op *op)
 {
 	struct bx_conn *conn = op->conn;
 
-	op->lost = false;
 	if ((op->kind != BX_K_PUSH && op->kind != BX_K_PULL) ||
 	    bx_op_expired(op) || !bx_recover_allowed())
 		return false;
+	bx_op_move(op, BX_OP_PARKED);
 	op->conn = NULL;
 	op->req_id = 0;
 	op->registered = false;
@@ -158,7 +158,7 @@ int bx_op_expiry_errno(const struct bx_op *op)
 }
 
 /*
- * Post the operation's completion, exactly once; or, for an op lost with
+ * Post the operation's completion (it is ENDING); or, for an op LOST with
  * its connection that may be recovered, park it instead (op_park()).
  * Only op_ended() calls this.
  */
@@ -167,9 +167,7 @@ static void op_complete(struct bx_op *op, int res)
 	struct bx_cqe cqe = {};
 
 	bx_flow_release(op);
-	if (op->completed || !op->file)
-		return;
-	if (op->lost) {
+	if (op->state == BX_OP_LOST && op->file) {
 		if (op_park(op))
 			return;
 		/* A numbered push may have been delivered: not "unsent". */
@@ -180,9 +178,11 @@ static void op_complete(struct bx_op *op, int res)
 		else if (res == -ENOTCONN && bx_op_expired(op))
 			res = -ETIMEDOUT;
 	}
+	bx_op_move(op, BX_OP_ENDED);
+	if (!op->file)
+		return;
 	if (op->kind == BX_K_PUSH)
 		bx_push_resolved(op);
-	op->completed = true;
 	cqe.user_data = op->user_data;
 	cqe.res = res;
 	if (op->kind == BX_K_SRV_READ) {
@@ -191,9 +191,6 @@ static void op_complete(struct bx_op *op, int res)
 		cqe.service = op->service;
 		cqe.peer = op->peer_id;
 	}
-	if (res > 0)
-		atomic64_add(res, op->kind == BX_K_SRV_READ ?
-			     &op->file->bytes_rx : &op->file->bytes_tx);
 	trace_bx_op_complete(op, res);
 	bx_file_complete(op->file, &cqe);
 }
@@ -228,17 +225,14 @@ static void op_ended(struct bx_op *op)
 	}
 }
 
-/**
- * bx_op_end() - end @op with @res (bytes, or -errno): how every op ends
- * @op:		the op; the caller keeps its reference
- * @res:	the result its completion carries
- *
- * A push or pull first revokes its peer's access to its registered
- * segments (bx_xfer_revoke()); its completion follows once that is done,
- * possibly later, from the invalidation's completion or the connection's
- * fence (bx_op_revoked()). Everything else ends at once (op_ended()).
+/*
+ * Begin to end @op (ENDING or LOST) with @res: a push or pull first
+ * revokes its peer's access to its registered segments
+ * (bx_xfer_revoke()); its completion follows once that is done, possibly
+ * later, from the invalidation's completion or the connection's fence
+ * (bx_op_revoked()). Everything else ends at once (op_ended()).
  */
-void bx_op_end(struct bx_op *op, int res)
+static void op_finish(struct bx_op *op, int res)
 {
 	op->result = res;
 	if ((op->kind == BX_K_PUSH || op->kind == BX_K_PULL) &&
@@ -247,15 +241,29 @@ void bx_op_end(struct bx_op *op, int res)
 	op_ended(op);
 }
 
+/**
+ * bx_op_end() - end @op with @res (bytes, or -errno): how every op ends
+ * @op:		the op; the caller keeps its reference
+ * @res:	the result its completion carries
+ *
+ * Whatever ends it: its response, an error, its deadline. An op may end
+ * once (bx_op_move()).
+ */
+void bx_op_end(struct bx_op *op, int res)
+{
+	if (bx_op_move(op, BX_OP_ENDING))
+		op_finish(op, res);
+}
+
 /*
  * bx_op_end() of an op whose connection failed while it was queued, in
- * flight or awaiting its response: recovered if it may be (op_park()),
- * else completed with @err.
+ * flight or awaiting its response (LOST): recovered if it may be
+ * (op_park()), else completed with @err.
  */
 void bx_op_lost(struct bx_op *op, int err)
 {
-	op->lost = true;
-	bx_op_end(op, err);
+	if (bx_op_move(op, BX_OP_LOST))
+		op_finish(op, err);
 }
 
 /*
@@ -334,12 +342,17 @@ int bx_op_post_msg(struct bx_op *op, struct bx_buf *slot,
 	return bx_conn_post(conn, send);
 }
 
-/* Give the op an id in conn->ops; that entry holds a reference. */
+/*
+ * Give the op an id in conn->ops; that entry holds a reference, and the
+ * op waits for its answer (WAIT): from here its answer may end it.
+ */
 static int op_track(struct bx_op *op)
 {
 	u32 id;
 	int ret;
 
+	/* Before the entry is seen: its answer may end it. */
+	bx_op_move(op, BX_OP_WAIT);
 	kref_get(&op->ref);
 	ret = xa_alloc_cyclic(&op->conn->ops, &id, op, xa_limit_32b,
 			      &op->conn->seq_alloc, GFP_KERNEL);

@@ -13,6 +13,7 @@
 #include <linux/bx.h>
 
 #include "flow.h"
+#include "opstate.h"
 #include "span.h"
 #include "wire.h"
 
@@ -86,8 +87,10 @@ struct bx_rdma {
  * @user:	@file's user (held by @file), for its shares of the windows
  * @conn:	connection (ref) once assigned
  * @kind:	enum bx_op_kind
+ * @state:	enum bx_op_state (opstate.h); changed by bx_op_move() only,
+ *		by whoever holds the op's progress: the queue it is taken
+ *		from, its conn->ops entry, its completion handler
  * @msg:	the message to send (type, service, status, ...)
- * @completed:	the completion was posted (exactly once)
  * @result:	bytes or -errno for the completion
  * @user_data, @off, @len, @service, @resp_len: from the sqe (@off: a
  *		PULL's request; @len, @resp_len: a buffer's total bytes);
@@ -121,12 +124,9 @@ struct bx_rdma {
  * @epoch:	PUSH: the peer incarnation @seq was given for; SRV_READ: the
  *		sender's
  * @unres:	PUSH: in peer->unresolved while numbered
- * @lost:	its connection failed with it in doubt or unsent: recover it
- *		(bx_peer_park()) rather than complete it, if it may be
  * @answer:	REPLY, SRV_READ: its end answers the peer (bx_op_answer()):
  *		a NACK, a PUSH_DONE...
  * @answer_st:	...with this wire status
- * @fresh:	parked when submitted, during a recovery: never sent yet
  * @cut:	REPLY (RDMA WRITE), SRV_READ: its transfer goes in pieces
  *		(bx_op_plan_pieces())
  * @piece:	...of this many bytes (its length if not cut); a SRV_READ
@@ -142,7 +142,7 @@ struct bx_op {
 	struct bx_user		*user;
 	struct bx_conn		*conn;
 	u8			kind;
-	bool			completed;
+	u8			state;
 	struct bx_msg		msg;
 	int			result;
 	u64			user_data;
@@ -170,15 +170,28 @@ struct bx_op {
 	u64			seq;
 	u64			epoch;
 	struct list_head	unres;
-	bool			lost;
 	bool			answer;
 	u8			answer_st;
-	bool			fresh;
 	bool			cut;
 	u32			piece;
 	u32			rw_off;
 	u32			rw_len;
 };
+
+/*
+ * Move @op to state @to: the one place an op changes state. A move the
+ * state machine does not allow (opstate.c) is a bug: refused, and
+ * reported once.
+ */
+static inline bool bx_op_move(struct bx_op *op, enum bx_op_state to)
+{
+	if (WARN_ONCE(!bx_opstate_legal(op->state, to),
+		      "bx: op kind %u: %s -> %s\n", op->kind,
+		      bx_opstate_name(op->state), bx_opstate_name(to)))
+		return false;
+	op->state = to;
+	return true;
+}
 
 /*
  * A message that could not be built or posted for want of memory, or as

@@ -184,7 +184,7 @@ void bx_peer_recover_work(struct work_struct *work)
 		     op->epoch != up->peer_epoch)) {
 			int err = parked_errno(op, !!up);
 
-			if (!op->fresh)
+			if (op->state != BX_OP_HELD)
 				failed++;
 			trace_bx_op_giveup(op);
 			/* Never sent, and past its deadline or closed. */
@@ -197,9 +197,8 @@ void bx_peer_recover_work(struct work_struct *work)
 		bx_conn_get(up);
 		op->conn = up;
 		trace_bx_op_resend(op);
-		if (!op->fresh)
+		if (op->state != BX_OP_HELD)
 			resent++;
-		op->fresh = false;
 		bx_conn_queue(up, op);
 	}
 	spin_lock(&peer->sess_lock);

@@ -83,7 +83,6 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 		memcpy(bx_region_ptr(f->region, rv->off), msg->payload,
 		       msg->len);
 		atomic64_add(msg->len, &bx_copied_bytes);
-		atomic64_add(msg->len, &f->bytes_rx);
 		bx_file_complete(f, &cqe);
 		bx_file_put(f);
 		kfree(rv);
@@ -200,7 +199,6 @@ static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
 		cqe.service = msg->service;
 		cqe.peer = conn->peer->id;
 		cqe.resp_max = capacity;
-		atomic64_add(msg->len, &f->bytes_rx);
 		bx_file_complete(f, &cqe);
 	}
 	bx_file_put(f);

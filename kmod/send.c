@@ -53,6 +53,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 	struct mem_cgroup *old;
 	int err;
 
+	bx_op_move(op, BX_OP_QUEUED);
 	spin_lock(&conn->lock);
 	for (;;) {
 		if (conn->state == BX_CONN_STATE_DOWN) {
@@ -124,6 +125,7 @@ static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
 		bx_op_put(op);
 		return false;
 	}
+	bx_op_move(op, BX_OP_QUEUED);
 	list_add_tail(&op->node, q);
 	spin_unlock(&conn->lock);
 	return true;
@@ -538,6 +540,9 @@ void bx_conn_kick(struct bx_conn *conn)
 			return;
 		}
 		spin_unlock(&conn->lock);
+		/* Taken off its queue to be posted. */
+		if (act == KICK_SEND || act == KICK_READ || act == KICK_PIECE)
+			bx_op_move(op, BX_OP_WIRE);
 		switch (act) {
 		case KICK_SEND:
 			kick_send(conn, op, slot);

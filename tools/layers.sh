@@ -16,7 +16,7 @@ set -euo pipefail
 
 # layer  files (by base name: NAME.c and NAME.h)
 LAYERS='
-0 wire flow replay span auth
+0 wire flow replay span auth opstate
 1 compat params region cq dev user trace
 2 net peer conn qp cm admit reg window send recover
 3 op xfer recv svc submit
