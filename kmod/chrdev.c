@@ -43,9 +43,14 @@ static int bx_open(struct inode *inode, struct file *filp)
 }
 ALLOW_ERROR_INJECTION(bx_open, ERRNO);
 
+/* The process closed the file, or died: it leaves, its operations end. */
 static int bx_release(struct inode *inode, struct file *filp)
 {
-	bx_file_close(filp->private_data);
+	struct bx_file *f = filp->private_data;
+
+	bx_file_unlist(f);
+	bx_op_file_release(f);
+	bx_file_close(f);
 	return 0;
 }
 

@@ -32,7 +32,7 @@
 
 #include "admit.h"
 #include "conn.h"
-#include "nl.h"
+#include "event.h"
 #include "op.h"
 #include "params.h"
 #include "trace.h"
@@ -104,7 +104,7 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 		spin_unlock(&conn->lock);
 		mutex_unlock(&peer->lock);
 		if (first)
-			bx_op_put(first);
+			bx_op_ops->put(first);
 		return;
 	}
 	trace_bx_conn_state(conn, conn->state, BX_CONN_STATE_UP, 0);
@@ -128,13 +128,13 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 	peer->epoch = conn->peer_epoch;
 	spin_unlock(&conn->lock);
 	mutex_unlock(&peer->lock);
-	bx_nl_conn_event(conn, BX_CMD_CONN_UP_NTF);
+	bx_event_conn(conn, BX_CMD_CONN_UP_NTF);
 	queue_delayed_work(bx_wq, &conn->keepalive,
 			   msecs_to_jiffies(BX_KEEPALIVE_MS));
 	if (restarted) {
 		pr_info("peer %pISc restarted (epoch %llx)\n", &peer->addr,
 			conn->peer_epoch);
-		bx_nl_conn_event(conn, BX_CMD_PEER_RESTART_NTF);
+		bx_event_conn(conn, BX_CMD_PEER_RESTART_NTF);
 	}
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
@@ -282,7 +282,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	if (ret)
 		goto err_fail;
 
-	/* Checked now, applied once its READY comes (bx_cm_ready_recv()). */
+	/* Checked now, applied once its READY comes (cm_ready_recv()). */
 	mutex_lock(&peer->lock);
 	if (peer->conn && peer->conn->state == BX_CONN_STATE_CONNECTING &&
 	    peer->conn->active && addr_cmp(local, remote) < 0)
@@ -341,7 +341,7 @@ err_fail:
  * A message on passive @conn before the initiator's READY: it must be
  * READY. Then the connection counts: it becomes its peer's and comes up.
  */
-void bx_cm_ready_recv(struct bx_conn *conn, const struct bx_msg *msg)
+static void cm_ready_recv(struct bx_conn *conn, struct bx_msg *msg)
 {
 	struct sockaddr *local;
 	int ret;
@@ -361,6 +361,12 @@ void bx_cm_ready_recv(struct bx_conn *conn, const struct bx_msg *msg)
 	/* Its peer holds it now. */
 	conn->ready_ref = false;
 	bx_conn_put(conn);
+}
+
+/* Until its READY came, a passive connection's messages come here. */
+void bx_cm_init(void)
+{
+	bx_qp_register_rx(BX_MSG_READY, cm_ready_recv);
 }
 
 /*
@@ -384,7 +390,7 @@ static int conn_accepted(struct bx_conn *conn, const struct rdma_cm_event *ev)
 				  "a wrong proof in its accept");
 		return 0;
 	}
-	ready = bx_op_ctl(BX_MSG_READY);
+	ready = bx_op_ops->ctl(BX_MSG_READY);
 	if (!ready)
 		return -ENOMEM;
 	conn_set_peer(conn, &p);
@@ -566,7 +572,7 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (conn->active)
 			ret = conn_accepted(conn, ev);
-		/* else: its READY brings it up (bx_cm_ready_recv()) */
+		/* else: its READY brings it up (cm_ready_recv()) */
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -736,8 +742,8 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 	conn = bx_peer_conn(peer);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&peer->lock);
-		bx_op_end(op, PTR_ERR(conn));
-		bx_op_put(op);
+		bx_op_ops->end(op, PTR_ERR(conn));
+		bx_op_ops->put(op);
 		return;
 	}
 	if (READ_ONCE(conn->state) == BX_CONN_STATE_UP) {

@@ -47,6 +47,7 @@ static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 #define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 
 struct bx_op;
+struct bx_op_ops;
 struct bx_msg;
 
 /* What bx_flow_admit() decided about an operation. */
@@ -410,6 +411,18 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active);
 int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
 void bx_conn_unbind_dev(struct bx_conn *conn);
 void bx_conn_qp_init(struct bx_conn *conn);
+
+/*
+ * A receive handler of one message type (qp.c), registered at load by
+ * the layer the message is for: the operations (recv.c) and, for
+ * BX_MSG_READY, the handshake (cm.c), which a passive connection gives
+ * every message until its READY came.
+ */
+typedef void (*bx_rx_fn)(struct bx_conn *conn, struct bx_msg *msg);
+void bx_qp_register_rx(u8 type, bx_rx_fn fn);
+void bx_qp_register_ops(const struct bx_op_ops *ops);
+void bx_qp_register_kick(void (*kick)(struct bx_conn *conn));
+void bx_qp_kick(struct bx_conn *conn);
 int bx_conn_setup_qp(struct bx_conn *conn);
 void bx_conn_free_qp(struct bx_conn *conn);
 enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
@@ -419,7 +432,7 @@ void bx_host_busy_retry(void);
 void bx_host_leave(struct bx_conn *conn);
 bool bx_conn_port_up(struct bx_conn *conn);
 int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
-void bx_cm_ready_recv(struct bx_conn *conn, const struct bx_msg *msg);
+void bx_cm_init(void);
 void bx_cm_redial(struct work_struct *work);
 void bx_conn_connect_timeout(struct work_struct *work);
 void bx_conn_keepalive(struct work_struct *work);
@@ -439,8 +452,10 @@ static inline struct ib_device *bx_conn_ibdev(struct bx_conn *conn)
 
 extern struct workqueue_struct *bx_wq;
 extern bool bx_conn_closing;
+extern atomic_t bx_conns_live;
 extern u64 bx_epoch;
 extern atomic64_t bx_rnr_events;
+extern atomic64_t bx_ops_inflight;
 extern atomic64_t bx_dup_pushes;
 extern atomic64_t bx_recovered_ops;
 extern atomic64_t bx_recover_failed;

@@ -204,17 +204,23 @@ static void file_drop_peers(struct bx_file *f)
 }
 
 /*
- * The process closed @f (or died): it leaves the list, its services and
- * requests go (bx_op_file_release()), its peers too; what is in flight
- * keeps the rest until it ends.
+ * The process closed @f (or died): it leaves the list of open files,
+ * first of all (bx_release() then ends its services and requests).
  */
-void bx_file_close(struct bx_file *f)
+void bx_file_unlist(struct bx_file *f)
 {
 	mutex_lock(&bx_files_lock);
 	list_del(&f->node);
 	bx_files_gen++;
 	mutex_unlock(&bx_files_lock);
-	bx_op_file_release(f);
+}
+
+/*
+ * ...and once its services and requests went (bx_op_file_release()),
+ * its peers go too; what is in flight keeps the rest until it ends.
+ */
+void bx_file_close(struct bx_file *f)
+{
 	file_drop_peers(f);
 	bx_user_close(f->user);
 	bx_file_put(f);

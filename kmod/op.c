@@ -40,7 +40,6 @@
 static_assert(BX_WIRE_XFER_MAX == BX_MSG_MAX);
 
 atomic64_t bx_copied_bytes = ATOMIC64_INIT(0);
-atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
 
 /*
  * A new operation of @kind. Those a process submits are charged to its
@@ -278,18 +277,6 @@ void bx_op_revoked(struct bx_op *op)
 }
 
 /*
- * When @op ends, answer its peer with @status: a REPLY that fails NACKs
- * its requester, whose PULL would otherwise wait for it forever; a
- * SRV_READ sends the pusher its PUSH_DONE. With the connection down the
- * answer goes nowhere, and recovery decides.
- */
-void bx_op_answer(struct bx_op *op, u8 status)
-{
-	op->answer = true;
-	op->answer_st = status;
-}
-
-/*
  * @op, taken off a queue of its connection (its reference passes here),
  * passed its deadline or lost its file before it went out: end it. A
  * push or pull never sent, or answered BUSY, certainly did not reach the
@@ -417,12 +404,6 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	return bx_op_post_msg(op, slot, NULL, NULL);
 }
 
-/* What @op counts in a window: the payload bytes it moves either way. */
-u32 bx_op_cost(const struct bx_op *op)
-{
-	return op->kind == BX_K_PULL ? op->len + op->resp_len : op->len;
-}
-
 /* Send @op in @slot; the connection set msg.credits and msg.seq. */
 int bx_op_transmit(struct bx_op *op, struct bx_buf *slot)
 {
@@ -469,4 +450,28 @@ void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err)
 		break;
 	}
 	bx_op_put(op);
+}
+
+/* What the transport calls of operations (struct bx_op_ops). */
+static const struct bx_op_ops op_ops = {
+	.put		= bx_op_put,
+	.ctl		= bx_op_ctl,
+	.end		= bx_op_end,
+	.lost		= bx_op_lost,
+	.expire		= bx_op_expire,
+	.revoked	= bx_op_revoked,
+	.expired	= bx_op_expired,
+	.expiry_errno	= bx_op_expiry_errno,
+	.transmit	= bx_op_transmit,
+	.sent		= bx_op_sent,
+	.reg		= bx_op_register,
+	.read		= bx_op_read,
+	.piece		= bx_op_piece,
+	.plan_pieces	= bx_op_plan_pieces,
+};
+
+/* At load, before any connection exists: the transport's way up. */
+void bx_op_init(void)
+{
+	bx_qp_register_ops(&op_ops);
 }

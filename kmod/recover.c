@@ -21,8 +21,8 @@
  */
 
 #include "conn.h"
+#include "event.h"
 #include "file.h"
-#include "nl.h"
 #include "op.h"
 #include "params.h"
 #include "trace.h"
@@ -169,7 +169,7 @@ void bx_peer_recover_work(struct work_struct *work)
 
 	trace_bx_recover_round(peer, peer->backoff, up, expired);
 	if (first)
-		bx_nl_peer_event(peer, BX_CMD_RECOVERING_NTF);
+		bx_event_peer(peer, BX_CMD_RECOVERING_NTF);
 	if (!up && !expired) {
 		/* conn_established() calls us as soon as one is up. */
 		queue_delayed_work(bx_wq, &peer->recover_work,
@@ -179,7 +179,7 @@ void bx_peer_recover_work(struct work_struct *work)
 
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		if (!up || bx_op_expired(op) ||
+		if (!up || bx_op_ops->expired(op) ||
 		    (op->kind == BX_K_PUSH && op->seq &&
 		     op->epoch != up->peer_epoch)) {
 			int err = parked_errno(op, !!up);
@@ -188,10 +188,10 @@ void bx_peer_recover_work(struct work_struct *work)
 				failed++;
 			trace_bx_op_giveup(op);
 			/* Never sent, and past its deadline or closed. */
-			if (up && err == -ETIMEDOUT && bx_op_expired(op))
-				err = bx_op_expiry_errno(op);
-			bx_op_end(op, err);
-			bx_op_put(op);
+			if (up && err == -ETIMEDOUT && bx_op_ops->expired(op))
+				err = bx_op_ops->expiry_errno(op);
+			bx_op_ops->end(op, err);
+			bx_op_ops->put(op);
 			continue;
 		}
 		bx_conn_get(up);
@@ -210,7 +210,7 @@ void bx_peer_recover_work(struct work_struct *work)
 	trace_bx_recover_done(peer, up, resent, failed);
 	pr_info("peer %pISc: recovery %s: %u operations sent again, %u failed\n",
 		&peer->addr, up ? "done" : "gave up", resent, failed);
-	bx_nl_peer_event(peer, BX_CMD_RECOVERED_NTF);
+	bx_event_peer(peer, BX_CMD_RECOVERED_NTF);
 	if (up) {
 		bx_conn_kick(up);
 		bx_conn_put(up);

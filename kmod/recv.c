@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bx: what arrives on a connection (bx_op_recv(), from the receive
- * completion, with a message bx_wire_parse() accepted).
+ * bx: what arrives on a connection: the receive handlers of each message
+ * type (bx_recv_init() registers them with qp.c), called from the
+ * receive completion with a message bx_wire_parse() accepted.
  *
  *   PUSH       copied into a posted RECV buffer of its service, completion,
  *              PUSH_DONE
@@ -266,21 +267,17 @@ static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
 	bx_op_put(op);
 }
 
-/* A message arrived on @conn; @msg is valid until this returns. */
-void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg)
+/*
+ * The handlers of what arrives on a connection, one per message type;
+ * each message is valid until its handler returns.
+ */
+void bx_recv_init(void)
 {
-	switch (msg->type) {
-	case BX_MSG_PUSH:
-		recv_push(conn, msg);
-		break;
-	case BX_MSG_PUSH_RDV:
-		recv_push_rdv(conn, msg);
-		break;
-	case BX_MSG_PULL_REQ:
-		recv_pull_req(conn, msg);
-		break;
-	default:
-		recv_response(conn, msg);
-		break;
-	}
+	bx_qp_register_rx(BX_MSG_PUSH, recv_push);
+	bx_qp_register_rx(BX_MSG_PUSH_RDV, recv_push_rdv);
+	bx_qp_register_rx(BX_MSG_PULL_REQ, recv_pull_req);
+	bx_qp_register_rx(BX_MSG_PUSH_DONE, recv_response);
+	bx_qp_register_rx(BX_MSG_PULL_RESP, recv_response);
+	bx_qp_register_rx(BX_MSG_PULL_WRITTEN, recv_response);
+	bx_qp_register_rx(BX_MSG_NACK, recv_response);
 }

@@ -90,8 +90,8 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 			/* A push's sender must hear of it. */
 			if (rd)
 				bx_op_answer(op, BX_ST_NOBUFS);
-			bx_op_end(op, -ENOMEM);
-			bx_op_put(op);
+			bx_op_ops->end(op, -ENOMEM);
+			bx_op_ops->put(op);
 			return;
 		}
 		spin_lock(&conn->lock);
@@ -104,8 +104,8 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 fail:
 	spin_unlock(&conn->lock);
 	kfree(spare);
-	bx_op_lost(op, err);
-	bx_op_put(op);
+	bx_op_ops->lost(op, err);
+	bx_op_ops->put(op);
 }
 
 /*
@@ -121,8 +121,8 @@ static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
 	spin_lock(&conn->lock);
 	if (conn->state == BX_CONN_STATE_DOWN) {
 		spin_unlock(&conn->lock);
-		bx_op_lost(op, -ENOTCONN);
-		bx_op_put(op);
+		bx_op_ops->lost(op, -ENOTCONN);
+		bx_op_ops->put(op);
 		return false;
 	}
 	bx_op_move(op, BX_OP_QUEUED);
@@ -153,8 +153,8 @@ void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
 	idle = !conn->mr_inuse;
 	spin_unlock(&conn->mr_lock);
 	if (idle) {
-		bx_op_end(op, -ENOMEM);
-		bx_op_put(op);
+		bx_op_ops->end(op, -ENOMEM);
+		bx_op_ops->put(op);
 		return;
 	}
 	if (!conn_requeue(conn, &conn->mrwaitq, op))
@@ -212,8 +212,8 @@ void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 	unsigned long delay = 1UL << min_t(u8, op->retries, 6);
 
 	/* Not again past its deadline, or for a closed file. */
-	if (bx_op_expired(op)) {
-		bx_op_expire(op);
+	if (bx_op_ops->expired(op)) {
+		bx_op_ops->expire(op);
 		return;
 	}
 	bx_flow_release(op);
@@ -318,7 +318,7 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 	flowq_put(container_of(flow, struct bx_flowq, drr));
 	if (op->needs_reg && !op->registered)
 		*reg = op;
-	else if (op->kind == BX_K_REPLY && bx_op_plan_pieces(op))
+	else if (op->kind == BX_K_REPLY && bx_op_ops->plan_pieces(op))
 		list_add_tail(&op->node, &conn->pieceq);
 	else
 		list_add_tail(&op->node, &conn->readyq);
@@ -473,7 +473,7 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 	/* The queue's reference on @op passes to the send. */
 	slot->op = op;
 	slot->req_id = 0;
-	ret = bx_op_transmit(op, slot);
+	ret = bx_op_ops->transmit(op, slot);
 	if (!ret)
 		return;
 	req_id = slot->req_id;
@@ -482,7 +482,7 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 	conn->tx_free[conn->ntx_free++] = slot;
 	bx_credits_untake(&conn->cr, grant);
 	spin_unlock(&conn->lock);
-	bx_op_sent(op, conn, req_id, ret);
+	bx_op_ops->sent(op, conn, req_id, ret);
 	if (bx_send_err_fatal(ret))
 		bx_conn_fail(conn, ret);
 }
@@ -551,13 +551,13 @@ void bx_conn_kick(struct bx_conn *conn)
 			kick_credit(conn, slot, &credit);
 			break;
 		case KICK_REG:
-			bx_op_register(op);
+			bx_op_ops->reg(op);
 			break;
 		case KICK_READ:
-			bx_op_read(op);
+			bx_op_ops->read(op);
 			break;
 		case KICK_PIECE:
-			bx_op_piece(op);
+			bx_op_ops->piece(op);
 			break;
 		default:
 			break;
@@ -595,7 +595,7 @@ static void sweep_list(struct list_head *q, struct list_head *done)
 	struct bx_op *op, *tmp;
 
 	list_for_each_entry_safe(op, tmp, q, node)
-		if (bx_op_expired(op))
+		if (bx_op_ops->expired(op))
 			list_move_tail(&op->node, done);
 }
 
@@ -611,7 +611,7 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
 	bool any = false;
 
 	for (it = fq->drr.head; it && !any; it = it->next)
-		any = bx_op_expired(container_of(it, struct bx_op, qi));
+		any = bx_op_ops->expired(container_of(it, struct bx_op, qi));
 	if (!any)
 		return;
 	it = bx_drr_flow_drain(&conn->txq, &fq->drr);
@@ -619,7 +619,7 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
 		struct bx_op *op = container_of(it, struct bx_op, qi);
 
 		next = it->next;
-		if (bx_op_expired(op))
+		if (bx_op_ops->expired(op))
 			list_add_tail(&op->node, done);
 		else
 			bx_drr_enqueue(&conn->txq, &fq->drr, it);
@@ -681,14 +681,14 @@ void bx_conn_sweep(struct bx_conn *conn)
 	xa_unlock(&conn->ops);
 	for (i = 0; i < ncancel; i++) {
 		bx_flow_cancel(conn, cancel[i]);
-		bx_op_put(cancel[i]);
+		bx_op_ops->put(cancel[i]);
 	}
 	if (overdue)
 		bx_conn_fail(conn, -ETIMEDOUT);
 
 	list_for_each_entry_safe(op, next, &done, node) {
 		list_del_init(&op->node);
-		bx_op_expire(op);
+		bx_op_ops->expire(op);
 	}
 	/* What waited behind them may go now. */
 	bx_conn_kick(conn);

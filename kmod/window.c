@@ -47,8 +47,6 @@ static struct {
 	},
 };
 
-atomic64_t bx_rnr_events = ATOMIC64_INIT(0);
-
 static const struct bx_win_lim bx_unlimited = {
 	.bytes = U64_MAX, .ops = U32_MAX, .reads = U32_MAX,
 };
@@ -235,7 +233,7 @@ enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		 * One READ per peer segment (a piece never spans two); more
 		 * work requests if rdma_rw must split one for max_sge_rd.
 		 */
-		reads = bx_op_plan_pieces(op) ? 1 : op->rdma->nrdv;
+		reads = bx_op_ops->plan_pieces(op) ? 1 : op->rdma->nrdv;
 		cost = op->piece;
 	}
 	flow_limits(rd, &cl, &hl);
@@ -380,7 +378,7 @@ static void flow_wake_host(enum bx_host_wnd k)
 		spin_unlock(&bx_host.lock);
 		if (!c)
 			break;
-		bx_conn_kick(c);
+		bx_qp_kick(c);
 		spin_lock(&bx_host.lock);
 		head = c->host_wait[k] &&
 		       list_first_entry(&bx_host.waiters[k], struct bx_conn,
@@ -443,7 +441,7 @@ static void flow_release(struct bx_conn *conn, struct bx_op *op)
 	/* The line first, then this connection (bx_flow_admit()). */
 	if (wake)
 		flow_wake_host(rd ? BX_HOSTWND_RX : BX_HOSTWND_TX);
-	bx_conn_kick(conn);
+	bx_qp_kick(conn);
 }
 
 /* @op completed: what it held of the windows goes back. */

@@ -64,6 +64,8 @@ static void seg_release(struct bx_op *op, struct bx_seg *seg,
 	if (seg->mr) {
 		seg->valid = false;
 		bx_mr_put(op->conn, seg->mr);
+		/* Who waits for an MR tries again. */
+		bx_conn_mr_freed(op->conn);
 		atomic64_dec(&bx_mrs_inuse);
 		seg->mr = NULL;
 	}

@@ -17,8 +17,8 @@ set -euo pipefail
 # layer  files (by base name: NAME.c and NAME.h)
 LAYERS='
 0 wire flow replay span auth opstate
-1 compat params region cq dev user trace
-2 net peer conn qp cm admit reg window send recover
+1 compat params region cq dev user trace event
+2 net peer conn conns qp cm admit reg window send recover
 3 op xfer recv svc submit
 4 file chrdev nl nl-gen nl-gen-compat stats debugfs main
 '
@@ -32,7 +32,7 @@ NAMES=(pure resources transport operations interfaces)
 HOOKS='
 dev.c -> conn.h: device events: a port changes state, a device goes (bx_conn_port_event, bx_conn_remove_dev)
 dev.c conn.c cm.c recover.c -> nl.h: netlink events (bx_nl_*_event) of devices, connections and peers
-conn.c qp.c window.c send.c recover.c cm.c -> op.h: the transport calls back into operations: a message arrived (bx_op_recv), a SEND completed (bx_op_sent), an op is due to go (bx_op_transmit), ends (bx_op_end, bx_op_lost, bx_op_revoked, bx_op_expire) or is costed (bx_op_cost)
+conn.c conns.c qp.c window.c send.c recover.c cm.c -> op.h: the transport calls back into operations: a message arrived (bx_op_recv), a SEND completed (bx_op_sent), an op is due to go (bx_op_transmit), ends (bx_op_end, bx_op_lost, bx_op_revoked, bx_op_expire) or is costed (bx_op_cost)
 window.c send.c -> xfer.h: an admitted rendezvous op registers its buffer, READs or posts its next piece (bx_op_register, bx_op_read, bx_op_piece, bx_op_plan_pieces)
 conn.c send.c recover.c op.c xfer.c recv.c submit.c svc.c -> file.h: an op completes into its file (bx_file_complete), a file owns a send queue and its region
 '
