@@ -202,7 +202,7 @@ struct bx_flowq {
  *		does, the connection carries nothing and stands in for no
  *		one (not its peer's connection)
  * @ready_ref:	conn_request()'s reference, which holds a passive
- *		connection while its READY is awaited: bx_cm_ready_recv() or
+ *		connection while its READY is awaited: cm_ready_recv() or
  *		the end of its teardown drops it
  * @hs_req:	the connect request as it went on the wire (the proofs
  *		cover it)
