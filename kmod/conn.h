@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * bx: peers and their shared RC connections.
+ * bx: the connection layer's header: struct bx_conn, then what each file
+ * of the layer offers, one section per file (conn.c, conns.c, qp.c,
+ * window.c, send.c, recover.c, cm.c; reg.c and peer.c have their own).
  */
 #ifndef _BX_CONN_H
 #define _BX_CONN_H
@@ -297,36 +299,6 @@ struct bx_conn {
 	struct bx_buf		tx[BX_TX_SLOTS];
 };
 
-int bx_conn_init(void);
-void bx_conn_uninit(void);
-void bx_conn_uninit_peers(void);
-
-void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
-void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_retry(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_piece_end(struct bx_conn *conn);
-void bx_flow_release(struct bx_op *op);
-void bx_flow_cancel(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_kick(struct bx_conn *conn);
-struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
-				     u32 len);
-int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first);
-void bx_conn_fail(struct bx_conn *conn, int err);
-void bx_conn_violation(struct bx_conn *conn, const char *what);
-void bx_conn_get(struct bx_conn *conn);
-void bx_conn_put(struct bx_conn *conn);
-void bx_conn_remove_dev(struct bx_dev *bdev);
-void bx_conn_port_event(void);
-void bx_push_number(struct bx_conn *conn, struct bx_op *op);
-void bx_push_resolved(struct bx_op *op);
-enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
-				       const struct bx_msg *msg);
-void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered);
-bool bx_recover_allowed(void);
-unsigned int bx_conn_count(void);
-
 /**
  * struct bx_conn_info - a connection at one moment (netlink, debugfs)
  * @peer:	its peer's
@@ -372,12 +344,6 @@ struct bx_conn_info {
 	u32			mrs_inuse;
 };
 
-void bx_conn_snapshot(struct bx_conn *conn, struct bx_conn_info *ci);
-int bx_conns_each(unsigned long *pos, unsigned int *gen,
-		  int (*fn)(const struct bx_conn_info *, void *), void *arg);
-int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
-			   struct bx_conn_info *ci);
-
 /**
  * struct bx_host_info - the host's windows at one moment (send.c; netlink
  * stats-get, debugfs "flow" and "stats")
@@ -400,64 +366,107 @@ struct bx_host_info {
 	s64		rnr_events;
 };
 
-void bx_host_snapshot(struct bx_host_info *hi);
+static inline struct ib_device *bx_conn_ibdev(struct bx_conn *conn)
+{
+	return conn->bdev->ibdev;
+}
 
-/*
- * Within the connection layer: conn.c (lifetime, teardown), qp.c (QP,
- * buffers, completions), cm.c (rdma_cm), window.c (the windows), send.c
- * (queues, the kick), recover.c.
- */
+/* conn.c: what every file of the transport may do to a connection */
+void bx_conn_fail(struct bx_conn *conn, int err);
+void bx_conn_violation(struct bx_conn *conn, const char *what);
+void bx_conn_get(struct bx_conn *conn);
+void bx_conn_put(struct bx_conn *conn);
+bool bx_conn_port_up(struct bx_conn *conn);
+bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);
+extern struct workqueue_struct *bx_wq;
+extern bool bx_conn_closing;
+extern atomic_t bx_conns_live;
+extern u64 bx_epoch;
+extern atomic64_t bx_ops_inflight;
+
+/* conns.c: creation, teardown, the list, the sweep, snapshots, init */
+int bx_conn_init(void);
+void bx_conn_uninit(void);
+void bx_conn_uninit_peers(void);
+void bx_conn_remove_dev(struct bx_dev *bdev);
+void bx_conn_port_event(void);
+unsigned int bx_conn_count(void);
+void bx_conn_snapshot(struct bx_conn *conn, struct bx_conn_info *ci);
+int bx_conns_each(unsigned long *pos, unsigned int *gen,
+		  int (*fn)(const struct bx_conn_info *, void *), void *arg);
+int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
+			   struct bx_conn_info *ci);
 struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active);
 int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
 void bx_conn_unbind_dev(struct bx_conn *conn);
-void bx_conn_qp_init(struct bx_conn *conn);
+void bx_conns_sweep(bool now);
+unsigned int bx_peers_recovering(void);
+
+/* qp.c: the QP, its buffers and completions, the handlers registered */
 
 /*
- * A receive handler of one message type (qp.c), registered at load by
+ * A receive handler of one message type, registered at load by
  * the layer the message is for: the operations (recv.c) and, for
  * BX_MSG_READY, the handshake (cm.c), which a passive connection gives
  * every message until its READY came.
  */
 typedef void (*bx_rx_fn)(struct bx_conn *conn, struct bx_msg *msg);
+struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
+				     u32 len);
+int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first);
+void bx_conn_qp_init(struct bx_conn *conn);
 void bx_qp_register_rx(u8 type, bx_rx_fn fn);
 void bx_qp_register_ops(const struct bx_op_ops *ops);
 void bx_qp_register_kick(void (*kick)(struct bx_conn *conn));
 void bx_qp_kick(struct bx_conn *conn);
 int bx_conn_setup_qp(struct bx_conn *conn);
 void bx_conn_free_qp(struct bx_conn *conn);
+extern atomic64_t bx_rnr_events;
+
+/* window.c: the connection's and the host's windows */
+void bx_flow_release(struct bx_op *op);
+void bx_flow_cancel(struct bx_conn *conn, struct bx_op *op);
+void bx_host_snapshot(struct bx_host_info *hi);
 enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
 bool bx_flow_admit_small(struct bx_conn *conn, struct bx_op *op);
 void bx_flow_rd_update(struct bx_conn *conn);
 void bx_host_busy_retry(void);
 void bx_host_leave(struct bx_conn *conn);
-bool bx_conn_port_up(struct bx_conn *conn);
+
+/* send.c: the queues and the kick */
+void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_retry(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_piece_end(struct bx_conn *conn);
+void bx_conn_kick(struct bx_conn *conn);
+void bx_conn_retry_work(struct work_struct *work);
+void bx_conn_kick_wait(struct bx_conn *conn);
+void bx_conn_sweep(struct bx_conn *conn);
+void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op);
+void bx_conn_mr_freed(struct bx_conn *conn);
+void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list);
+
+/* recover.c: numbered pushes, parking and recovery */
+void bx_push_number(struct bx_conn *conn, struct bx_op *op);
+void bx_push_resolved(struct bx_op *op);
+enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
+				       const struct bx_msg *msg);
+void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered);
+bool bx_recover_allowed(void);
+extern atomic64_t bx_dup_pushes;
+extern atomic64_t bx_recovered_ops;
+extern atomic64_t bx_recover_failed;
+void bx_peer_park(struct bx_peer *peer, struct bx_op *op);
+void bx_peer_recover_work(struct work_struct *work);
+
+/* cm.c: rdma_cm, the handshake, keepalives */
+void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
 int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 void bx_cm_init(void);
 void bx_cm_redial(struct work_struct *work);
 void bx_conn_connect_timeout(struct work_struct *work);
 void bx_conn_keepalive(struct work_struct *work);
-void bx_conn_retry_work(struct work_struct *work);
-void bx_conn_kick_wait(struct bx_conn *conn);
-void bx_conn_sweep(struct bx_conn *conn);
-void bx_conns_sweep(bool now);
-void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_mr_freed(struct bx_conn *conn);
-bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list);
-
-static inline struct ib_device *bx_conn_ibdev(struct bx_conn *conn)
-{
-	return conn->bdev->ibdev;
-}
-
-extern struct workqueue_struct *bx_wq;
-extern bool bx_conn_closing;
-extern atomic_t bx_conns_live;
-extern u64 bx_epoch;
-extern atomic64_t bx_rnr_events;
-extern atomic64_t bx_ops_inflight;
-extern atomic64_t bx_dup_pushes;
-extern atomic64_t bx_recovered_ops;
-extern atomic64_t bx_recover_failed;
+struct bx_conn *bx_peer_conn(struct bx_peer *peer);
 
 #endif /* _BX_CONN_H */
