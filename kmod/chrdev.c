@@ -49,7 +49,7 @@ static int bx_release(struct inode *inode, struct file *filp)
 	struct bx_file *f = filp->private_data;
 
 	bx_file_unlist(f);
-	bx_op_file_release(f);
+	bx_submit_release(f);
 	bx_file_close(f);
 	return 0;
 }
@@ -265,7 +265,7 @@ static long bx_ioc_submit(struct bx_file *f, void __user *uarg)
 		if (copy_from_user(sqes, usqe + done, n * sizeof(sqes[0])))
 			return done ? done : -EFAULT;
 		for (i = 0; i < n; i++) {
-			int ret = bx_op_submit(f, &sqes[i]);
+			int ret = bx_submit_sqe(f, &sqes[i]);
 
 			if (ret)
 				return done ? done : ret;

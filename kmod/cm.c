@@ -140,9 +140,9 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 		list_del_init(&op->node);
 		bx_conn_get(conn);
 		op->conn = conn;
-		bx_conn_queue(conn, op);
+		bx_send_queue(conn, op);
 	}
-	bx_conn_kick(conn);
+	bx_send_kick(conn);
 	if (READ_ONCE(peer->recovering))
 		mod_delayed_work(bx_wq, &peer->recover_work, 0);
 }
@@ -294,7 +294,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 
 	WRITE_ONCE(conn->ack_timeout, READ_ONCE(bx_ack_timeout));
 	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
-	ret = bx_conn_setup_qp(conn);
+	ret = bx_qp_setup(conn);
 	if (ret)
 		goto err_fail;
 	conn_params(conn, &param);
@@ -442,7 +442,7 @@ static int conn_route_resolved(struct bx_conn *conn)
 	/* A request sent on a port that is down kills rxe's QP1. */
 	if (!bx_conn_port_up(conn))
 		return -ENETDOWN;
-	ret = bx_conn_setup_qp(conn);
+	ret = bx_qp_setup(conn);
 	if (ret)
 		return ret;
 	conn_params(conn, &param);
@@ -508,7 +508,7 @@ void bx_cm_redial(struct work_struct *work)
 	}
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
-	bx_conn_free_qp(conn);
+	bx_qp_free(conn);
 	/* The next route may be through another device. */
 	bx_conn_unbind_dev(conn);
 	id = rdma_create_id(net, bx_cm_handler, conn, RDMA_PS_TCP,
@@ -616,7 +616,7 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
  * within proof_ms is its initiator's violation. (Teardown cancels this
  * before the last put.)
  */
-void bx_conn_connect_timeout(struct work_struct *work)
+void bx_cm_connect_timeout(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, connect_work);
@@ -630,7 +630,7 @@ void bx_conn_connect_timeout(struct work_struct *work)
 }
 
 /* See struct bx_conn, @keepalive. Teardown cancels it. */
-void bx_conn_keepalive(struct work_struct *work)
+void bx_cm_keepalive(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, keepalive);
@@ -648,7 +648,7 @@ void bx_conn_keepalive(struct work_struct *work)
 	conn->ka_tx = conn->tx_msgs;
 	spin_unlock(&conn->lock);
 	if (kick)
-		bx_conn_kick(conn);
+		bx_send_kick(conn);
 	queue_delayed_work(bx_wq, &conn->keepalive,
 			   msecs_to_jiffies(BX_KEEPALIVE_MS));
 }
@@ -698,7 +698,7 @@ err_fail:
  * (or only a dead one not yet torn down); peer->lock held. An ERR_PTR if
  * an attempt could not even start.
  */
-struct bx_conn *bx_peer_conn(struct bx_peer *peer)
+struct bx_conn *bx_cm_peer_conn(struct bx_peer *peer)
 {
 	struct bx_conn *conn = peer->conn;
 
@@ -721,7 +721,7 @@ struct bx_conn *bx_peer_conn(struct bx_peer *peer)
  * Send @op (whose reference passes here) to @peer: on the connection if it
  * is up, else once a connection comes up, creating one if there is none.
  */
-void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
+void bx_cm_submit(struct bx_peer *peer, struct bx_op *op)
 {
 	struct bx_conn *conn;
 
@@ -736,10 +736,10 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 		 */
 		mutex_unlock(&peer->lock);
 		bx_op_move(op, BX_OP_HELD);
-		bx_peer_park(peer, op);
+		bx_recover_park(peer, op);
 		return;
 	}
-	conn = bx_peer_conn(peer);
+	conn = bx_cm_peer_conn(peer);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&peer->lock);
 		bx_op_ops->end(op, PTR_ERR(conn));
@@ -750,7 +750,7 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 		bx_conn_get(conn);
 		op->conn = conn;
 		mutex_unlock(&peer->lock);
-		bx_conn_queue(conn, op);
+		bx_send_queue(conn, op);
 		return;
 	}
 	bx_op_move(op, BX_OP_QUEUED);

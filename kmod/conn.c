@@ -25,13 +25,13 @@
  * snapshots that netlink and debugfs print), qp.c (its QP, buffers and
  * completions), cm.c (rdma_cm: connecting, accepting, the
  * handshake, keepalives), send.c (the windows, admission and queues, and
- * bx_conn_kick(), which decides what goes on the wire next) and
+ * bx_send_kick(), which decides what goes on the wire next) and
  * recover.c (pushes numbered, parked and sent again after a failure).
  *
  * Teardown (bx_conn_fail() -> conn_teardown(), in order): the state
  * becomes DOWN, so nothing new is queued; the peer forgets the connection
  * and its waiting operations fail; a kick still posting finishes
- * (bx_conn_kick_wait()); the QP is drained (which moves it to the error
+ * (bx_send_kick_wait()); the QP is drained (which moves it to the error
  * state), so every posted work request has run its completion handler,
  * and the connection is fenced: its peer reaches none of its MRs any
  * more (reg.c); operations still awaiting a response and those still
@@ -140,7 +140,7 @@ void bx_conn_fail(struct bx_conn *conn, int err)
 	conn->err = err;
 	/*
 	 * The teardown's reference, taken with the state: whoever sees DOWN
-	 * may drop its own (bx_conn_submit(), the recovery work) at once.
+	 * may drop its own (bx_cm_submit(), the recovery work) at once.
 	 */
 	bx_conn_get(conn);
 	spin_unlock(&conn->lock);

@@ -44,7 +44,7 @@ static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 #define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
 /* How long past its deadline an op on the wire may await its answer. */
-#define BX_ANSWER_GRACE_MS	1000	/* see bx_conn_sweep() */
+#define BX_ANSWER_GRACE_MS	1000	/* see bx_send_sweep() */
 /* Operations of at most this many bytes in all pass the byte windows. */
 #define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 
@@ -52,7 +52,7 @@ struct bx_op;
 struct bx_op_ops;
 struct bx_msg;
 
-/* What bx_flow_admit() decided about an operation. */
+/* What bx_window_admit() decided about an operation. */
 enum bx_admit {
 	BX_ADMIT_OK,	/* charged to the windows: it may go */
 	BX_ADMIT_WAIT,	/* a window has no room: it waits */
@@ -150,7 +150,7 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
- * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_plan_pieces())
+ * @pieceq:	admitted rendezvous transfers cut in pieces (bx_xfer_plan_pieces())
  *		whose next piece is to be posted (a REPLY's first, too); it
  *		goes after the messages that are ready, so that they need
  *		not wait for all of the transfer
@@ -171,8 +171,8 @@ struct bx_flowq {
  * @small_passes: small operations admitted past a window's bytes or line
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
  * @uwin:	the users' shares of @wnd ([0]) and @rdwnd ([1])
- * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave;
- *		the teardown waits for it to clear (bx_conn_kick_wait())
+ * @kicking:	a bx_send_kick() runs; others set @kick_again and leave;
+ *		the teardown waits for it to clear (bx_send_kick_wait())
  * @host_wait:	on bx_host.waiters[w] (holds a reference); under
  *		bx_host.lock, like @host_node and @host_turn
  * @host_turn:	a release gave it its turn: at its next try it may take
@@ -189,7 +189,7 @@ struct bx_flowq {
  * @fenceq:	operations whose invalidation failed: they complete once
  *		@fenced
  * @err_cqe:	the completion of our unsignaled work requests, which come
- *		only when one failed (bx_conn_post())
+ *		only when one failed (bx_qp_post())
  * @teardown:	work that drains and frees the connection
  * @torn_down:	completed when @teardown finished
  * @cm_begun:	a CM exchange began (we sent a request, or got one): the
@@ -411,62 +411,63 @@ unsigned int bx_peers_recovering(void);
  * every message until its READY came.
  */
 typedef void (*bx_rx_fn)(struct bx_conn *conn, struct bx_msg *msg);
-struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
-				     u32 len);
-int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first);
-void bx_conn_qp_init(struct bx_conn *conn);
+struct ib_send_wr *bx_qp_prep_send(struct bx_conn *conn, struct bx_buf *slot,
+				   u32 len);
+int bx_qp_post(struct bx_conn *conn, struct ib_send_wr *first);
+void bx_qp_init(struct bx_conn *conn);
 void bx_qp_register_rx(u8 type, bx_rx_fn fn);
 void bx_qp_register_ops(const struct bx_op_ops *ops);
 void bx_qp_register_kick(void (*kick)(struct bx_conn *conn));
 void bx_qp_kick(struct bx_conn *conn);
-int bx_conn_setup_qp(struct bx_conn *conn);
-void bx_conn_free_qp(struct bx_conn *conn);
+int bx_qp_setup(struct bx_conn *conn);
+void bx_qp_free(struct bx_conn *conn);
 extern atomic64_t bx_rnr_events;
 
 /* window.c: the connection's and the host's windows */
-void bx_flow_release(struct bx_op *op);
-void bx_flow_cancel(struct bx_conn *conn, struct bx_op *op);
+void bx_window_release(struct bx_op *op);
+void bx_window_cancel(struct bx_conn *conn, struct bx_op *op);
 void bx_host_snapshot(struct bx_host_info *hi);
-enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
-bool bx_flow_admit_small(struct bx_conn *conn, struct bx_op *op);
-void bx_flow_rd_update(struct bx_conn *conn);
+enum bx_admit bx_window_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
+bool bx_window_admit_small(struct bx_conn *conn, struct bx_op *op);
+void bx_window_rd_update(struct bx_conn *conn);
 void bx_host_busy_retry(void);
 void bx_host_leave(struct bx_conn *conn);
 
 /* send.c: the queues and the kick */
-void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_retry(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_piece_end(struct bx_conn *conn);
-void bx_conn_kick(struct bx_conn *conn);
-void bx_conn_retry_work(struct work_struct *work);
-void bx_conn_kick_wait(struct bx_conn *conn);
-void bx_conn_sweep(struct bx_conn *conn);
-void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_mr_freed(struct bx_conn *conn);
-void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list);
+void bx_send_queue(struct bx_conn *conn, struct bx_op *op);
+void bx_send_retry(struct bx_conn *conn, struct bx_op *op);
+void bx_send_ready(struct bx_conn *conn, struct bx_op *op);
+void bx_send_pieceq(struct bx_conn *conn, struct bx_op *op);
+void bx_send_piece_end(struct bx_conn *conn);
+void bx_send_kick(struct bx_conn *conn);
+void bx_send_retry_work(struct work_struct *work);
+void bx_send_kick_wait(struct bx_conn *conn);
+void bx_send_sweep(struct bx_conn *conn);
+void bx_send_mr_wait(struct bx_conn *conn, struct bx_op *op);
+void bx_send_mr_freed(struct bx_conn *conn);
+void bx_send_flush_queues(struct bx_conn *conn, struct list_head *list);
 
 /* recover.c: numbered pushes, parking and recovery */
-void bx_push_number(struct bx_conn *conn, struct bx_op *op);
-void bx_push_resolved(struct bx_op *op);
-enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
-				       const struct bx_msg *msg);
-void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered);
+void bx_recover_number(struct bx_conn *conn, struct bx_op *op);
+void bx_recover_resolved(struct bx_op *op);
+enum bx_replay_verdict bx_recover_replay_check(struct bx_conn *conn,
+					       const struct bx_msg *msg);
+void bx_recover_replay_done(struct bx_conn *conn, u64 epoch, u64 seq,
+			    bool delivered);
 bool bx_recover_allowed(void);
 extern atomic64_t bx_dup_pushes;
 extern atomic64_t bx_recovered_ops;
 extern atomic64_t bx_recover_failed;
-void bx_peer_park(struct bx_peer *peer, struct bx_op *op);
-void bx_peer_recover_work(struct work_struct *work);
+void bx_recover_park(struct bx_peer *peer, struct bx_op *op);
+void bx_recover_work(struct work_struct *work);
 
 /* cm.c: rdma_cm, the handshake, keepalives */
-void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
+void bx_cm_submit(struct bx_peer *peer, struct bx_op *op);
 int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 void bx_cm_init(void);
 void bx_cm_redial(struct work_struct *work);
-void bx_conn_connect_timeout(struct work_struct *work);
-void bx_conn_keepalive(struct work_struct *work);
-struct bx_conn *bx_peer_conn(struct bx_peer *peer);
+void bx_cm_connect_timeout(struct work_struct *work);
+void bx_cm_keepalive(struct work_struct *work);
+struct bx_conn *bx_cm_peer_conn(struct bx_peer *peer);
 
 #endif /* _BX_CONN_H */

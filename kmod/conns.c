@@ -73,14 +73,14 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->host_node[BX_HOSTWND_RX]);
 	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
 	bx_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
-	INIT_DELAYED_WORK(&conn->retry_work, bx_conn_retry_work);
-	INIT_DELAYED_WORK(&conn->connect_work, bx_conn_connect_timeout);
-	INIT_DELAYED_WORK(&conn->keepalive, bx_conn_keepalive);
+	INIT_DELAYED_WORK(&conn->retry_work, bx_send_retry_work);
+	INIT_DELAYED_WORK(&conn->connect_work, bx_cm_connect_timeout);
+	INIT_DELAYED_WORK(&conn->keepalive, bx_cm_keepalive);
 	INIT_DELAYED_WORK(&conn->cm_work, conn_cm_work);
 	xa_init_flags(&conn->ops, XA_FLAGS_ALLOC1);
 	INIT_WORK(&conn->teardown, conn_teardown);
 	INIT_WORK(&conn->redial, bx_cm_redial);
-	bx_conn_qp_init(conn);
+	bx_qp_init(conn);
 	init_completion(&conn->torn_down);
 	init_completion(&conn->set_up);
 	trace_bx_conn_state(conn, -1, conn->state, 0);
@@ -273,7 +273,7 @@ static void conn_teardown(struct work_struct *work)
 	 * QP to the error state; the peer learns of the end from its own QP,
 	 * or from our disconnect request in step 4.)
 	 */
-	bx_conn_kick_wait(conn);
+	bx_send_kick_wait(conn);
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
 
@@ -300,7 +300,7 @@ static void conn_teardown(struct work_struct *work)
 	cancel_delayed_work_sync(&conn->retry_work);
 	cancel_delayed_work_sync(&conn->connect_work);
 	cancel_delayed_work_sync(&conn->keepalive);
-	bx_conn_flush_queues(conn, &list);
+	bx_send_flush_queues(conn, &list);
 	/* Queued ones never reached the peer (or it answered BUSY). */
 	fail_list(&list, -ENOTCONN, true);
 	/*
@@ -314,7 +314,7 @@ static void conn_teardown(struct work_struct *work)
 	 * (or reject, mid-handshake) is CM traffic: it may have to wait for
 	 * its port (conn_cm_may_send()).
 	 */
-	bx_conn_free_qp(conn);
+	bx_qp_free(conn);
 	conn->peer_ref = peer_ref;
 	if (conn->cm_id && !conn_cm_may_send(conn)) {
 		pr_info("connection %s %pISc waits for %s port %u to come up\n",
@@ -365,7 +365,7 @@ static void conns_sweep_work(struct work_struct *work);
 static DECLARE_DELAYED_WORK(bx_sweep, conns_sweep_work);
 
 /*
- * bx_conn_sweep() every connection, every BX_SWEEP_MS while operations
+ * bx_send_sweep() every connection, every BX_SWEEP_MS while operations
  * are in flight (bx_conns_sweep() starts it).
  */
 static void conns_sweep_work(struct work_struct *work)
@@ -381,7 +381,7 @@ static void conns_sweep_work(struct work_struct *work)
 	mutex_unlock(&bx_conns_lock);
 	list_for_each_entry_safe(conn, tmp, &list, sweep_node) {
 		list_del(&conn->sweep_node);
-		bx_conn_sweep(conn);
+		bx_send_sweep(conn);
 		bx_conn_put(conn);
 	}
 	if (atomic64_read(&bx_ops_inflight) && !READ_ONCE(bx_conn_closing))
@@ -552,8 +552,8 @@ int bx_conn_init(void)
 
 	bx_epoch = get_random_u64();
 	bx_dev_register(&conn_dev_ops);
-	bx_qp_register_kick(bx_conn_kick);
-	bx_peer_register_recover(bx_peer_recover_work);
+	bx_qp_register_kick(bx_send_kick);
+	bx_peer_register_recover(bx_recover_work);
 	bx_wq = alloc_workqueue("bx", WQ_MEM_RECLAIM, 0);
 	if (!bx_wq)
 		return -ENOMEM;

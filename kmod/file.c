@@ -216,7 +216,7 @@ void bx_file_unlist(struct bx_file *f)
 }
 
 /*
- * ...and once its services and requests went (bx_op_file_release()),
+ * ...and once its services and requests went (bx_submit_release()),
  * its peers go too; what is in flight keeps the rest until it ends.
  */
 void bx_file_close(struct bx_file *f)

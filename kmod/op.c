@@ -10,10 +10,10 @@
  *
  * Requester side (PUSH, PULL):
  *
- *   bx_op_submit() -> bx_conn_submit() -> [connection up] bx_conn_queue():
+ *   bx_submit_sqe() -> bx_cm_submit() -> [connection up] bx_send_queue():
  *     the op waits in its process's queue until the send windows admit it
- *     (send.c); a rendezvous one is registered first (bx_op_register(),
- *     xfer.c) -> bx_conn_kick()
+ *     (send.c); a rendezvous one is registered first (bx_xfer_register(),
+ *     xfer.c) -> bx_send_kick()
  *     -> bx_op_transmit(): id in conn->ops, payload up to rdv_threshold
  *        copied into the send buffer, else the descriptors of its
  *        registered segments
@@ -66,10 +66,10 @@ static void op_release(struct kref *ref)
 	struct bx_op *op = container_of(ref, struct bx_op, ref);
 
 	if (op->kind == BX_K_PUSH)
-		bx_push_resolved(op);
+		bx_recover_resolved(op);
 	/* A READ failed from a queue (connection down) delivered nothing. */
 	if (op->kind == BX_K_SRV_READ && op->seq)
-		bx_replay_done(op->conn, op->epoch, op->seq, false);
+		bx_recover_replay_done(op->conn, op->epoch, op->seq, false);
 	kfree(op->rdma);
 	if (op->conn)
 		bx_conn_put(op->conn);
@@ -109,7 +109,7 @@ void bx_op_send_ctl(struct bx_conn *conn, u8 type, u64 req_id, u8 status)
 	op->msg.status = status;
 	bx_conn_get(conn);
 	op->conn = conn;
-	bx_conn_queue(conn, op);
+	bx_send_queue(conn, op);
 }
 
 /*
@@ -133,7 +133,7 @@ static bool op_park(struct bx_op *op)
 	op->retries = 0;
 	memset(&op->msg, 0, sizeof(op->msg));
 	kref_get(&op->ref);	/* peer->parked's */
-	bx_peer_park(op->peer, op);
+	bx_recover_park(op->peer, op);
 	if (conn)
 		bx_conn_put(conn);
 	return true;
@@ -165,7 +165,7 @@ static void op_complete(struct bx_op *op, int res)
 {
 	struct bx_cqe cqe = {};
 
-	bx_flow_release(op);
+	bx_window_release(op);
 	if (op->state == BX_OP_LOST && op->file) {
 		if (op_park(op))
 			return;
@@ -181,7 +181,7 @@ static void op_complete(struct bx_op *op, int res)
 	if (!op->file)
 		return;
 	if (op->kind == BX_K_PUSH)
-		bx_push_resolved(op);
+		bx_recover_resolved(op);
 	cqe.user_data = op->user_data;
 	cqe.res = res;
 	if (op->kind == BX_K_SRV_READ) {
@@ -213,8 +213,8 @@ static void op_ended(struct bx_op *op)
 	op->answer = false;
 	if (op->kind == BX_K_SRV_READ) {
 		if (op->seq)
-			bx_replay_done(conn, op->epoch, op->seq,
-				       op->answer_st == BX_ST_OK);
+			bx_recover_replay_done(conn, op->epoch, op->seq,
+					       op->answer_st == BX_ST_OK);
 		op->seq = 0;
 		bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, op->req_id,
 			       op->answer_st);
@@ -321,12 +321,12 @@ int bx_op_post_msg(struct bx_op *op, struct bx_buf *slot,
 			       op->msg.len);
 		atomic64_add(op->msg.len, &bx_copied_bytes);
 	}
-	send = bx_conn_prep_send(conn, slot, n);
+	send = bx_qp_prep_send(conn, slot, n);
 	if (first) {
 		last->next = send;
-		return bx_conn_post(conn, first);
+		return bx_qp_post(conn, first);
 	}
-	return bx_conn_post(conn, send);
+	return bx_qp_post(conn, send);
 }
 
 /*
@@ -376,7 +376,7 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	if (op->kind == BX_K_PUSH) {
 		op->msg.type = rdv ? BX_MSG_PUSH_RDV : BX_MSG_PUSH;
 		op->msg.len = op->len;
-		bx_push_number(op->conn, op);
+		bx_recover_number(op->conn, op);
 	} else {
 		op->msg.type = BX_MSG_PULL_REQ;
 		op->msg.len = op->len;
@@ -390,7 +390,7 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	if (op->kind == BX_K_PULL && op->len)
 		op->msg.payload = bx_region_ptr(r, op->off);
 
-	/* The registration (bx_op_register()) filled msg.rdv already. */
+	/* The registration (bx_xfer_register()) filled msg.rdv already. */
 	if (rdv && !op->registered)
 		return -EINVAL;
 	ret = op_track(op);
@@ -464,10 +464,10 @@ static const struct bx_op_ops op_ops = {
 	.expiry_errno	= bx_op_expiry_errno,
 	.transmit	= bx_op_transmit,
 	.sent		= bx_op_sent,
-	.reg		= bx_op_register,
-	.read		= bx_op_read,
-	.piece		= bx_op_piece,
-	.plan_pieces	= bx_op_plan_pieces,
+	.reg		= bx_xfer_register,
+	.read		= bx_xfer_read,
+	.piece		= bx_xfer_piece,
+	.plan_pieces	= bx_xfer_plan_pieces,
 };
 
 /* At load, before any connection exists: the transport's way up. */

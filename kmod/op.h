@@ -105,7 +105,7 @@ struct bx_rdma {
  * @cqe:	completion of RDMA work (READ/WRITE chain or invalidation)
  * @peer_id:	SRV_READ: sender, for the RECV completion
  * @charged:	counted in conn->wnd (or ->rdwnd for SRV_READ) and the host
- *		window; bx_flow_release() undoes it when the op completes
+ *		window; bx_window_release() undoes it when the op completes
  * @wreads:	RDMA READs charged
  * @wbytes:	bytes charged: the length (qi.cost), or a cut SRV_READ's piece
  * @small:	charged as a small operation (struct bx_win, @small)
@@ -128,7 +128,7 @@ struct bx_rdma {
  *		a NACK, a PUSH_DONE...
  * @answer_st:	...with this wire status
  * @cut:	REPLY (RDMA WRITE), SRV_READ: its transfer goes in pieces
- *		(bx_op_plan_pieces())
+ *		(bx_xfer_plan_pieces())
  * @piece:	...of this many bytes (its length if not cut); a SRV_READ
  *		is charged one piece to the receive windows
  * @rw_off:	...of which this many bytes are done
@@ -236,11 +236,11 @@ static inline u32 bx_op_cost(const struct bx_op *op)
  * @transmit:	build and post its message in a send buffer
  *		(bx_op_transmit())
  * @sent:	its SEND completed or was never posted (bx_op_sent())
- * @reg:	register its buffer, admitted (bx_op_register())
- * @read:	issue a SRV_READ's RDMA READs, admitted (bx_op_read())
- * @piece:	post the next piece of a cut transfer (bx_op_piece())
+ * @reg:	register its buffer, admitted (bx_xfer_register())
+ * @read:	issue a SRV_READ's RDMA READs, admitted (bx_xfer_read())
+ * @piece:	post the next piece of a cut transfer (bx_xfer_piece())
  * @plan_pieces: decide whether an admitted transfer goes in pieces
- *		(bx_op_plan_pieces())
+ *		(bx_xfer_plan_pieces())
  *
  * Registered once at load (bx_op_init()), before any connection exists;
  * the transport calls the operations layer through it only, as the
@@ -290,8 +290,8 @@ void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err);
 void bx_recv_init(void);
 
 /* What a process submits (submit.c), called by the file layer. */
-int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe);
-void bx_op_file_release(struct bx_file *f);
+int bx_submit_sqe(struct bx_file *f, const struct bx_sqe *sqe);
+void bx_submit_release(struct bx_file *f);
 
 extern atomic64_t bx_copied_bytes;
 

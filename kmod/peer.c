@@ -46,7 +46,7 @@ static unsigned int bx_npeers;	/* under bx_peers_lock */
 static unsigned int bx_npeers_remote;	/* ...made by connect requests */
 
 /*
- * A peer's recovery (recover.c, bx_peer_recover_work()), registered at
+ * A peer's recovery (recover.c, bx_recover_work()), registered at
  * load before any peer exists.
  */
 static work_func_t peer_recover_fn __read_mostly;
@@ -392,7 +392,7 @@ static void peers_reclaim_work(struct work_struct *work)
  * ids, which held it, are gone. Its idle peers go now; one still held (a
  * connection's last operations ending) forgets the namespace, so that it
  * matches no other that may come where @net was, makes no connection
- * (bx_peer_conn()), and is reclaimed once idle.
+ * (bx_cm_peer_conn()), and is reclaimed once idle.
  */
 void bx_peers_net_exit(struct net *net)
 {

@@ -2,7 +2,7 @@
 /*
  * bx: a connection's QP, its buffers and their completions.
  *
- * bx_conn_setup_qp() gives a connection its CQ, its PD with the
+ * bx_qp_setup() gives a connection its CQ, its PD with the
  * registration QP (reg.c), its RC QP and BX_RX_BUFS receive and
  * BX_TX_SLOTS send buffers of BX_MSG_SIZE bytes, DMA-mapped once, and
  * posts the receives. rx_done() takes each message in: the header is
@@ -10,7 +10,7 @@
  * (flow.c), the message goes to the receive handler its type has
  * (registered by the layer above: recv.c, cm.c) and the buffer is posted
  * again. tx_done() returns a send slot and tells the op its SEND went
- * (struct bx_op_ops, registered by op.c). bx_conn_post() is the one way onto
+ * (struct bx_op_ops, registered by op.c). bx_qp_post() is the one way onto
  * the send queue: nothing is posted once the teardown (conn.c) has set
  * the connection DOWN. A QP's async events and the failures of our own
  * unsignaled work requests end the connection here too.
@@ -48,7 +48,7 @@ void bx_qp_register_ops(const struct bx_op_ops *ops)
 atomic64_t bx_rnr_events = ATOMIC64_INIT(0);
 
 /*
- * Whoever sends on connections (send.c, bx_conn_kick()) registered here
+ * Whoever sends on connections (send.c, bx_send_kick()) registered here
  * to hear that one may go on: a send slot or credit came back.
  */
 static void (*qp_kick)(struct bx_conn *conn) __read_mostly;
@@ -238,8 +238,8 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /* Prepare the SEND of @slot, @len bytes already built in it. */
-struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
-				     u32 len)
+struct ib_send_wr *bx_qp_prep_send(struct bx_conn *conn, struct bx_buf *slot,
+				   u32 len)
 {
 	slot->sge.addr = slot->dma;
 	slot->sge.length = len;
@@ -280,7 +280,7 @@ static void wr_error(struct ib_cq *cq, struct ib_wc *wc)
  * fail the connection before the QP's flushed receives are taken for a
  * peer's violation (rx_error()).
  */
-int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first)
+int bx_qp_post(struct bx_conn *conn, struct ib_send_wr *first)
 {
 	struct ib_send_wr *wr;
 	int ret;
@@ -336,8 +336,8 @@ static int bufs_alloc(struct bx_conn *conn, struct bx_buf *bufs, int n,
 	return 0;
 }
 
-/* Free what bx_conn_setup_qp() created; tolerates partial setup. */
-void bx_conn_free_qp(struct bx_conn *conn)
+/* Free what bx_qp_setup() created; tolerates partial setup. */
+void bx_qp_free(struct bx_conn *conn)
 {
 	WRITE_ONCE(conn->qpn, 0);
 	if (conn->qp) {
@@ -363,7 +363,7 @@ void bx_conn_free_qp(struct bx_conn *conn)
  * Create the CQ, the PD with its registration QP (reg.c), the QP and the
  * buffers on conn->bdev; post the receives.
  */
-int bx_conn_setup_qp(struct bx_conn *conn)
+int bx_qp_setup(struct bx_conn *conn)
 {
 	struct ib_device *dev = bx_conn_ibdev(conn);
 	struct ib_qp_init_attr attr = {};
@@ -417,10 +417,10 @@ int bx_conn_setup_qp(struct bx_conn *conn)
 	}
 	return 0;
 }
-ALLOW_ERROR_INJECTION(bx_conn_setup_qp, ERRNO);
+ALLOW_ERROR_INJECTION(bx_qp_setup, ERRNO);
 
 /* The QP side of a new connection (bx_conn_alloc()). */
-void bx_conn_qp_init(struct bx_conn *conn)
+void bx_qp_init(struct bx_conn *conn)
 {
 	conn->err_cqe.done = wr_error;
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);

@@ -15,7 +15,7 @@
  *              conn->ops they name, or send it again (BUSY, AGAIN)
  *
  * No RECV posted at all: the answer is BUSY and the sender's kernel sends
- * the operation again after a back-off (bx_conn_retry()), so a receiver
+ * the operation again after a back-off (bx_send_retry()), so a receiver
  * that stops consuming makes senders wait, without an error. RECVs posted
  * but none big enough: -ENOBUFS; no such service: -ECONNREFUSED.
  */
@@ -46,7 +46,7 @@ static bool push_admit(struct bx_conn *conn, const struct bx_msg *msg)
 {
 	if (!msg->seq)
 		return true;
-	switch (bx_replay_check(conn, msg)) {
+	switch (bx_recover_replay_check(conn, msg)) {
 	case BX_RP_NEW:
 		return true;
 	case BX_RP_DUP:
@@ -90,8 +90,8 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 		st = BX_ST_OK;
 	}
 	if (msg->seq)
-		bx_replay_done(conn, conn->peer_epoch, msg->seq,
-			       st == BX_ST_OK);
+		bx_recover_replay_done(conn, conn->peer_epoch, msg->seq,
+				       st == BX_ST_OK);
 	bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 }
 
@@ -108,7 +108,8 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	f = bx_svc_take_recv(conn, msg->service, msg->len, &rv, &st);
 	if (!f) {
 		if (msg->seq)
-			bx_replay_done(conn, conn->peer_epoch, msg->seq, false);
+			bx_recover_replay_done(conn, conn->peer_epoch,
+					       msg->seq, false);
 		bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 		return;
 	}
@@ -128,7 +129,8 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 		if (op)
 			bx_op_put(op);
 		if (msg->seq)
-			bx_replay_done(conn, conn->peer_epoch, msg->seq, false);
+			bx_recover_replay_done(conn, conn->peer_epoch,
+					       msg->seq, false);
 		bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id,
 			       BX_ST_NOBUFS);
 		return;
@@ -150,7 +152,7 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	memcpy(op->rdma->rdv, msg->rdv, sizeof(msg->rdv[0]) * msg->nrdv);
 	op->rdma->nrdv = msg->nrdv;
 	/* Receiver admission decides when to READ; the queue takes our ref. */
-	bx_conn_queue(conn, op);
+	bx_send_queue(conn, op);
 }
 
 static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
@@ -236,8 +238,8 @@ static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
 		 * same number): again later; keeps the ref.
 		 */
 		if (msg->status == BX_ST_BUSY && op->kind == BX_K_PUSH)
-			bx_push_resolved(op);
-		bx_conn_retry(conn, op);
+			bx_recover_resolved(op);
+		bx_send_retry(conn, op);
 		return;
 	}
 	res = status_errno[msg->status];

@@ -246,7 +246,7 @@ struct ib_mr *bx_mr_get(struct bx_conn *conn)
 
 /*
  * Give @mr back to the end of @conn's pool; the caller wakes who waits
- * for one (bx_conn_mr_freed()).
+ * for one (bx_send_mr_freed()).
  */
 void bx_mr_put(struct bx_conn *conn, struct ib_mr *mr)
 {

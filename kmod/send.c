@@ -4,7 +4,7 @@
  *
  * Operations wait in per-process queues on their connection (deficit
  * round robin, flow.h), pass the connection's and the host's windows
- * (bx_flow_admit(), window.c), and bx_conn_kick() posts what the windows, the peer's
+ * (bx_window_admit(), window.c), and bx_send_kick() posts what the windows, the peer's
  * credits and the send buffers allow: control messages first, then what
  * was admitted, the next piece of a cut transfer, the RDMA READs of
  * rendezvous pushes (receiver admission), and a bare credit update when
@@ -46,7 +46,7 @@ static void flowq_put(struct bx_flowq *fq)
  * windows, credits and send buffers allow. Control messages go first;
  * everything else waits in its process's queue for admission.
  */
-void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
+void bx_send_queue(struct bx_conn *conn, struct bx_op *op)
 {
 	bool rd = op->kind == BX_K_SRV_READ;
 	struct bx_flowq *fq, *spare = NULL;
@@ -79,7 +79,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 			bx_drr_enqueue(rd ? &conn->rdq : &conn->txq, &fq->drr,
 				       &op->qi);
 			if (rd)
-				bx_flow_rd_update(conn);
+				bx_window_rd_update(conn);
 			break;
 		}
 		spin_unlock(&conn->lock);
@@ -98,7 +98,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 	}
 	spin_unlock(&conn->lock);
 	kfree(spare);
-	bx_conn_kick(conn);
+	bx_send_kick(conn);
 	return;
 
 fail:
@@ -132,20 +132,20 @@ static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
 }
 
 /* @op was admitted and is registered: next in line for a send buffer. */
-void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
+void bx_send_ready(struct bx_conn *conn, struct bx_op *op)
 {
 	if (conn_requeue(conn, &conn->readyq, op))
-		bx_conn_kick(conn);
+		bx_send_kick(conn);
 }
 
 /*
  * Admitted @op found no MR left on @conn (reg.c): it waits until one is
- * given back (bx_conn_mr_freed()), keeping its window charge. If no
+ * given back (bx_send_mr_freed()), keeping its window charge. If no
  * operation holds one (the pool could not grow for want of memory),
  * none will come back: it fails with -ENOMEM. Takes over the caller's
  * reference.
  */
-void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
+void bx_send_mr_wait(struct bx_conn *conn, struct bx_op *op)
 {
 	bool idle;
 
@@ -164,11 +164,11 @@ void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
 	idle = list_empty(&conn->mr_free);
 	spin_unlock(&conn->mr_lock);
 	if (!idle)
-		bx_conn_mr_freed(conn);
+		bx_send_mr_freed(conn);
 }
 
 /* An MR of @conn was given back: those waiting for one try again. */
-void bx_conn_mr_freed(struct bx_conn *conn)
+void bx_send_mr_freed(struct bx_conn *conn)
 {
 	bool kick;
 
@@ -177,21 +177,21 @@ void bx_conn_mr_freed(struct bx_conn *conn)
 	list_splice_tail_init(&conn->mrwaitq, &conn->regq);
 	spin_unlock(&conn->lock);
 	if (kick)
-		bx_conn_kick(conn);
+		bx_send_kick(conn);
 }
 
 /* Cut @op finished a piece and has more: queue its next one. */
-void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op)
+void bx_send_pieceq(struct bx_conn *conn, struct bx_op *op)
 {
 	if (conn_requeue(conn, &conn->pieceq, op))
-		bx_conn_kick(conn);
+		bx_send_kick(conn);
 }
 
 /*
  * A piece of a REPLY's RDMA WRITEs completed, or was never posted. The
  * caller requeues or completes its op, which kicks the connection.
  */
-void bx_conn_piece_end(struct bx_conn *conn)
+void bx_send_piece_end(struct bx_conn *conn)
 {
 	spin_lock(&conn->lock);
 	conn->wpieces--;
@@ -203,11 +203,11 @@ void bx_conn_piece_end(struct bx_conn *conn)
  * push yet): send it again later, still registered. Backs off from 1 to
  * 64 jiffies. Meanwhile it is not in flight: it gives its window back
  * and queues for admission again in its process's turn
- * (bx_conn_retry_work()), so that a process whose receiver never takes
+ * (bx_send_retry_work()), so that a process whose receiver never takes
  * its messages cannot keep the shared connection's window from the
  * others.
  */
-void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
+void bx_send_retry(struct bx_conn *conn, struct bx_op *op)
 {
 	unsigned long delay = 1UL << min_t(u8, op->retries, 6);
 
@@ -216,7 +216,7 @@ void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 		bx_op_ops->expire(op);
 		return;
 	}
-	bx_flow_release(op);
+	bx_window_release(op);
 
 	if (op->retries < U8_MAX)
 		op->retries++;
@@ -230,7 +230,7 @@ void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 	queue_delayed_work(bx_wq, &conn->retry_work, delay);
 }
 
-void bx_conn_retry_work(struct work_struct *work)
+void bx_send_retry_work(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, retry_work);
@@ -243,7 +243,7 @@ void bx_conn_retry_work(struct work_struct *work)
 	/* Back to admission, each with the retryq's reference. */
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		bx_conn_queue(conn, op);
+		bx_send_queue(conn, op);
 	}
 }
 
@@ -266,7 +266,7 @@ static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
 
 /*
  * Admit the next operation of the send queues, or if it must wait, a
- * small one queued behind another (bx_flow_admit_small()); conn->lock held.
+ * small one queued behind another (bx_window_admit_small()); conn->lock held.
  * An admitted op goes to readyq (or pieceq, a REPLY to be written in
  * pieces), unless it must be registered first: then it is returned in
  * *@reg. Returns false if nothing could be admitted.
@@ -274,13 +274,13 @@ static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
 /* bx_drr_find_if(): the first op another user's share lets go. */
 static bool admit_send(struct bx_drr_item *it, void *conn)
 {
-	return bx_flow_admit(conn, container_of(it, struct bx_op, qi),
+	return bx_window_admit(conn, container_of(it, struct bx_op, qi),
 			     false) == BX_ADMIT_OK;
 }
 
 static bool admit_read(struct bx_drr_item *it, void *conn)
 {
-	return bx_flow_admit(conn, container_of(it, struct bx_op, qi),
+	return bx_window_admit(conn, container_of(it, struct bx_op, qi),
 			     true) == BX_ADMIT_OK;
 }
 
@@ -295,7 +295,7 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 	if (!it)
 		return false;
 	op = container_of(it, struct bx_op, qi);
-	switch (bx_flow_admit(conn, op, false)) {
+	switch (bx_window_admit(conn, op, false)) {
 	case BX_ADMIT_OK:
 		break;
 	case BX_ADMIT_SHARE:
@@ -310,7 +310,7 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 		if (!it)
 			return false;
 		op = container_of(it, struct bx_op, qi);
-		if (!bx_flow_admit_small(conn, op))
+		if (!bx_window_admit_small(conn, op))
 			return false;
 		break;
 	}
@@ -360,7 +360,7 @@ static struct bx_op *kick_admit_read(struct bx_conn *conn)
 	if (!it)
 		return NULL;
 	op = container_of(it, struct bx_op, qi);
-	switch (bx_flow_admit(conn, op, true)) {
+	switch (bx_window_admit(conn, op, true)) {
 	case BX_ADMIT_OK:
 		break;
 	case BX_ADMIT_SHARE:
@@ -493,7 +493,7 @@ static void kick_credit(struct bx_conn *conn, struct bx_buf *slot,
 	size_t n = bx_wire_build(slot->data, BX_MSG_SIZE, msg);
 
 	slot->op = NULL;
-	if (!n || bx_conn_post(conn, bx_conn_prep_send(conn, slot, n))) {
+	if (!n || bx_qp_post(conn, bx_qp_prep_send(conn, slot, n))) {
 		spin_lock(&conn->lock);
 		conn->tx_free[conn->ntx_free++] = slot;
 		spin_unlock(&conn->lock);
@@ -507,7 +507,7 @@ static void kick_credit(struct bx_conn *conn, struct bx_buf *slot,
  * (@kick_again) for it, so completions that kick from the middle of a
  * kick do not recurse.
  */
-void bx_conn_kick(struct bx_conn *conn)
+void bx_send_kick(struct bx_conn *conn)
 {
 	/* An action may drop the last reference its operation held. */
 	bx_conn_get(conn);
@@ -533,7 +533,7 @@ void bx_conn_kick(struct bx_conn *conn)
 
 			conn->kicking = false;
 			spin_unlock(&conn->lock);
-			/* The teardown may wait for us (bx_conn_kick_wait()). */
+			/* The teardown may wait for us (bx_send_kick_wait()). */
 			if (down)
 				wake_up_var(&conn->kicking);
 			bx_conn_put(conn);
@@ -567,7 +567,7 @@ void bx_conn_kick(struct bx_conn *conn)
 }
 
 /*
- * Wait until no bx_conn_kick() runs on @conn, whose state is DOWN. A kick
+ * Wait until no bx_send_kick() runs on @conn, whose state is DOWN. A kick
  * that saw it UP may still be between kick_next() and its post, building
  * work requests on the QP (rdma_rw_ctx_init() in rw_setup()) or tracking
  * an operation in @ops; its post then fails, and seeing DOWN it decides
@@ -584,7 +584,7 @@ static bool conn_kick_idle(struct bx_conn *conn)
 	return idle;
 }
 
-void bx_conn_kick_wait(struct bx_conn *conn)
+void bx_send_kick_wait(struct bx_conn *conn)
 {
 	wait_var_event(&conn->kicking, conn_kick_idle(conn));
 }
@@ -643,7 +643,7 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
  */
 #define BX_CANCEL_BATCH	32
 
-void bx_conn_sweep(struct bx_conn *conn)
+void bx_send_sweep(struct bx_conn *conn)
 {
 	struct bx_op *op, *next, *cancel[BX_CANCEL_BATCH];
 	unsigned int ncancel = 0, i;
@@ -671,7 +671,7 @@ void bx_conn_sweep(struct bx_conn *conn)
 	xa_for_each(&conn->ops, id, op) {
 		overdue |= op->deadline &&
 			   time_after_eq(jiffies, op->deadline + grace);
-		/* Its file closed: its windows go back (bx_flow_cancel()). */
+		/* Its file closed: its windows go back (bx_window_cancel()). */
 		if (op->file && READ_ONCE(op->file->dead) &&
 		    READ_ONCE(op->charged) && ncancel < BX_CANCEL_BATCH) {
 			kref_get(&op->ref);
@@ -680,7 +680,7 @@ void bx_conn_sweep(struct bx_conn *conn)
 	}
 	xa_unlock(&conn->ops);
 	for (i = 0; i < ncancel; i++) {
-		bx_flow_cancel(conn, cancel[i]);
+		bx_window_cancel(conn, cancel[i]);
 		bx_op_ops->put(cancel[i]);
 	}
 	if (overdue)
@@ -691,11 +691,11 @@ void bx_conn_sweep(struct bx_conn *conn)
 		bx_op_ops->expire(op);
 	}
 	/* What waited behind them may go now. */
-	bx_conn_kick(conn);
+	bx_send_kick(conn);
 }
 
 /* Move every operation still queued on @conn to @list. */
-void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
+void bx_send_flush_queues(struct bx_conn *conn, struct list_head *list)
 {
 	struct bx_flowq *fq, *tmp;
 	struct bx_drr_item *it;
@@ -719,7 +719,7 @@ void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 		list_del(&fq->node);
 		kfree(fq);
 	}
-	bx_flow_rd_update(conn);
+	bx_window_rd_update(conn);
 	spin_unlock(&conn->lock);
 
 	bx_host_leave(conn);

@@ -3,7 +3,7 @@
  * bx: rendezvous transfers.
  *
  * Requester. A push's source or a pull's sink larger than rdv_threshold
- * is registered before the request goes out (bx_op_register()): mapped in
+ * is registered before the request goes out (bx_xfer_register()): mapped in
  * segments of at most BX_SEG_MAX bytes, each with an FRWR MR of the
  * connection's PD, a random key byte and a random iova (reg.c), posted on
  * the connection's registration QP; the request then carries the
@@ -17,7 +17,7 @@
  * PULL_WRITTEN SEND; a SRV_READ (the server side of a rendezvous push) is
  * RDMA READs from the pusher's segments into a RECV buffer. Transfers
  * longer than piece_kb go in pieces, one admitted at a time
- * (bx_op_plan_pieces(), send.c), so that small messages do not wait
+ * (bx_xfer_plan_pieces(), send.c), so that small messages do not wait
  * behind a whole transfer.
  */
 
@@ -65,7 +65,7 @@ static void seg_release(struct bx_op *op, struct bx_seg *seg,
 		seg->valid = false;
 		bx_mr_put(op->conn, seg->mr);
 		/* Who waits for an MR tries again. */
-		bx_conn_mr_freed(op->conn);
+		bx_send_mr_freed(op->conn);
 		atomic64_dec(&bx_mrs_inuse);
 		seg->mr = NULL;
 	}
@@ -252,7 +252,7 @@ static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
 		op->rdma->seg[i].valid = true;
 	op->registered = true;
 	/* Admitted already: next in line for a send buffer. */
-	bx_conn_ready(op->conn, op);
+	bx_send_ready(op->conn, op);
 }
 
 /*
@@ -261,7 +261,7 @@ static void reg_op_done(struct ib_cq *cq, struct ib_wc *wc)
  * completed, or waits for MRs if the connection has none left. Takes over
  * the caller's (queue) reference.
  */
-void bx_op_register(struct bx_op *op)
+void bx_xfer_register(struct bx_op *op)
 {
 	struct ib_send_wr *last;
 	struct mem_cgroup *old;
@@ -283,7 +283,7 @@ void bx_op_register(struct bx_op *op)
 	if (IS_ERR(last)) {
 		ret = PTR_ERR(last);
 		if (ret == -EAGAIN) {
-			bx_conn_mr_wait(op->conn, op);
+			bx_send_mr_wait(op->conn, op);
 			return;
 		}
 		goto err;
@@ -432,7 +432,7 @@ static bool reply_inline(const struct bx_op *op)
  * piece_kb do. Sets op->cut and op->piece (its length if not cut), so
  * that a SRV_READ is charged the piece it then posts; returns op->cut.
  */
-bool bx_op_plan_pieces(struct bx_op *op)
+bool bx_xfer_plan_pieces(struct bx_op *op)
 {
 	u32 piece = READ_ONCE(bx_piece_kb) << 10;
 
@@ -453,7 +453,7 @@ bool bx_op_plan_pieces(struct bx_op *op)
  * signalled to op->cqe. Takes over the caller's (queue) reference; on
  * failure ends the op.
  */
-void bx_op_piece(struct bx_op *op)
+void bx_xfer_piece(struct bx_op *op)
 {
 	bool rd = op->kind == BX_K_SRV_READ;
 	enum dma_data_direction dir = rw_dir(op);
@@ -465,7 +465,7 @@ void bx_op_piece(struct bx_op *op)
 	first = rw_setup(op, op->rw_off,
 			 min(op->piece, op->len - op->rw_off), 1, dir, NULL,
 			 &op->rw_len);
-	ret = IS_ERR(first) ? PTR_ERR(first) : bx_conn_post(op->conn, first);
+	ret = IS_ERR(first) ? PTR_ERR(first) : bx_qp_post(op->conn, first);
 	if (!ret) {
 		atomic64_inc(&bx_pieces);
 		return;
@@ -476,7 +476,7 @@ void bx_op_piece(struct bx_op *op)
 		read_end(op, false);
 		return;
 	}
-	bx_conn_piece_end(op->conn);
+	bx_send_piece_end(op->conn);
 	bx_op_answer(op, BX_ST_REMOTE_IO);
 	bx_op_end(op, ret);
 	bx_op_put(op);
@@ -489,7 +489,7 @@ static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct bx_conn *conn = op->conn;
 
 	rw_release(op, DMA_TO_DEVICE);
-	bx_conn_piece_end(conn);
+	bx_send_piece_end(conn);
 	if (wc->status != IB_WC_SUCCESS) {
 		bool flush = wc->status == IB_WC_WR_FLUSH_ERR;
 
@@ -506,9 +506,9 @@ static void write_piece_done(struct ib_cq *cq, struct ib_wc *wc)
 	op->rw_off += op->rw_len;
 	/* All written: the PULL_WRITTEN SEND is all that is left. */
 	if (op->rw_off >= op->len)
-		bx_conn_ready(conn, op);
+		bx_send_ready(conn, op);
 	else
-		bx_conn_pieceq(conn, op);
+		bx_send_pieceq(conn, op);
 }
 
 /* REPLY @op in @slot: inline, or its WRITEs (if not cut) then the SEND. */
@@ -556,7 +556,7 @@ static void read_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (ok && op->cut) {
 		op->rw_off += op->rw_len;
 		if (op->rw_off < op->len) {
-			bx_conn_pieceq(op->conn, op);
+			bx_send_pieceq(op->conn, op);
 			return;
 		}
 	}
@@ -564,21 +564,21 @@ static void read_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * Issue the RDMA READs of an admitted SRV_READ (bx_op_plan_pieces() cut
+ * Issue the RDMA READs of an admitted SRV_READ (bx_xfer_plan_pieces() cut
  * it or not); takes over the caller's (queue) reference.
  */
-void bx_op_read(struct bx_op *op)
+void bx_xfer_read(struct bx_op *op)
 {
 	struct ib_send_wr *first;
 
 	op->cqe.done = read_done;
 	if (op->cut) {
-		bx_op_piece(op);
+		bx_xfer_piece(op);
 		return;
 	}
 	first = rw_setup(op, 0, op->len, BX_RW_MAX, DMA_FROM_DEVICE, NULL,
 			 NULL);
-	if (IS_ERR(first) || bx_conn_post(op->conn, first)) {
+	if (IS_ERR(first) || bx_qp_post(op->conn, first)) {
 		if (!IS_ERR(first))
 			rw_release(op, DMA_FROM_DEVICE);
 		read_end(op, false);
