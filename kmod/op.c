@@ -19,6 +19,11 @@
  *        registered segments
  *     -> the response ends it (recv.c).
  *
+ * The answers (PUSH_DONE, PULL_RESP, PULL_WRITTEN, NACK) end the op of
+ * conn->ops they name, or send it again (BUSY, AGAIN): op.c registers
+ * their receive handler (recv_response()); what arrives for this host's
+ * services is recv.c's.
+ *
  * Every op ends in bx_op_end(), whatever ends it: its response, an error,
  * its deadline, its connection's failure (bx_op_lost()). That revokes
  * the peer's access to the op's registered buffer first (LOCAL_INV;
@@ -452,6 +457,80 @@ void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err)
 	bx_op_put(op);
 }
 
+/* ---- answers to our requests ------------------------------------------- */
+
+static const int status_errno[__BX_ST_MAX] = {
+	[BX_ST_OK]		= 0,
+	[BX_ST_NOSVC]		= -ECONNREFUSED,
+	[BX_ST_NOBUFS]		= -ENOBUFS,
+	[BX_ST_TOOBIG]		= -EMSGSIZE,
+	[BX_ST_REMOTE_IO]	= -EREMOTEIO,
+	[BX_ST_CANCELED]	= -ECONNABORTED,
+	[BX_ST_BUSY]		= -EAGAIN,	/* never completes an op */
+	[BX_ST_AGAIN]		= -EAGAIN,	/* nor does this */
+};
+
+/* A response to one of our operations. */
+static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
+{
+	struct bx_op *op = NULL;
+	int res;
+
+	if (msg->req_id && msg->req_id <= U32_MAX)
+		op = xa_erase(&conn->ops, msg->req_id);
+	/* Unknown id, or a response that does not fit the request. */
+	if (!op ||
+	    (msg->type == BX_MSG_PUSH_DONE && op->kind != BX_K_PUSH) ||
+	    ((msg->type == BX_MSG_PULL_RESP ||
+	      msg->type == BX_MSG_PULL_WRITTEN) && op->kind != BX_K_PULL) ||
+	    (msg->type == BX_MSG_PULL_WRITTEN &&
+	     (msg->len > op->resp_len || !op->rdma || !op->rdma->nseg))) {
+		bx_conn_violation(conn, "a response to no request of ours");
+		if (op) {
+			bx_op_end(op, -EPROTO);
+			bx_op_put(op);
+		}
+		return;
+	}
+	if ((msg->status == BX_ST_BUSY || msg->status == BX_ST_AGAIN) &&
+	    msg->type != BX_MSG_PULL_WRITTEN && msg->type != BX_MSG_PULL_RESP) {
+		/*
+		 * No buffer at the receiver yet (not delivered: the next try
+		 * gets a new number), or a push it cannot decide on now (the
+		 * same number): again later; keeps the ref.
+		 */
+		if (msg->status == BX_ST_BUSY && op->kind == BX_K_PUSH)
+			bx_recover_resolved(op);
+		bx_send_retry(conn, op);
+		return;
+	}
+	res = status_errno[msg->status];
+	if (!res) {
+		switch (msg->type) {
+		case BX_MSG_PUSH_DONE:
+			res = op->len;
+			break;
+		case BX_MSG_PULL_RESP:
+			if (msg->len > op->resp_len) {
+				res = -EMSGSIZE;
+				break;
+			}
+			bx_span_scatter(&op->buf,
+					bx_region_ptr(op->file->region, 0),
+					msg->payload, msg->len);
+			atomic64_add(msg->len, &bx_copied_bytes);
+			res = msg->len;
+			break;
+		case BX_MSG_PULL_WRITTEN:
+			res = msg->len;
+			break;
+		}
+	}
+	/* conn->ops' reference, which the entry no longer holds. */
+	bx_op_end(op, res);
+	bx_op_put(op);
+}
+
 /* What the transport calls of operations (struct bx_op_ops). */
 static const struct bx_op_ops op_ops = {
 	.put		= bx_op_put,
@@ -470,8 +549,15 @@ static const struct bx_op_ops op_ops = {
 	.plan_pieces	= bx_xfer_plan_pieces,
 };
 
-/* At load, before any connection exists: the transport's way up. */
+/*
+ * At load, before any connection exists: the transport's way up, and the
+ * handlers of the answers to our requests.
+ */
 void bx_op_init(void)
 {
 	bx_qp_register_ops(&op_ops);
+	bx_qp_register_rx(BX_MSG_PUSH_DONE, recv_response);
+	bx_qp_register_rx(BX_MSG_PULL_RESP, recv_response);
+	bx_qp_register_rx(BX_MSG_PULL_WRITTEN, recv_response);
+	bx_qp_register_rx(BX_MSG_NACK, recv_response);
 }

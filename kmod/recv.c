@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bx: what arrives on a connection: the receive handlers of each message
- * type (bx_recv_init() registers them with qp.c), called from the
- * receive completion with a message bx_wire_parse() accepted.
+ * bx: the responder -- what arrives on a connection for this host's
+ * services: the receive handlers of each message type (bx_recv_init()
+ * registers them with qp.c), called from the receive completion with a
+ * message bx_wire_parse() accepted. The requester's side, the answers to
+ * our own requests, is op.c's.
  *
  *   PUSH       copied into a posted RECV buffer of its service, completion,
  *              PUSH_DONE
@@ -11,8 +13,6 @@
  *              into it (xfer.c); its end sends PUSH_DONE
  *   PULL_REQ   copied into a RECV buffer; completion with a token that
  *              BX_OP_REPLY answers (svc.c)
- *   responses  (PUSH_DONE, PULL_RESP, PULL_WRITTEN, NACK) end the op of
- *              conn->ops they name, or send it again (BUSY, AGAIN)
  *
  * No RECV posted at all: the answer is BUSY and the sender's kernel sends
  * the operation again after a back-off (bx_send_retry()), so a receiver
@@ -26,17 +26,6 @@
 #include "file.h"
 #include "op.h"
 #include "svc.h"
-
-static const int status_errno[__BX_ST_MAX] = {
-	[BX_ST_OK]		= 0,
-	[BX_ST_NOSVC]		= -ECONNREFUSED,
-	[BX_ST_NOBUFS]		= -ENOBUFS,
-	[BX_ST_TOOBIG]		= -EMSGSIZE,
-	[BX_ST_REMOTE_IO]	= -EREMOTEIO,
-	[BX_ST_CANCELED]	= -ECONNABORTED,
-	[BX_ST_BUSY]		= -EAGAIN,	/* never completes an op */
-	[BX_ST_AGAIN]		= -EAGAIN,	/* nor does this */
-};
 
 /*
  * Whether to deliver the numbered push @msg (replay.h): if not, answer it
@@ -208,78 +197,14 @@ static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
 	kfree(rv);
 }
 
-/* A response to one of our operations. */
-static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
-{
-	struct bx_op *op = NULL;
-	int res;
-
-	if (msg->req_id && msg->req_id <= U32_MAX)
-		op = xa_erase(&conn->ops, msg->req_id);
-	/* Unknown id, or a response that does not fit the request. */
-	if (!op ||
-	    (msg->type == BX_MSG_PUSH_DONE && op->kind != BX_K_PUSH) ||
-	    ((msg->type == BX_MSG_PULL_RESP ||
-	      msg->type == BX_MSG_PULL_WRITTEN) && op->kind != BX_K_PULL) ||
-	    (msg->type == BX_MSG_PULL_WRITTEN &&
-	     (msg->len > op->resp_len || !op->rdma || !op->rdma->nseg))) {
-		bx_conn_violation(conn, "a response to no request of ours");
-		if (op) {
-			bx_op_end(op, -EPROTO);
-			bx_op_put(op);
-		}
-		return;
-	}
-	if ((msg->status == BX_ST_BUSY || msg->status == BX_ST_AGAIN) &&
-	    msg->type != BX_MSG_PULL_WRITTEN && msg->type != BX_MSG_PULL_RESP) {
-		/*
-		 * No buffer at the receiver yet (not delivered: the next try
-		 * gets a new number), or a push it cannot decide on now (the
-		 * same number): again later; keeps the ref.
-		 */
-		if (msg->status == BX_ST_BUSY && op->kind == BX_K_PUSH)
-			bx_recover_resolved(op);
-		bx_send_retry(conn, op);
-		return;
-	}
-	res = status_errno[msg->status];
-	if (!res) {
-		switch (msg->type) {
-		case BX_MSG_PUSH_DONE:
-			res = op->len;
-			break;
-		case BX_MSG_PULL_RESP:
-			if (msg->len > op->resp_len) {
-				res = -EMSGSIZE;
-				break;
-			}
-			bx_span_scatter(&op->buf,
-					bx_region_ptr(op->file->region, 0),
-					msg->payload, msg->len);
-			atomic64_add(msg->len, &bx_copied_bytes);
-			res = msg->len;
-			break;
-		case BX_MSG_PULL_WRITTEN:
-			res = msg->len;
-			break;
-		}
-	}
-	/* conn->ops' reference, which the entry no longer holds. */
-	bx_op_end(op, res);
-	bx_op_put(op);
-}
-
 /*
- * The handlers of what arrives on a connection, one per message type;
- * each message is valid until its handler returns.
+ * The handlers of what arrives for this host's services, one per message
+ * type; each message is valid until its handler returns. The responses
+ * to our own requests are op.c's.
  */
 void bx_recv_init(void)
 {
 	bx_qp_register_rx(BX_MSG_PUSH, recv_push);
 	bx_qp_register_rx(BX_MSG_PUSH_RDV, recv_push_rdv);
 	bx_qp_register_rx(BX_MSG_PULL_REQ, recv_pull_req);
-	bx_qp_register_rx(BX_MSG_PUSH_DONE, recv_response);
-	bx_qp_register_rx(BX_MSG_PULL_RESP, recv_response);
-	bx_qp_register_rx(BX_MSG_PULL_WRITTEN, recv_response);
-	bx_qp_register_rx(BX_MSG_NACK, recv_response);
 }
