@@ -150,7 +150,7 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
- * @pieceq:	admitted rendezvous transfers cut in pieces (bx_xfer_plan_pieces())
+ * @pieceq:	admitted rendezvous transfers cut in pieces (bx_rw_plan_pieces())
  *		whose next piece is to be posted (a REPLY's first, too); it
  *		goes after the messages that are ready, so that they need
  *		not wait for all of the transfer

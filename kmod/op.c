@@ -39,6 +39,7 @@
 #include "file.h"
 #include "op.h"
 #include "params.h"
+#include "rw.h"
 #include "trace.h"
 #include "xfer.h"
 
@@ -211,7 +212,7 @@ static void op_ended(struct bx_op *op)
 	if (conn && (op->kind == BX_K_PUSH || op->kind == BX_K_PULL))
 		bx_xfer_release(op);
 	else if (conn && op->rdma)
-		bx_xfer_rw_release(op);
+		bx_rw_release(op);
 	op_complete(op, op->result);
 	if (!op->answer)
 		return;
@@ -417,7 +418,7 @@ int bx_op_transmit(struct bx_op *op, struct bx_buf *slot)
 	case BX_K_PULL:
 		return transmit_request(op, slot);
 	case BX_K_REPLY:
-		return bx_xfer_transmit_reply(op, slot);
+		return bx_rw_transmit_reply(op, slot);
 	default:
 		return bx_op_post_msg(op, slot, NULL, NULL);
 	}
@@ -445,7 +446,7 @@ void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err)
 		}
 		break;
 	case BX_K_REPLY:
-		bx_xfer_rw_release(op);
+		bx_rw_release(op);
 		/* Not posted, and the connection stays up (kick_send()). */
 		if (err && !bx_send_err_fatal(err))
 			bx_op_answer(op, BX_ST_REMOTE_IO);
@@ -544,9 +545,9 @@ static const struct bx_op_ops op_ops = {
 	.transmit	= bx_op_transmit,
 	.sent		= bx_op_sent,
 	.reg		= bx_xfer_register,
-	.read		= bx_xfer_read,
-	.piece		= bx_xfer_piece,
-	.plan_pieces	= bx_xfer_plan_pieces,
+	.read		= bx_rw_read,
+	.piece		= bx_rw_piece,
+	.plan_pieces	= bx_rw_plan_pieces,
 };
 
 /*

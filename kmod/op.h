@@ -128,7 +128,7 @@ struct bx_rdma {
  *		a NACK, a PUSH_DONE...
  * @answer_st:	...with this wire status
  * @cut:	REPLY (RDMA WRITE), SRV_READ: its transfer goes in pieces
- *		(bx_xfer_plan_pieces())
+ *		(bx_rw_plan_pieces())
  * @piece:	...of this many bytes (its length if not cut); a SRV_READ
  *		is charged one piece to the receive windows
  * @rw_off:	...of which this many bytes are done
@@ -237,10 +237,10 @@ static inline u32 bx_op_cost(const struct bx_op *op)
  *		(bx_op_transmit())
  * @sent:	its SEND completed or was never posted (bx_op_sent())
  * @reg:	register its buffer, admitted (bx_xfer_register())
- * @read:	issue a SRV_READ's RDMA READs, admitted (bx_xfer_read())
- * @piece:	post the next piece of a cut transfer (bx_xfer_piece())
+ * @read:	issue a SRV_READ's RDMA READs, admitted (bx_rw_read())
+ * @piece:	post the next piece of a cut transfer (bx_rw_piece())
  * @plan_pieces: decide whether an admitted transfer goes in pieces
- *		(bx_xfer_plan_pieces())
+ *		(bx_rw_plan_pieces())
  *
  * Registered once at load (bx_op_init()), before any connection exists;
  * the transport calls the operations layer through it only, as the
