@@ -17,20 +17,22 @@
  *     -> bx_op_transmit(): id in conn->ops, payload up to rdv_threshold
  *        copied into the send buffer, else the descriptors of its
  *        registered segments
- *     -> the response ends it (recv.c).
+ *     -> the response ends it (recv_response(), below).
  *
  * The answers (PUSH_DONE, PULL_RESP, PULL_WRITTEN, NACK) end the op of
  * conn->ops they name, or send it again (BUSY, AGAIN): op.c registers
  * their receive handler (recv_response()); what arrives for this host's
  * services is recv.c's.
  *
- * Every op ends in bx_op_end(), whatever ends it: its response, an error,
- * its deadline, its connection's failure (bx_op_lost()). That revokes
- * the peer's access to the op's registered buffer first (LOCAL_INV;
- * xfer.c), and only then, in op_ended(), releases the buffer's mappings,
- * posts the completion (exactly once) or parks the op for recovery, and
- * answers the peer where the op owes it an answer (bx_op_answer(): a
- * REPLY's NACK, a SRV_READ's PUSH_DONE).
+ * Every op ends in bx_op_end() (ENDING), whatever ends it: its response,
+ * an error, its deadline, its connection's failure (bx_op_lost(): LOST).
+ * That revokes the peer's access to the op's registered buffer first
+ * (LOCAL_INV; xfer.c), and only then, in op_ended(), releases the
+ * buffer's mappings, posts the completion (ENDED, which no state
+ * follows: once) or parks the op for recovery (PARKED), and answers the
+ * peer where the op owes it an answer (bx_op_answer(): a REPLY's NACK, a
+ * SRV_READ's PUSH_DONE). Its states are opstate.h's; bx_op_move() is
+ * the one place an op changes state.
  */
 
 #include <linux/slab.h>
