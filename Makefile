@@ -108,7 +108,8 @@ CHECKPATCH := $(O)/ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
 	--show-types --ignore FILE_PATH_CHANGES
 
 # nl-gen.[ch] are generated (tools/nl-regen.sh): checked for being up to
-# date with the spec instead. layers.sh: kmod/'s include (call) direction;
+# date with the spec instead. layers.py: kmod/'s layers and call cycles,
+# read from the built objects' symbols (hence bx.ko first);
 # tunables.sh: the tunables' one declaration against the spec and the docs.
 # params.[ch] expand the tunables' list (an X-macro), which checkpatch's
 # rules for function-like macros do not fit: those rules are off there.
@@ -118,12 +119,12 @@ XMACRO_IGNORE := COMPLEX_MACRO,MACRO_ARG_UNUSED,MACRO_ARG_REUSE,TRAILING_SEMICOL
 # its peer macro reads a pointer twice, and define_trace.h needs the
 # file's own name (TRACE_INCLUDE_FILE).
 TRACE_IGNORE := PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE,MACRO_ARG_REUSE,EMBEDDED_FILENAME
-style: $(O)/ksrc/.stamp
+style: $(O)/ksrc/.stamp bx.ko
 	$(CHECKPATCH) -f $(filter-out kmod/nl-gen.% kmod/params.% kmod/trace.h,$(filter %.c %.h,$(KMOD_SRCS)))
 	$(CHECKPATCH) --ignore $(XMACRO_IGNORE) -f kmod/params.c kmod/params.h
 	$(CHECKPATCH) --ignore $(TRACE_IGNORE) -f kmod/trace.h
 	tools/nl-regen.sh $(O)/ksrc --check
-	tools/layers.sh
+	tools/layers.py
 	tools/tunables.sh
 	@echo "style: clean"
 
@@ -237,6 +238,7 @@ UNIT_SRCS_alloc := libbx/alloc.c
 UNIT_SRCS_flow  := kmod/flow.c
 UNIT_SRCS_replay := kmod/replay.c
 UNIT_SRCS_span  := kmod/span.c
+UNIT_SRCS_opstate := kmod/opstate.c
 UNIT_SRCS_auth  := kmod/auth.c kmod/wire.c
 UNIT_SRCS_kv    := libbx/kv_wire.c
 UNIT_SRCS_ps    := libbx/ps_wire.c

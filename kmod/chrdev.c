@@ -43,9 +43,14 @@ static int bx_open(struct inode *inode, struct file *filp)
 }
 ALLOW_ERROR_INJECTION(bx_open, ERRNO);
 
+/* The process closed the file, or died: it leaves, its operations end. */
 static int bx_release(struct inode *inode, struct file *filp)
 {
-	bx_file_close(filp->private_data);
+	struct bx_file *f = filp->private_data;
+
+	bx_file_unlist(f);
+	bx_submit_release(f);
+	bx_file_close(f);
 	return 0;
 }
 
@@ -260,7 +265,7 @@ static long bx_ioc_submit(struct bx_file *f, void __user *uarg)
 		if (copy_from_user(sqes, usqe + done, n * sizeof(sqes[0])))
 			return done ? done : -EFAULT;
 		for (i = 0; i < n; i++) {
-			int ret = bx_op_submit(f, &sqes[i]);
+			int ret = bx_submit_sqe(f, &sqes[i]);
 
 			if (ret)
 				return done ? done : ret;

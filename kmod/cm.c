@@ -32,7 +32,7 @@
 
 #include "admit.h"
 #include "conn.h"
-#include "nl.h"
+#include "event.h"
 #include "op.h"
 #include "params.h"
 #include "trace.h"
@@ -104,7 +104,7 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 		spin_unlock(&conn->lock);
 		mutex_unlock(&peer->lock);
 		if (first)
-			bx_op_put(first);
+			bx_op_ops->put(first);
 		return;
 	}
 	trace_bx_conn_state(conn, conn->state, BX_CONN_STATE_UP, 0);
@@ -113,6 +113,7 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 	if (first) {
 		first->conn = conn;
 		bx_conn_get(conn);
+		bx_op_move(first, BX_OP_QUEUED);
 		list_add(&first->node, &conn->ctlq);
 	}
 	pr_info_ratelimited("connection %s %pISc up%s\n",
@@ -127,21 +128,21 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 	peer->epoch = conn->peer_epoch;
 	spin_unlock(&conn->lock);
 	mutex_unlock(&peer->lock);
-	bx_nl_conn_event(conn, BX_CMD_CONN_UP_NTF);
+	bx_event_conn(conn, BX_CMD_CONN_UP_NTF);
 	queue_delayed_work(bx_wq, &conn->keepalive,
 			   msecs_to_jiffies(BX_KEEPALIVE_MS));
 	if (restarted) {
 		pr_info("peer %pISc restarted (epoch %llx)\n", &peer->addr,
 			conn->peer_epoch);
-		bx_nl_conn_event(conn, BX_CMD_PEER_RESTART_NTF);
+		bx_event_conn(conn, BX_CMD_PEER_RESTART_NTF);
 	}
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
 		bx_conn_get(conn);
 		op->conn = conn;
-		bx_conn_queue(conn, op);
+		bx_send_queue(conn, op);
 	}
-	bx_conn_kick(conn);
+	bx_send_kick(conn);
 	if (READ_ONCE(peer->recovering))
 		mod_delayed_work(bx_wq, &peer->recover_work, 0);
 }
@@ -281,7 +282,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	if (ret)
 		goto err_fail;
 
-	/* Checked now, applied once its READY comes (bx_cm_ready_recv()). */
+	/* Checked now, applied once its READY comes (cm_ready_recv()). */
 	mutex_lock(&peer->lock);
 	if (peer->conn && peer->conn->state == BX_CONN_STATE_CONNECTING &&
 	    peer->conn->active && addr_cmp(local, remote) < 0)
@@ -293,7 +294,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 
 	WRITE_ONCE(conn->ack_timeout, READ_ONCE(bx_ack_timeout));
 	rdma_set_ack_timeout(id, READ_ONCE(conn->ack_timeout));
-	ret = bx_conn_setup_qp(conn);
+	ret = bx_qp_setup(conn);
 	if (ret)
 		goto err_fail;
 	conn_params(conn, &param);
@@ -340,7 +341,7 @@ err_fail:
  * A message on passive @conn before the initiator's READY: it must be
  * READY. Then the connection counts: it becomes its peer's and comes up.
  */
-void bx_cm_ready_recv(struct bx_conn *conn, const struct bx_msg *msg)
+static void cm_ready_recv(struct bx_conn *conn, struct bx_msg *msg)
 {
 	struct sockaddr *local;
 	int ret;
@@ -360,6 +361,12 @@ void bx_cm_ready_recv(struct bx_conn *conn, const struct bx_msg *msg)
 	/* Its peer holds it now. */
 	conn->ready_ref = false;
 	bx_conn_put(conn);
+}
+
+/* Until its READY came, a passive connection's messages come here. */
+void bx_cm_init(void)
+{
+	bx_qp_register_rx(BX_MSG_READY, cm_ready_recv);
 }
 
 /*
@@ -383,7 +390,7 @@ static int conn_accepted(struct bx_conn *conn, const struct rdma_cm_event *ev)
 				  "a wrong proof in its accept");
 		return 0;
 	}
-	ready = bx_op_ctl(BX_MSG_READY);
+	ready = bx_op_ops->ctl(BX_MSG_READY);
 	if (!ready)
 		return -ENOMEM;
 	conn_set_peer(conn, &p);
@@ -435,7 +442,7 @@ static int conn_route_resolved(struct bx_conn *conn)
 	/* A request sent on a port that is down kills rxe's QP1. */
 	if (!bx_conn_port_up(conn))
 		return -ENETDOWN;
-	ret = bx_conn_setup_qp(conn);
+	ret = bx_qp_setup(conn);
 	if (ret)
 		return ret;
 	conn_params(conn, &param);
@@ -501,7 +508,7 @@ void bx_cm_redial(struct work_struct *work)
 	}
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
-	bx_conn_free_qp(conn);
+	bx_qp_free(conn);
 	/* The next route may be through another device. */
 	bx_conn_unbind_dev(conn);
 	id = rdma_create_id(net, bx_cm_handler, conn, RDMA_PS_TCP,
@@ -565,7 +572,7 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (conn->active)
 			ret = conn_accepted(conn, ev);
-		/* else: its READY brings it up (bx_cm_ready_recv()) */
+		/* else: its READY brings it up (cm_ready_recv()) */
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -609,7 +616,7 @@ int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
  * within proof_ms is its initiator's violation. (Teardown cancels this
  * before the last put.)
  */
-void bx_conn_connect_timeout(struct work_struct *work)
+void bx_cm_connect_timeout(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, connect_work);
@@ -623,7 +630,7 @@ void bx_conn_connect_timeout(struct work_struct *work)
 }
 
 /* See struct bx_conn, @keepalive. Teardown cancels it. */
-void bx_conn_keepalive(struct work_struct *work)
+void bx_cm_keepalive(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, keepalive);
@@ -641,7 +648,7 @@ void bx_conn_keepalive(struct work_struct *work)
 	conn->ka_tx = conn->tx_msgs;
 	spin_unlock(&conn->lock);
 	if (kick)
-		bx_conn_kick(conn);
+		bx_send_kick(conn);
 	queue_delayed_work(bx_wq, &conn->keepalive,
 			   msecs_to_jiffies(BX_KEEPALIVE_MS));
 }
@@ -691,7 +698,7 @@ err_fail:
  * (or only a dead one not yet torn down); peer->lock held. An ERR_PTR if
  * an attempt could not even start.
  */
-struct bx_conn *bx_peer_conn(struct bx_peer *peer)
+struct bx_conn *bx_cm_peer_conn(struct bx_peer *peer)
 {
 	struct bx_conn *conn = peer->conn;
 
@@ -714,7 +721,7 @@ struct bx_conn *bx_peer_conn(struct bx_peer *peer)
  * Send @op (whose reference passes here) to @peer: on the connection if it
  * is up, else once a connection comes up, creating one if there is none.
  */
-void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
+void bx_cm_submit(struct bx_peer *peer, struct bx_op *op)
 {
 	struct bx_conn *conn;
 
@@ -728,24 +735,25 @@ void bx_conn_submit(struct bx_peer *peer, struct bx_op *op)
 		 * submission does not start an attempt of its own.
 		 */
 		mutex_unlock(&peer->lock);
-		op->fresh = true;
-		bx_peer_park(peer, op);
+		bx_op_move(op, BX_OP_HELD);
+		bx_recover_park(peer, op);
 		return;
 	}
-	conn = bx_peer_conn(peer);
+	conn = bx_cm_peer_conn(peer);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&peer->lock);
-		bx_op_end(op, PTR_ERR(conn));
-		bx_op_put(op);
+		bx_op_ops->end(op, PTR_ERR(conn));
+		bx_op_ops->put(op);
 		return;
 	}
 	if (READ_ONCE(conn->state) == BX_CONN_STATE_UP) {
 		bx_conn_get(conn);
 		op->conn = conn;
 		mutex_unlock(&peer->lock);
-		bx_conn_queue(conn, op);
+		bx_send_queue(conn, op);
 		return;
 	}
+	bx_op_move(op, BX_OP_QUEUED);
 	list_add_tail(&op->node, &peer->pending);
 	mutex_unlock(&peer->lock);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * bx: peers and their shared RC connections.
+ * bx: the connection layer's header: struct bx_conn, then what each file
+ * of the layer offers, one section per file (conn.c, conns.c, qp.c,
+ * window.c, send.c, recover.c, cm.c; reg.c and peer.c have their own).
  */
 #ifndef _BX_CONN_H
 #define _BX_CONN_H
@@ -42,14 +44,15 @@ static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 #define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
 /* How long past its deadline an op on the wire may await its answer. */
-#define BX_ANSWER_GRACE_MS	1000	/* see bx_conn_sweep() */
+#define BX_ANSWER_GRACE_MS	1000	/* see bx_send_sweep() */
 /* Operations of at most this many bytes in all pass the byte windows. */
 #define BX_SMALL_OP	(2 * BX_EAGER_MAX)
 
 struct bx_op;
+struct bx_op_ops;
 struct bx_msg;
 
-/* What bx_flow_admit() decided about an operation. */
+/* What bx_window_admit() decided about an operation. */
 enum bx_admit {
 	BX_ADMIT_OK,	/* charged to the windows: it may go */
 	BX_ADMIT_WAIT,	/* a window has no room: it waits */
@@ -147,7 +150,7 @@ struct bx_flowq {
  * @ctlq:	control messages; sent first, outside the windows
  * @readyq:	admitted and registered, waiting for a send buffer or credit
  * @retryq:	bounced by a busy receiver, resent by @retry_work
- * @pieceq:	admitted rendezvous transfers cut in pieces (bx_op_plan_pieces())
+ * @pieceq:	admitted rendezvous transfers cut in pieces (bx_rw_plan_pieces())
  *		whose next piece is to be posted (a REPLY's first, too); it
  *		goes after the messages that are ready, so that they need
  *		not wait for all of the transfer
@@ -168,8 +171,8 @@ struct bx_flowq {
  * @small_passes: small operations admitted past a window's bytes or line
  * @rdwnd:	RDMA READs we issued (bytes, ops, READs)
  * @uwin:	the users' shares of @wnd ([0]) and @rdwnd ([1])
- * @kicking:	a bx_conn_kick() runs; others set @kick_again and leave;
- *		the teardown waits for it to clear (bx_conn_kick_wait())
+ * @kicking:	a bx_send_kick() runs; others set @kick_again and leave;
+ *		the teardown waits for it to clear (bx_send_kick_wait())
  * @host_wait:	on bx_host.waiters[w] (holds a reference); under
  *		bx_host.lock, like @host_node and @host_turn
  * @host_turn:	a release gave it its turn: at its next try it may take
@@ -186,7 +189,7 @@ struct bx_flowq {
  * @fenceq:	operations whose invalidation failed: they complete once
  *		@fenced
  * @err_cqe:	the completion of our unsignaled work requests, which come
- *		only when one failed (bx_conn_post())
+ *		only when one failed (bx_qp_post())
  * @teardown:	work that drains and frees the connection
  * @torn_down:	completed when @teardown finished
  * @cm_begun:	a CM exchange began (we sent a request, or got one): the
@@ -201,7 +204,7 @@ struct bx_flowq {
  *		does, the connection carries nothing and stands in for no
  *		one (not its peer's connection)
  * @ready_ref:	conn_request()'s reference, which holds a passive
- *		connection while its READY is awaited: bx_cm_ready_recv() or
+ *		connection while its READY is awaited: cm_ready_recv() or
  *		the end of its teardown drops it
  * @hs_req:	the connect request as it went on the wire (the proofs
  *		cover it)
@@ -296,36 +299,6 @@ struct bx_conn {
 	struct bx_buf		tx[BX_TX_SLOTS];
 };
 
-int bx_conn_init(void);
-void bx_conn_uninit(void);
-void bx_conn_uninit_peers(void);
-
-void bx_conn_submit(struct bx_peer *peer, struct bx_op *op);
-void bx_conn_queue(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_retry(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_ready(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_piece_end(struct bx_conn *conn);
-void bx_flow_release(struct bx_op *op);
-void bx_flow_cancel(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_kick(struct bx_conn *conn);
-struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
-				     u32 len);
-int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first);
-void bx_conn_fail(struct bx_conn *conn, int err);
-void bx_conn_violation(struct bx_conn *conn, const char *what);
-void bx_conn_get(struct bx_conn *conn);
-void bx_conn_put(struct bx_conn *conn);
-void bx_conn_remove_dev(struct bx_dev *bdev);
-void bx_conn_port_event(void);
-void bx_push_number(struct bx_conn *conn, struct bx_op *op);
-void bx_push_resolved(struct bx_op *op);
-enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
-				       const struct bx_msg *msg);
-void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered);
-bool bx_recover_allowed(void);
-unsigned int bx_conn_count(void);
-
 /**
  * struct bx_conn_info - a connection at one moment (netlink, debugfs)
  * @peer:	its peer's
@@ -371,12 +344,6 @@ struct bx_conn_info {
 	u32			mrs_inuse;
 };
 
-void bx_conn_snapshot(struct bx_conn *conn, struct bx_conn_info *ci);
-int bx_conns_each(unsigned long *pos, unsigned int *gen,
-		  int (*fn)(const struct bx_conn_info *, void *), void *arg);
-int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
-			   struct bx_conn_info *ci);
-
 /**
  * struct bx_host_info - the host's windows at one moment (send.c; netlink
  * stats-get, debugfs "flow" and "stats")
@@ -399,50 +366,108 @@ struct bx_host_info {
 	s64		rnr_events;
 };
 
-void bx_host_snapshot(struct bx_host_info *hi);
-
-/*
- * Within the connection layer: conn.c (lifetime, teardown), qp.c (QP,
- * buffers, completions), cm.c (rdma_cm), window.c (the windows), send.c
- * (queues, the kick), recover.c.
- */
-struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active);
-int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
-void bx_conn_unbind_dev(struct bx_conn *conn);
-void bx_conn_qp_init(struct bx_conn *conn);
-int bx_conn_setup_qp(struct bx_conn *conn);
-void bx_conn_free_qp(struct bx_conn *conn);
-enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
-bool bx_flow_admit_small(struct bx_conn *conn, struct bx_op *op);
-void bx_flow_rd_update(struct bx_conn *conn);
-void bx_host_busy_retry(void);
-void bx_host_leave(struct bx_conn *conn);
-bool bx_conn_port_up(struct bx_conn *conn);
-int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
-void bx_cm_ready_recv(struct bx_conn *conn, const struct bx_msg *msg);
-void bx_cm_redial(struct work_struct *work);
-void bx_conn_connect_timeout(struct work_struct *work);
-void bx_conn_keepalive(struct work_struct *work);
-void bx_conn_retry_work(struct work_struct *work);
-void bx_conn_kick_wait(struct bx_conn *conn);
-void bx_conn_sweep(struct bx_conn *conn);
-void bx_conns_sweep(bool now);
-void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_mr_freed(struct bx_conn *conn);
-bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);
-void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list);
-
 static inline struct ib_device *bx_conn_ibdev(struct bx_conn *conn)
 {
 	return conn->bdev->ibdev;
 }
 
+/* conn.c: what every file of the transport may do to a connection */
+void bx_conn_fail(struct bx_conn *conn, int err);
+void bx_conn_violation(struct bx_conn *conn, const char *what);
+void bx_conn_get(struct bx_conn *conn);
+void bx_conn_put(struct bx_conn *conn);
+bool bx_conn_port_up(struct bx_conn *conn);
+bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);
 extern struct workqueue_struct *bx_wq;
 extern bool bx_conn_closing;
+extern atomic_t bx_conns_live;
 extern u64 bx_epoch;
+extern atomic64_t bx_ops_inflight;
+
+/* conns.c: creation, teardown, the list, the sweep, snapshots, init */
+int bx_conn_init(void);
+void bx_conn_uninit(void);
+void bx_conn_uninit_peers(void);
+void bx_conn_remove_dev(struct bx_dev *bdev);
+void bx_conn_port_event(void);
+unsigned int bx_conn_count(void);
+void bx_conn_snapshot(struct bx_conn *conn, struct bx_conn_info *ci);
+int bx_conns_each(unsigned long *pos, unsigned int *gen,
+		  int (*fn)(const struct bx_conn_info *, void *), void *arg);
+int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
+			   struct bx_conn_info *ci);
+struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active);
+int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
+void bx_conn_unbind_dev(struct bx_conn *conn);
+void bx_conns_sweep(bool now);
+unsigned int bx_peers_recovering(void);
+
+/* qp.c: the QP, its buffers and completions, the handlers registered */
+
+/*
+ * A receive handler of one message type, registered at load by
+ * the layer the message is for: the operations (recv.c) and, for
+ * BX_MSG_READY, the handshake (cm.c), which a passive connection gives
+ * every message until its READY came.
+ */
+typedef void (*bx_rx_fn)(struct bx_conn *conn, struct bx_msg *msg);
+struct ib_send_wr *bx_qp_prep_send(struct bx_conn *conn, struct bx_buf *slot,
+				   u32 len);
+int bx_qp_post(struct bx_conn *conn, struct ib_send_wr *first);
+void bx_qp_init(struct bx_conn *conn);
+void bx_qp_register_rx(u8 type, bx_rx_fn fn);
+void bx_qp_register_ops(const struct bx_op_ops *ops);
+void bx_qp_register_kick(void (*kick)(struct bx_conn *conn));
+void bx_qp_kick(struct bx_conn *conn);
+int bx_qp_setup(struct bx_conn *conn);
+void bx_qp_free(struct bx_conn *conn);
 extern atomic64_t bx_rnr_events;
+
+/* window.c: the connection's and the host's windows */
+void bx_window_release(struct bx_op *op);
+void bx_window_cancel(struct bx_conn *conn, struct bx_op *op);
+void bx_host_snapshot(struct bx_host_info *hi);
+enum bx_admit bx_window_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
+bool bx_window_admit_small(struct bx_conn *conn, struct bx_op *op);
+void bx_window_rd_update(struct bx_conn *conn);
+void bx_host_busy_retry(void);
+void bx_host_leave(struct bx_conn *conn);
+
+/* send.c: the queues and the kick */
+void bx_send_queue(struct bx_conn *conn, struct bx_op *op);
+void bx_send_retry(struct bx_conn *conn, struct bx_op *op);
+void bx_send_ready(struct bx_conn *conn, struct bx_op *op);
+void bx_send_pieceq(struct bx_conn *conn, struct bx_op *op);
+void bx_send_piece_end(struct bx_conn *conn);
+void bx_send_kick(struct bx_conn *conn);
+void bx_send_retry_work(struct work_struct *work);
+void bx_send_kick_wait(struct bx_conn *conn);
+void bx_send_sweep(struct bx_conn *conn);
+void bx_send_mr_wait(struct bx_conn *conn, struct bx_op *op);
+void bx_send_mr_freed(struct bx_conn *conn);
+void bx_send_flush_queues(struct bx_conn *conn, struct list_head *list);
+
+/* recover.c: numbered pushes, parking and recovery */
+void bx_recover_number(struct bx_conn *conn, struct bx_op *op);
+void bx_recover_resolved(struct bx_op *op);
+enum bx_replay_verdict bx_recover_replay_check(struct bx_conn *conn,
+					       const struct bx_msg *msg);
+void bx_recover_replay_done(struct bx_conn *conn, u64 epoch, u64 seq,
+			    bool delivered);
+bool bx_recover_allowed(void);
 extern atomic64_t bx_dup_pushes;
 extern atomic64_t bx_recovered_ops;
 extern atomic64_t bx_recover_failed;
+void bx_recover_park(struct bx_peer *peer, struct bx_op *op);
+void bx_recover_work(struct work_struct *work);
+
+/* cm.c: rdma_cm, the handshake, keepalives */
+void bx_cm_submit(struct bx_peer *peer, struct bx_op *op);
+int bx_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+void bx_cm_init(void);
+void bx_cm_redial(struct work_struct *work);
+void bx_cm_connect_timeout(struct work_struct *work);
+void bx_cm_keepalive(struct work_struct *work);
+struct bx_conn *bx_cm_peer_conn(struct bx_peer *peer);
 
 #endif /* _BX_CONN_H */

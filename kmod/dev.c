@@ -24,9 +24,10 @@
 #include <linux/mutex.h>
 #include <linux/idr.h>
 
-#include "conn.h"
+#include <linux/bx_netlink.h>
+
 #include "dev.h"
-#include "nl.h"
+#include "event.h"
 
 /*
  * bx_devs_lock protects bx_devs, bx_ndevs and bx_devs_gen. Taken in
@@ -39,6 +40,26 @@ static LIST_HEAD(bx_devs);
 static unsigned int bx_ndevs;
 /* Changes with every add to or removal from bx_devs (netlink dumps). */
 static unsigned int bx_devs_gen = 1;
+
+/*
+ * The connections' handlers (bx_dev_register()); set once at load before
+ * any connection exists, kept until unload.
+ */
+static const struct bx_dev_ops *bx_dev_ops;
+
+void bx_dev_register(const struct bx_dev_ops *ops)
+{
+	WRITE_ONCE(bx_dev_ops, ops);
+}
+
+/* Teardowns waiting for a port look again. */
+static void dev_port_event(void)
+{
+	const struct bx_dev_ops *ops = READ_ONCE(bx_dev_ops);
+
+	if (ops)
+		ops->port_event();
+}
 
 /* Allocates bx_dev.index; internally locked. */
 static DEFINE_IDA(bx_dev_ida);
@@ -56,7 +77,7 @@ static void bx_dev_event(struct ib_event_handler *handler, struct ib_event *ev)
 	pr_info("%s port %u %s\n", dev_name(&bdev->ibdev->dev),
 		ev->element.port_num,
 		ev->event == IB_EVENT_PORT_ACTIVE ? "active" : "down");
-	bx_conn_port_event();
+	dev_port_event();
 }
 
 static void bx_dev_release(struct kref *ref)
@@ -104,7 +125,7 @@ static int bx_dev_add(struct ib_device *ibdev)
 	mutex_unlock(&bx_devs_lock);
 
 	pr_info("bound %s\n", dev_name(&ibdev->dev));
-	bx_nl_dev_event(bdev, BX_CMD_DEV_ADD_NTF);
+	bx_event_dev(bdev, BX_CMD_DEV_ADD_NTF);
 	return 0;
 
 err_free_bdev:
@@ -122,15 +143,16 @@ static void bx_dev_remove(struct ib_device *ibdev, void *client_data)
 	bx_ndevs--;
 	bx_devs_gen++;
 	mutex_unlock(&bx_devs_lock);
-	bx_nl_dev_event(bdev, BX_CMD_DEV_DEL_NTF);
+	bx_event_dev(bdev, BX_CMD_DEV_DEL_NTF);
 
 	/* Teardowns waiting for a port to come back stop waiting. */
 	ib_unregister_event_handler(&bdev->event_handler);
 	WRITE_ONCE(bdev->removing, true);
-	bx_conn_port_event();
+	dev_port_event();
 
 	/* Every connection on the device goes before ib_core frees it. */
-	bx_conn_remove_dev(bdev);
+	if (READ_ONCE(bx_dev_ops))
+		bx_dev_ops->remove(bdev);
 	pr_info("released %s\n", dev_name(&ibdev->dev));
 	bx_dev_put(bdev);
 }

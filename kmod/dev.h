@@ -19,7 +19,7 @@
  *		remove(), every user (connection, file) holds its own
  * @index:	stable small number for names and debugfs
  * @event_handler: port events, which kick teardowns waiting for a port
- *		(bx_conn_port_event())
+ *		(struct bx_dev_ops, @port_event)
  * @removing:	remove() began: no teardown waits for a port any more
  *
  * The device holds no verbs objects of its own: every connection has its
@@ -35,6 +35,21 @@ struct bx_dev {
 	bool			removing;
 };
 
+/**
+ * struct bx_dev_ops - what the connections registered for devices' events
+ * @port_event:	a port went up or down, or a device is going: teardowns
+ *		waiting for a port look again
+ * @remove:	tear down, and wait for, every connection on @bdev (NULL:
+ *		on any device) before ib_core frees it
+ *
+ * Called in process context; they may sleep.
+ */
+struct bx_dev_ops {
+	void (*port_event)(void);
+	void (*remove)(struct bx_dev *bdev);
+};
+
+void bx_dev_register(const struct bx_dev_ops *ops);
 int bx_dev_init(void);
 void bx_dev_uninit(void);
 void bx_dev_put(struct bx_dev *bdev);

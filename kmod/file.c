@@ -43,11 +43,21 @@ void bx_file_put(struct bx_file *f)
 	kref_put(&f->ref, file_release);
 }
 
-/* Post a completion (unless the file is closed) and retire its slot. */
+/*
+ * Post a completion (unless the file is closed) and retire its slot: the
+ * one way into a process's completion ring, for what it sent and what it
+ * received alike. Bytes a completion reports count as received for a
+ * push or request that arrived (BX_CQE_F_PUSH, BX_CQE_F_REQUEST), as
+ * sent otherwise; counted before the completion is seen.
+ */
 void bx_file_complete(struct bx_file *f, const struct bx_cqe *cqe)
 {
 	bool dead;
 
+	if (cqe->res > 0)
+		atomic64_add(cqe->res, cqe->flags &
+			     (BX_CQE_F_PUSH | BX_CQE_F_REQUEST) ?
+			     &f->bytes_rx : &f->bytes_tx);
 	spin_lock(&f->lock);
 	dead = f->dead;
 	spin_unlock(&f->lock);
@@ -194,17 +204,23 @@ static void file_drop_peers(struct bx_file *f)
 }
 
 /*
- * The process closed @f (or died): it leaves the list, its services and
- * requests go (bx_op_file_release()), its peers too; what is in flight
- * keeps the rest until it ends.
+ * The process closed @f (or died): it leaves the list of open files,
+ * first of all (bx_release() then ends its services and requests).
  */
-void bx_file_close(struct bx_file *f)
+void bx_file_unlist(struct bx_file *f)
 {
 	mutex_lock(&bx_files_lock);
 	list_del(&f->node);
 	bx_files_gen++;
 	mutex_unlock(&bx_files_lock);
-	bx_op_file_release(f);
+}
+
+/*
+ * ...and once its services and requests went (bx_submit_release()),
+ * its peers go too; what is in flight keeps the rest until it ends.
+ */
+void bx_file_close(struct bx_file *f)
+{
 	file_drop_peers(f);
 	bx_user_close(f->user);
 	bx_file_put(f);

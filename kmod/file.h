@@ -93,6 +93,7 @@ static inline struct mem_cgroup *bx_memcg_file(struct bx_file *f)
 	return bx_memcg_enter(f ? f->memcg : NULL);
 }
 
+void bx_file_unlist(struct bx_file *f);
 void bx_file_close(struct bx_file *f);
 void bx_file_get(struct bx_file *f);
 void bx_file_put(struct bx_file *f);

@@ -49,6 +49,11 @@ static int __init bx_init(void)
 	if (ret)
 		goto err_nl;
 
+	/* The upper layers' handlers, before any connection can exist. */
+	bx_op_init();
+	bx_recv_init();
+	bx_cm_init();
+
 	ret = bx_conn_init();
 	if (ret)
 		goto err_dev;

@@ -23,6 +23,7 @@
 #include "conn.h"
 #include "dev.h"
 #include "file.h"
+#include "event.h"
 #include "nl.h"
 #include "nl-gen.h"
 #include "params.h"
@@ -165,21 +166,28 @@ static int nl_fill_dev(struct sk_buff *skb, void *bdev)
 }
 
 /* A connection's or peer's events go to its namespace only (net.c). */
-void bx_nl_conn_event(struct bx_conn *conn, u8 cmd)
+static void nl_conn_event(struct bx_conn *conn, u8 cmd)
 {
 	nl_event(bx_peer_net(conn->peer), cmd, nl_fill_conn, conn);
 }
 
 /* Devices are the initial namespace's, where rxe's network devices are. */
-void bx_nl_dev_event(struct bx_dev *bdev, u8 cmd)
+static void nl_dev_event(struct bx_dev *bdev, u8 cmd)
 {
 	nl_event(&init_net, cmd, nl_fill_dev, bdev);
 }
 
-void bx_nl_peer_event(struct bx_peer *peer, u8 cmd)
+static void nl_peer_event(struct bx_peer *peer, u8 cmd)
 {
 	nl_event(bx_peer_net(peer), cmd, nl_fill_peer, peer);
 }
+
+/* The objects' events (event.h) go to the "events" group. */
+static const struct bx_event_ops nl_events = {
+	.dev	= nl_dev_event,
+	.conn	= nl_conn_event,
+	.peer	= nl_peer_event,
+};
 
 /* ---- dumps -------------------------------------------------------------- */
 
@@ -617,11 +625,17 @@ out:
 
 int bx_nl_init(void)
 {
+	int ret;
+
 	bx_nl_compat_ops();
-	return genl_register_family(&bx_nl_family);
+	ret = genl_register_family(&bx_nl_family);
+	if (!ret)
+		bx_event_register(&nl_events);
+	return ret;
 }
 
 void bx_nl_uninit(void)
 {
+	bx_event_register(NULL);
 	genl_unregister_family(&bx_nl_family);
 }

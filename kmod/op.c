@@ -10,22 +10,29 @@
  *
  * Requester side (PUSH, PULL):
  *
- *   bx_op_submit() -> bx_conn_submit() -> [connection up] bx_conn_queue():
+ *   bx_submit_sqe() -> bx_cm_submit() -> [connection up] bx_send_queue():
  *     the op waits in its process's queue until the send windows admit it
- *     (send.c); a rendezvous one is registered first (bx_op_register(),
- *     xfer.c) -> bx_conn_kick()
+ *     (send.c); a rendezvous one is registered first (bx_xfer_register(),
+ *     xfer.c) -> bx_send_kick()
  *     -> bx_op_transmit(): id in conn->ops, payload up to rdv_threshold
  *        copied into the send buffer, else the descriptors of its
  *        registered segments
- *     -> the response ends it (recv.c).
+ *     -> the response ends it (recv_response(), below).
  *
- * Every op ends in bx_op_end(), whatever ends it: its response, an error,
- * its deadline, its connection's failure (bx_op_lost()). That revokes
- * the peer's access to the op's registered buffer first (LOCAL_INV;
- * xfer.c), and only then, in op_ended(), releases the buffer's mappings,
- * posts the completion (exactly once) or parks the op for recovery, and
- * answers the peer where the op owes it an answer (bx_op_answer(): a
- * REPLY's NACK, a SRV_READ's PUSH_DONE).
+ * The answers (PUSH_DONE, PULL_RESP, PULL_WRITTEN, NACK) end the op of
+ * conn->ops they name, or send it again (BUSY, AGAIN): op.c registers
+ * their receive handler (recv_response()); what arrives for this host's
+ * services is recv.c's.
+ *
+ * Every op ends in bx_op_end() (ENDING), whatever ends it: its response,
+ * an error, its deadline, its connection's failure (bx_op_lost(): LOST).
+ * That revokes the peer's access to the op's registered buffer first
+ * (LOCAL_INV; xfer.c), and only then, in op_ended(), releases the
+ * buffer's mappings, posts the completion (ENDED, which no state
+ * follows: once) or parks the op for recovery (PARKED), and answers the
+ * peer where the op owes it an answer (bx_op_answer(): a REPLY's NACK, a
+ * SRV_READ's PUSH_DONE). Its states are opstate.h's; bx_op_move() is
+ * the one place an op changes state.
  */
 
 #include <linux/slab.h>
@@ -34,13 +41,13 @@
 #include "file.h"
 #include "op.h"
 #include "params.h"
+#include "rw.h"
 #include "trace.h"
 #include "xfer.h"
 
 static_assert(BX_WIRE_XFER_MAX == BX_MSG_MAX);
 
 atomic64_t bx_copied_bytes = ATOMIC64_INIT(0);
-atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
 
 /*
  * A new operation of @kind. Those a process submits are charged to its
@@ -67,10 +74,10 @@ static void op_release(struct kref *ref)
 	struct bx_op *op = container_of(ref, struct bx_op, ref);
 
 	if (op->kind == BX_K_PUSH)
-		bx_push_resolved(op);
+		bx_recover_resolved(op);
 	/* A READ failed from a queue (connection down) delivered nothing. */
 	if (op->kind == BX_K_SRV_READ && op->seq)
-		bx_replay_done(op->conn, op->epoch, op->seq, false);
+		bx_recover_replay_done(op->conn, op->epoch, op->seq, false);
 	kfree(op->rdma);
 	if (op->conn)
 		bx_conn_put(op->conn);
@@ -110,7 +117,7 @@ void bx_op_send_ctl(struct bx_conn *conn, u8 type, u64 req_id, u8 status)
 	op->msg.status = status;
 	bx_conn_get(conn);
 	op->conn = conn;
-	bx_conn_queue(conn, op);
+	bx_send_queue(conn, op);
 }
 
 /*
@@ -124,17 +131,17 @@ static bool op_park(struct bx_op *op)
 {
 	struct bx_conn *conn = op->conn;
 
-	op->lost = false;
 	if ((op->kind != BX_K_PUSH && op->kind != BX_K_PULL) ||
 	    bx_op_expired(op) || !bx_recover_allowed())
 		return false;
+	bx_op_move(op, BX_OP_PARKED);
 	op->conn = NULL;
 	op->req_id = 0;
 	op->registered = false;
 	op->retries = 0;
 	memset(&op->msg, 0, sizeof(op->msg));
 	kref_get(&op->ref);	/* peer->parked's */
-	bx_peer_park(op->peer, op);
+	bx_recover_park(op->peer, op);
 	if (conn)
 		bx_conn_put(conn);
 	return true;
@@ -158,7 +165,7 @@ int bx_op_expiry_errno(const struct bx_op *op)
 }
 
 /*
- * Post the operation's completion, exactly once; or, for an op lost with
+ * Post the operation's completion (it is ENDING); or, for an op LOST with
  * its connection that may be recovered, park it instead (op_park()).
  * Only op_ended() calls this.
  */
@@ -166,10 +173,8 @@ static void op_complete(struct bx_op *op, int res)
 {
 	struct bx_cqe cqe = {};
 
-	bx_flow_release(op);
-	if (op->completed || !op->file)
-		return;
-	if (op->lost) {
+	bx_window_release(op);
+	if (op->state == BX_OP_LOST && op->file) {
 		if (op_park(op))
 			return;
 		/* A numbered push may have been delivered: not "unsent". */
@@ -180,9 +185,11 @@ static void op_complete(struct bx_op *op, int res)
 		else if (res == -ENOTCONN && bx_op_expired(op))
 			res = -ETIMEDOUT;
 	}
+	bx_op_move(op, BX_OP_ENDED);
+	if (!op->file)
+		return;
 	if (op->kind == BX_K_PUSH)
-		bx_push_resolved(op);
-	op->completed = true;
+		bx_recover_resolved(op);
 	cqe.user_data = op->user_data;
 	cqe.res = res;
 	if (op->kind == BX_K_SRV_READ) {
@@ -191,9 +198,6 @@ static void op_complete(struct bx_op *op, int res)
 		cqe.service = op->service;
 		cqe.peer = op->peer_id;
 	}
-	if (res > 0)
-		atomic64_add(res, op->kind == BX_K_SRV_READ ?
-			     &op->file->bytes_rx : &op->file->bytes_tx);
 	trace_bx_op_complete(op, res);
 	bx_file_complete(op->file, &cqe);
 }
@@ -210,15 +214,15 @@ static void op_ended(struct bx_op *op)
 	if (conn && (op->kind == BX_K_PUSH || op->kind == BX_K_PULL))
 		bx_xfer_release(op);
 	else if (conn && op->rdma)
-		bx_xfer_rw_release(op);
+		bx_rw_release(op);
 	op_complete(op, op->result);
 	if (!op->answer)
 		return;
 	op->answer = false;
 	if (op->kind == BX_K_SRV_READ) {
 		if (op->seq)
-			bx_replay_done(conn, op->epoch, op->seq,
-				       op->answer_st == BX_ST_OK);
+			bx_recover_replay_done(conn, op->epoch, op->seq,
+					       op->answer_st == BX_ST_OK);
 		op->seq = 0;
 		bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, op->req_id,
 			       op->answer_st);
@@ -228,17 +232,14 @@ static void op_ended(struct bx_op *op)
 	}
 }
 
-/**
- * bx_op_end() - end @op with @res (bytes, or -errno): how every op ends
- * @op:		the op; the caller keeps its reference
- * @res:	the result its completion carries
- *
- * A push or pull first revokes its peer's access to its registered
- * segments (bx_xfer_revoke()); its completion follows once that is done,
- * possibly later, from the invalidation's completion or the connection's
- * fence (bx_op_revoked()). Everything else ends at once (op_ended()).
+/*
+ * Begin to end @op (ENDING or LOST) with @res: a push or pull first
+ * revokes its peer's access to its registered segments
+ * (bx_xfer_revoke()); its completion follows once that is done, possibly
+ * later, from the invalidation's completion or the connection's fence
+ * (bx_op_revoked()). Everything else ends at once (op_ended()).
  */
-void bx_op_end(struct bx_op *op, int res)
+static void op_finish(struct bx_op *op, int res)
 {
 	op->result = res;
 	if ((op->kind == BX_K_PUSH || op->kind == BX_K_PULL) &&
@@ -247,15 +248,29 @@ void bx_op_end(struct bx_op *op, int res)
 	op_ended(op);
 }
 
+/**
+ * bx_op_end() - end @op with @res (bytes, or -errno): how every op ends
+ * @op:		the op; the caller keeps its reference
+ * @res:	the result its completion carries
+ *
+ * Whatever ends it: its response, an error, its deadline. An op may end
+ * once (bx_op_move()).
+ */
+void bx_op_end(struct bx_op *op, int res)
+{
+	if (bx_op_move(op, BX_OP_ENDING))
+		op_finish(op, res);
+}
+
 /*
  * bx_op_end() of an op whose connection failed while it was queued, in
- * flight or awaiting its response: recovered if it may be (op_park()),
- * else completed with @err.
+ * flight or awaiting its response (LOST): recovered if it may be
+ * (op_park()), else completed with @err.
  */
 void bx_op_lost(struct bx_op *op, int err)
 {
-	op->lost = true;
-	bx_op_end(op, err);
+	if (bx_op_move(op, BX_OP_LOST))
+		op_finish(op, err);
 }
 
 /*
@@ -267,18 +282,6 @@ void bx_op_revoked(struct bx_op *op)
 {
 	op_ended(op);
 	bx_op_put(op);
-}
-
-/*
- * When @op ends, answer its peer with @status: a REPLY that fails NACKs
- * its requester, whose PULL would otherwise wait for it forever; a
- * SRV_READ sends the pusher its PUSH_DONE. With the connection down the
- * answer goes nowhere, and recovery decides.
- */
-void bx_op_answer(struct bx_op *op, u8 status)
-{
-	op->answer = true;
-	op->answer_st = status;
 }
 
 /*
@@ -326,20 +329,25 @@ int bx_op_post_msg(struct bx_op *op, struct bx_buf *slot,
 			       op->msg.len);
 		atomic64_add(op->msg.len, &bx_copied_bytes);
 	}
-	send = bx_conn_prep_send(conn, slot, n);
+	send = bx_qp_prep_send(conn, slot, n);
 	if (first) {
 		last->next = send;
-		return bx_conn_post(conn, first);
+		return bx_qp_post(conn, first);
 	}
-	return bx_conn_post(conn, send);
+	return bx_qp_post(conn, send);
 }
 
-/* Give the op an id in conn->ops; that entry holds a reference. */
+/*
+ * Give the op an id in conn->ops; that entry holds a reference, and the
+ * op waits for its answer (WAIT): from here its answer may end it.
+ */
 static int op_track(struct bx_op *op)
 {
 	u32 id;
 	int ret;
 
+	/* Before the entry is seen: its answer may end it. */
+	bx_op_move(op, BX_OP_WAIT);
 	kref_get(&op->ref);
 	ret = xa_alloc_cyclic(&op->conn->ops, &id, op, xa_limit_32b,
 			      &op->conn->seq_alloc, GFP_KERNEL);
@@ -376,7 +384,7 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	if (op->kind == BX_K_PUSH) {
 		op->msg.type = rdv ? BX_MSG_PUSH_RDV : BX_MSG_PUSH;
 		op->msg.len = op->len;
-		bx_push_number(op->conn, op);
+		bx_recover_number(op->conn, op);
 	} else {
 		op->msg.type = BX_MSG_PULL_REQ;
 		op->msg.len = op->len;
@@ -390,7 +398,7 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	if (op->kind == BX_K_PULL && op->len)
 		op->msg.payload = bx_region_ptr(r, op->off);
 
-	/* The registration (bx_op_register()) filled msg.rdv already. */
+	/* The registration (bx_xfer_register()) filled msg.rdv already. */
 	if (rdv && !op->registered)
 		return -EINVAL;
 	ret = op_track(op);
@@ -404,12 +412,6 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	return bx_op_post_msg(op, slot, NULL, NULL);
 }
 
-/* What @op counts in a window: the payload bytes it moves either way. */
-u32 bx_op_cost(const struct bx_op *op)
-{
-	return op->kind == BX_K_PULL ? op->len + op->resp_len : op->len;
-}
-
 /* Send @op in @slot; the connection set msg.credits and msg.seq. */
 int bx_op_transmit(struct bx_op *op, struct bx_buf *slot)
 {
@@ -418,7 +420,7 @@ int bx_op_transmit(struct bx_op *op, struct bx_buf *slot)
 	case BX_K_PULL:
 		return transmit_request(op, slot);
 	case BX_K_REPLY:
-		return bx_xfer_transmit_reply(op, slot);
+		return bx_rw_transmit_reply(op, slot);
 	default:
 		return bx_op_post_msg(op, slot, NULL, NULL);
 	}
@@ -446,7 +448,7 @@ void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err)
 		}
 		break;
 	case BX_K_REPLY:
-		bx_xfer_rw_release(op);
+		bx_rw_release(op);
 		/* Not posted, and the connection stays up (kick_send()). */
 		if (err && !bx_send_err_fatal(err))
 			bx_op_answer(op, BX_ST_REMOTE_IO);
@@ -456,4 +458,109 @@ void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err)
 		break;
 	}
 	bx_op_put(op);
+}
+
+/* ---- answers to our requests ------------------------------------------- */
+
+static const int status_errno[__BX_ST_MAX] = {
+	[BX_ST_OK]		= 0,
+	[BX_ST_NOSVC]		= -ECONNREFUSED,
+	[BX_ST_NOBUFS]		= -ENOBUFS,
+	[BX_ST_TOOBIG]		= -EMSGSIZE,
+	[BX_ST_REMOTE_IO]	= -EREMOTEIO,
+	[BX_ST_CANCELED]	= -ECONNABORTED,
+	[BX_ST_BUSY]		= -EAGAIN,	/* never completes an op */
+	[BX_ST_AGAIN]		= -EAGAIN,	/* nor does this */
+};
+
+/* A response to one of our operations. */
+static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
+{
+	struct bx_op *op = NULL;
+	int res;
+
+	if (msg->req_id && msg->req_id <= U32_MAX)
+		op = xa_erase(&conn->ops, msg->req_id);
+	/* Unknown id, or a response that does not fit the request. */
+	if (!op ||
+	    (msg->type == BX_MSG_PUSH_DONE && op->kind != BX_K_PUSH) ||
+	    ((msg->type == BX_MSG_PULL_RESP ||
+	      msg->type == BX_MSG_PULL_WRITTEN) && op->kind != BX_K_PULL) ||
+	    (msg->type == BX_MSG_PULL_WRITTEN &&
+	     (msg->len > op->resp_len || !op->rdma || !op->rdma->nseg))) {
+		bx_conn_violation(conn, "a response to no request of ours");
+		if (op) {
+			bx_op_end(op, -EPROTO);
+			bx_op_put(op);
+		}
+		return;
+	}
+	if ((msg->status == BX_ST_BUSY || msg->status == BX_ST_AGAIN) &&
+	    msg->type != BX_MSG_PULL_WRITTEN && msg->type != BX_MSG_PULL_RESP) {
+		/*
+		 * No buffer at the receiver yet (not delivered: the next try
+		 * gets a new number), or a push it cannot decide on now (the
+		 * same number): again later; keeps the ref.
+		 */
+		if (msg->status == BX_ST_BUSY && op->kind == BX_K_PUSH)
+			bx_recover_resolved(op);
+		bx_send_retry(conn, op);
+		return;
+	}
+	res = status_errno[msg->status];
+	if (!res) {
+		switch (msg->type) {
+		case BX_MSG_PUSH_DONE:
+			res = op->len;
+			break;
+		case BX_MSG_PULL_RESP:
+			if (msg->len > op->resp_len) {
+				res = -EMSGSIZE;
+				break;
+			}
+			bx_span_scatter(&op->buf,
+					bx_region_ptr(op->file->region, 0),
+					msg->payload, msg->len);
+			atomic64_add(msg->len, &bx_copied_bytes);
+			res = msg->len;
+			break;
+		case BX_MSG_PULL_WRITTEN:
+			res = msg->len;
+			break;
+		}
+	}
+	/* conn->ops' reference, which the entry no longer holds. */
+	bx_op_end(op, res);
+	bx_op_put(op);
+}
+
+/* What the transport calls of operations (struct bx_op_ops). */
+static const struct bx_op_ops op_ops = {
+	.put		= bx_op_put,
+	.ctl		= bx_op_ctl,
+	.end		= bx_op_end,
+	.lost		= bx_op_lost,
+	.expire		= bx_op_expire,
+	.revoked	= bx_op_revoked,
+	.expired	= bx_op_expired,
+	.expiry_errno	= bx_op_expiry_errno,
+	.transmit	= bx_op_transmit,
+	.sent		= bx_op_sent,
+	.reg		= bx_xfer_register,
+	.read		= bx_rw_read,
+	.piece		= bx_rw_piece,
+	.plan_pieces	= bx_rw_plan_pieces,
+};
+
+/*
+ * At load, before any connection exists: the transport's way up, and the
+ * handlers of the answers to our requests.
+ */
+void bx_op_init(void)
+{
+	bx_qp_register_ops(&op_ops);
+	bx_qp_register_rx(BX_MSG_PUSH_DONE, recv_response);
+	bx_qp_register_rx(BX_MSG_PULL_RESP, recv_response);
+	bx_qp_register_rx(BX_MSG_PULL_WRITTEN, recv_response);
+	bx_qp_register_rx(BX_MSG_NACK, recv_response);
 }

@@ -13,6 +13,7 @@
 #include <linux/bx.h>
 
 #include "flow.h"
+#include "opstate.h"
 #include "span.h"
 #include "wire.h"
 
@@ -86,8 +87,10 @@ struct bx_rdma {
  * @user:	@file's user (held by @file), for its shares of the windows
  * @conn:	connection (ref) once assigned
  * @kind:	enum bx_op_kind
+ * @state:	enum bx_op_state (opstate.h); changed by bx_op_move() only,
+ *		by whoever holds the op's progress: the queue it is taken
+ *		from, its conn->ops entry, its completion handler
  * @msg:	the message to send (type, service, status, ...)
- * @completed:	the completion was posted (exactly once)
  * @result:	bytes or -errno for the completion
  * @user_data, @off, @len, @service, @resp_len: from the sqe (@off: a
  *		PULL's request; @len, @resp_len: a buffer's total bytes);
@@ -102,7 +105,7 @@ struct bx_rdma {
  * @cqe:	completion of RDMA work (READ/WRITE chain or invalidation)
  * @peer_id:	SRV_READ: sender, for the RECV completion
  * @charged:	counted in conn->wnd (or ->rdwnd for SRV_READ) and the host
- *		window; bx_flow_release() undoes it when the op completes
+ *		window; bx_window_release() undoes it when the op completes
  * @wreads:	RDMA READs charged
  * @wbytes:	bytes charged: the length (qi.cost), or a cut SRV_READ's piece
  * @small:	charged as a small operation (struct bx_win, @small)
@@ -121,14 +124,11 @@ struct bx_rdma {
  * @epoch:	PUSH: the peer incarnation @seq was given for; SRV_READ: the
  *		sender's
  * @unres:	PUSH: in peer->unresolved while numbered
- * @lost:	its connection failed with it in doubt or unsent: recover it
- *		(bx_peer_park()) rather than complete it, if it may be
  * @answer:	REPLY, SRV_READ: its end answers the peer (bx_op_answer()):
  *		a NACK, a PUSH_DONE...
  * @answer_st:	...with this wire status
- * @fresh:	parked when submitted, during a recovery: never sent yet
  * @cut:	REPLY (RDMA WRITE), SRV_READ: its transfer goes in pieces
- *		(bx_op_plan_pieces())
+ *		(bx_rw_plan_pieces())
  * @piece:	...of this many bytes (its length if not cut); a SRV_READ
  *		is charged one piece to the receive windows
  * @rw_off:	...of which this many bytes are done
@@ -142,7 +142,7 @@ struct bx_op {
 	struct bx_user		*user;
 	struct bx_conn		*conn;
 	u8			kind;
-	bool			completed;
+	u8			state;
 	struct bx_msg		msg;
 	int			result;
 	u64			user_data;
@@ -170,15 +170,28 @@ struct bx_op {
 	u64			seq;
 	u64			epoch;
 	struct list_head	unres;
-	bool			lost;
 	bool			answer;
 	u8			answer_st;
-	bool			fresh;
 	bool			cut;
 	u32			piece;
 	u32			rw_off;
 	u32			rw_len;
 };
+
+/*
+ * Move @op to state @to: the one place an op changes state. A move the
+ * state machine does not allow (opstate.c) is a bug: refused, and
+ * reported once.
+ */
+static inline bool bx_op_move(struct bx_op *op, enum bx_op_state to)
+{
+	if (WARN_ONCE(!bx_opstate_legal(op->state, to),
+		      "bx: op kind %u: %s -> %s\n", op->kind,
+		      bx_opstate_name(op->state), bx_opstate_name(to)))
+		return false;
+	op->state = to;
+	return true;
+}
 
 /*
  * A message that could not be built or posted for want of memory, or as
@@ -189,13 +202,78 @@ static inline bool bx_send_err_fatal(int err)
 	return err != -EINVAL && err != -ENOMEM;
 }
 
+/*
+ * When @op ends, answer its peer with @status: a REPLY that fails NACKs
+ * its requester, whose PULL would otherwise wait for it forever; a
+ * SRV_READ sends the pusher its PUSH_DONE. With the connection down the
+ * answer goes nowhere, and recovery decides.
+ */
+static inline void bx_op_answer(struct bx_op *op, u8 status)
+{
+	op->answer = true;
+	op->answer_st = status;
+}
+
+/* What @op counts in a window: the payload bytes it moves either way. */
+static inline u32 bx_op_cost(const struct bx_op *op)
+{
+	return op->kind == BX_K_PULL ? op->len + op->resp_len : op->len;
+}
+
+/**
+ * struct bx_op_ops - what the transport asks of the operations layer
+ * @put:	drop a reference (bx_op_put())
+ * @ctl:	a new bare control message of a type (bx_op_ctl())
+ * @end:	end an op with a result (bx_op_end())
+ * @lost:	...lost with its connection: recovered if it may be
+ *		(bx_op_lost())
+ * @expire:	end an op taken off a queue past its deadline, with the
+ *		queue's reference (bx_op_expire())
+ * @revoked:	its peer's access was revoked, or its connection fenced:
+ *		finish ending it, with a reference (bx_op_revoked())
+ * @expired:	past its deadline or its file closed (bx_op_expired())
+ * @expiry_errno: ...and how it then ends (bx_op_expiry_errno())
+ * @transmit:	build and post its message in a send buffer
+ *		(bx_op_transmit())
+ * @sent:	its SEND completed or was never posted (bx_op_sent())
+ * @reg:	register its buffer, admitted (bx_xfer_register())
+ * @read:	issue a SRV_READ's RDMA READs, admitted (bx_rw_read())
+ * @piece:	post the next piece of a cut transfer (bx_rw_piece())
+ * @plan_pieces: decide whether an admitted transfer goes in pieces
+ *		(bx_rw_plan_pieces())
+ *
+ * Registered once at load (bx_op_init()), before any connection exists;
+ * the transport calls the operations layer through it only, as the
+ * messages that arrive go through its receive handlers (qp.c).
+ */
+struct bx_op_ops {
+	void	(*put)(struct bx_op *op);
+	struct bx_op *(*ctl)(u8 type);
+	void	(*end)(struct bx_op *op, int res);
+	void	(*lost)(struct bx_op *op, int err);
+	void	(*expire)(struct bx_op *op);
+	void	(*revoked)(struct bx_op *op);
+	bool	(*expired)(const struct bx_op *op);
+	int	(*expiry_errno)(const struct bx_op *op);
+	int	(*transmit)(struct bx_op *op, struct bx_buf *slot);
+	void	(*sent)(struct bx_op *op, struct bx_conn *conn, u32 req_id,
+			int err);
+	void	(*reg)(struct bx_op *op);
+	void	(*read)(struct bx_op *op);
+	void	(*piece)(struct bx_op *op);
+	bool	(*plan_pieces)(struct bx_op *op);
+};
+
+/* Set by bx_op_init(), in qp.c: the transport's one way up. */
+extern const struct bx_op_ops *bx_op_ops;
+void bx_op_init(void);
+
 /* Lifetime and the one end path (op.c). */
 struct bx_op *bx_op_alloc(u8 kind, gfp_t gfp);
 struct bx_op *bx_op_ctl(u8 type);
 void bx_op_put(struct bx_op *op);
 void bx_op_end(struct bx_op *op, int res);
 void bx_op_lost(struct bx_op *op, int err);
-void bx_op_answer(struct bx_op *op, u8 status);
 void bx_op_revoked(struct bx_op *op);
 bool bx_op_expired(const struct bx_op *op);
 int bx_op_expiry_errno(const struct bx_op *op);
@@ -207,16 +285,14 @@ int bx_op_post_msg(struct bx_op *op, struct bx_buf *slot,
 		   struct ib_send_wr *first, struct ib_send_wr *last);
 int bx_op_transmit(struct bx_op *op, struct bx_buf *slot);
 void bx_op_sent(struct bx_op *op, struct bx_conn *conn, u32 req_id, int err);
-u32 bx_op_cost(const struct bx_op *op);
 
-/* What arrives on a connection (recv.c). */
-void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg);
+/* What arrives on a connection (recv.c): its receive handlers. */
+void bx_recv_init(void);
 
 /* What a process submits (submit.c), called by the file layer. */
-int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe);
-void bx_op_file_release(struct bx_file *f);
+int bx_submit_sqe(struct bx_file *f, const struct bx_sqe *sqe);
+void bx_submit_release(struct bx_file *f);
 
 extern atomic64_t bx_copied_bytes;
-extern atomic64_t bx_ops_inflight;
 
 #endif /* _BX_OP_H */

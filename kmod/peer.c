@@ -45,6 +45,17 @@ static DEFINE_MUTEX(bx_peers_lock);
 static unsigned int bx_npeers;	/* under bx_peers_lock */
 static unsigned int bx_npeers_remote;	/* ...made by connect requests */
 
+/*
+ * A peer's recovery (recover.c, bx_recover_work()), registered at
+ * load before any peer exists.
+ */
+static work_func_t peer_recover_fn __read_mostly;
+
+void bx_peer_register_recover(work_func_t fn)
+{
+	peer_recover_fn = fn;
+}
+
 static void peers_reclaim_work(struct work_struct *work);
 static DECLARE_DELAYED_WORK(bx_peers_gc, peers_reclaim_work);
 
@@ -144,7 +155,7 @@ struct bx_peer *bx_peer_find_or_create(struct net *net,
 	spin_lock_init(&peer->sess_lock);
 	INIT_LIST_HEAD(&peer->unresolved);
 	INIT_LIST_HEAD(&peer->parked);
-	INIT_DELAYED_WORK(&peer->recover_work, bx_peer_recover_work);
+	INIT_DELAYED_WORK(&peer->recover_work, peer_recover_fn);
 	if (addr->sa_family == AF_INET) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)&peer->addr;
 
@@ -381,7 +392,7 @@ static void peers_reclaim_work(struct work_struct *work)
  * ids, which held it, are gone. Its idle peers go now; one still held (a
  * connection's last operations ending) forgets the namespace, so that it
  * matches no other that may come where @net was, makes no connection
- * (bx_peer_conn()), and is reclaimed once idle.
+ * (bx_cm_peer_conn()), and is reclaimed once idle.
  */
 void bx_peers_net_exit(struct net *net)
 {

@@ -155,10 +155,7 @@ void bx_peer_snapshot(struct bx_peer *peer, struct bx_peer_info *pi);
 void bx_peers_stop(void);
 void bx_peers_uninit(void);
 void bx_peers_net_exit(struct net *net);
-void bx_peer_park(struct bx_peer *peer, struct bx_op *op);
-struct bx_conn *bx_peer_conn(struct bx_peer *peer);
-void bx_peer_recover_work(struct work_struct *work);
-unsigned int bx_peers_recovering(void);
+void bx_peer_register_recover(work_func_t fn);
 
 static inline struct net *bx_peer_net(const struct bx_peer *peer)
 {

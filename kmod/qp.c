@@ -2,14 +2,15 @@
 /*
  * bx: a connection's QP, its buffers and their completions.
  *
- * bx_conn_setup_qp() gives a connection its CQ, its PD with the
+ * bx_qp_setup() gives a connection its CQ, its PD with the
  * registration QP (reg.c), its RC QP and BX_RX_BUFS receive and
  * BX_TX_SLOTS send buffers of BX_MSG_SIZE bytes, DMA-mapped once, and
  * posts the receives. rx_done() takes each message in: the header is
  * parsed (wire.c) before anything of it is used, its credits are added
- * (flow.c), the message goes to the operations layer (bx_op_recv()) and
- * the buffer is posted again. tx_done() returns a send slot and tells
- * the op its SEND went (bx_op_sent()). bx_conn_post() is the one way onto
+ * (flow.c), the message goes to the receive handler its type has
+ * (registered by the layer above: recv.c, cm.c) and the buffer is posted
+ * again. tx_done() returns a send slot and tells the op its SEND went
+ * (struct bx_op_ops, registered by op.c). bx_qp_post() is the one way onto
  * the send queue: nothing is posted once the teardown (conn.c) has set
  * the connection DOWN. A QP's async events and the failures of our own
  * unsignaled work requests end the connection here too.
@@ -24,6 +25,44 @@
 #include "reg.h"
 #include "trace.h"
 #include "wire.h"
+
+/*
+ * What the layers above registered at load (bx_qp_register_rx(),
+ * bx_qp_register_ops()), before any connection exists; read-only after.
+ */
+static bx_rx_fn qp_rx[__BX_MSG_MAX] __read_mostly;
+const struct bx_op_ops *bx_op_ops __read_mostly;
+
+void bx_qp_register_rx(u8 type, bx_rx_fn fn)
+{
+	if (!WARN_ON_ONCE(type >= __BX_MSG_MAX))
+		qp_rx[type] = fn;
+}
+
+void bx_qp_register_ops(const struct bx_op_ops *ops)
+{
+	bx_op_ops = ops;
+}
+
+/* SENDs that found no receive posted (rnr_retry_count 0): a credit bug. */
+atomic64_t bx_rnr_events = ATOMIC64_INIT(0);
+
+/*
+ * Whoever sends on connections (send.c, bx_send_kick()) registered here
+ * to hear that one may go on: a send slot or credit came back.
+ */
+static void (*qp_kick)(struct bx_conn *conn) __read_mostly;
+
+void bx_qp_register_kick(void (*kick)(struct bx_conn *conn))
+{
+	qp_kick = kick;
+}
+
+/* @conn may go on (a completion, a window opened): kick it. */
+void bx_qp_kick(struct bx_conn *conn)
+{
+	qp_kick(conn);
+}
 
 #define BX_CONN_F_QP_ERR	0
 #define BX_CONN_F_QP_ACCESS	1
@@ -149,13 +188,13 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * peer that follows the protocol waits for.
 	 */
 	if (unlikely(READ_ONCE(conn->ready_wait)))
-		bx_cm_ready_recv(conn, &msg);
+		qp_rx[BX_MSG_READY](conn, &msg);
 	else if (unlikely(!established))
 		bx_conn_violation(conn, "a message before the handshake ended");
 	else if (unlikely(msg.type == BX_MSG_READY))
 		bx_conn_violation(conn, "READY after the handshake");
 	else if (msg.type != BX_MSG_CREDIT)
-		bx_op_recv(conn, &msg);
+		qp_rx[msg.type](conn, &msg);
 
 	if (post_rx(conn, b)) {
 		bx_conn_fail(conn, -EIO);
@@ -164,7 +203,7 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock(&conn->lock);
 	bx_credits_posted(&conn->cr);
 	spin_unlock(&conn->lock);
-	bx_conn_kick(conn);
+	bx_qp_kick(conn);
 }
 
 static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -193,14 +232,14 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		bx_conn_fail(conn, err);
 	}
 	if (op)
-		bx_op_sent(op, conn, req_id, err);
+		bx_op_ops->sent(op, conn, req_id, err);
 	if (!err)
-		bx_conn_kick(conn);
+		bx_qp_kick(conn);
 }
 
 /* Prepare the SEND of @slot, @len bytes already built in it. */
-struct ib_send_wr *bx_conn_prep_send(struct bx_conn *conn, struct bx_buf *slot,
-				     u32 len)
+struct ib_send_wr *bx_qp_prep_send(struct bx_conn *conn, struct bx_buf *slot,
+				   u32 len)
 {
 	slot->sge.addr = slot->dma;
 	slot->sge.length = len;
@@ -241,7 +280,7 @@ static void wr_error(struct ib_cq *cq, struct ib_wc *wc)
  * fail the connection before the QP's flushed receives are taken for a
  * peer's violation (rx_error()).
  */
-int bx_conn_post(struct bx_conn *conn, struct ib_send_wr *first)
+int bx_qp_post(struct bx_conn *conn, struct ib_send_wr *first)
 {
 	struct ib_send_wr *wr;
 	int ret;
@@ -297,8 +336,8 @@ static int bufs_alloc(struct bx_conn *conn, struct bx_buf *bufs, int n,
 	return 0;
 }
 
-/* Free what bx_conn_setup_qp() created; tolerates partial setup. */
-void bx_conn_free_qp(struct bx_conn *conn)
+/* Free what bx_qp_setup() created; tolerates partial setup. */
+void bx_qp_free(struct bx_conn *conn)
 {
 	WRITE_ONCE(conn->qpn, 0);
 	if (conn->qp) {
@@ -324,7 +363,7 @@ void bx_conn_free_qp(struct bx_conn *conn)
  * Create the CQ, the PD with its registration QP (reg.c), the QP and the
  * buffers on conn->bdev; post the receives.
  */
-int bx_conn_setup_qp(struct bx_conn *conn)
+int bx_qp_setup(struct bx_conn *conn)
 {
 	struct ib_device *dev = bx_conn_ibdev(conn);
 	struct ib_qp_init_attr attr = {};
@@ -378,10 +417,10 @@ int bx_conn_setup_qp(struct bx_conn *conn)
 	}
 	return 0;
 }
-ALLOW_ERROR_INJECTION(bx_conn_setup_qp, ERRNO);
+ALLOW_ERROR_INJECTION(bx_qp_setup, ERRNO);
 
 /* The QP side of a new connection (bx_conn_alloc()). */
-void bx_conn_qp_init(struct bx_conn *conn)
+void bx_qp_init(struct bx_conn *conn)
 {
 	conn->err_cqe.done = wr_error;
 	INIT_WORK(&conn->qp_err, conn_qp_err_work);

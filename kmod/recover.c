@@ -21,8 +21,8 @@
  */
 
 #include "conn.h"
+#include "event.h"
 #include "file.h"
-#include "nl.h"
 #include "op.h"
 #include "params.h"
 #include "trace.h"
@@ -40,7 +40,7 @@ bool bx_recover_allowed(void)
  * Number the push @op, about to be sent on @conn, unless it has a number
  * (sent again after a connection failure); set its msg.seq and msg.lag.
  */
-void bx_push_number(struct bx_conn *conn, struct bx_op *op)
+void bx_recover_number(struct bx_conn *conn, struct bx_op *op)
 {
 	struct bx_peer *peer = conn->peer;
 	struct bx_op *first;
@@ -60,7 +60,7 @@ void bx_push_number(struct bx_conn *conn, struct bx_op *op)
 }
 
 /* The outcome of push @op's number is known (or it never had one). */
-void bx_push_resolved(struct bx_op *op)
+void bx_recover_resolved(struct bx_op *op)
 {
 	struct bx_peer *peer = op->peer;
 
@@ -73,8 +73,8 @@ void bx_push_resolved(struct bx_op *op)
 }
 
 /* Numbered push @msg arrived on @conn: deliver it? */
-enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
-				       const struct bx_msg *msg)
+enum bx_replay_verdict bx_recover_replay_check(struct bx_conn *conn,
+					       const struct bx_msg *msg)
 {
 	struct bx_peer *peer = conn->peer;
 	u64 floor = msg->lag == BX_WIRE_LAG_UNKNOWN ? 0 : msg->seq - msg->lag;
@@ -88,8 +88,9 @@ enum bx_replay_verdict bx_replay_check(struct bx_conn *conn,
 	return v;
 }
 
-/* The delivery bx_replay_check() allowed ended. */
-void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered)
+/* The delivery bx_recover_replay_check() allowed ended. */
+void bx_recover_replay_done(struct bx_conn *conn, u64 epoch, u64 seq,
+			    bool delivered)
 {
 	struct bx_peer *peer = conn->peer;
 
@@ -99,7 +100,7 @@ void bx_replay_done(struct bx_conn *conn, u64 epoch, u64 seq, bool delivered)
 }
 
 /* Park @op (with a reference for the list) until @peer reconnects. */
-void bx_peer_park(struct bx_peer *peer, struct bx_op *op)
+void bx_recover_park(struct bx_peer *peer, struct bx_op *op)
 {
 	bool start;
 
@@ -127,7 +128,7 @@ static int parked_errno(const struct bx_op *op, bool restarted)
 	return -ETIMEDOUT;
 }
 
-void bx_peer_recover_work(struct work_struct *work)
+void bx_recover_work(struct work_struct *work)
 {
 	struct bx_peer *peer = container_of(to_delayed_work(work),
 					    struct bx_peer, recover_work);
@@ -164,12 +165,13 @@ void bx_peer_recover_work(struct work_struct *work)
 	}
 	spin_unlock(&peer->sess_lock);
 	if (!up && !expired && !hold)
-		bx_peer_conn(peer);	/* failures: the next round tries again */
+		/* Failures: the next round tries again. */
+		bx_cm_peer_conn(peer);
 	mutex_unlock(&peer->lock);
 
 	trace_bx_recover_round(peer, peer->backoff, up, expired);
 	if (first)
-		bx_nl_peer_event(peer, BX_CMD_RECOVERING_NTF);
+		bx_event_peer(peer, BX_CMD_RECOVERING_NTF);
 	if (!up && !expired) {
 		/* conn_established() calls us as soon as one is up. */
 		queue_delayed_work(bx_wq, &peer->recover_work,
@@ -179,28 +181,27 @@ void bx_peer_recover_work(struct work_struct *work)
 
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		if (!up || bx_op_expired(op) ||
+		if (!up || bx_op_ops->expired(op) ||
 		    (op->kind == BX_K_PUSH && op->seq &&
 		     op->epoch != up->peer_epoch)) {
 			int err = parked_errno(op, !!up);
 
-			if (!op->fresh)
+			if (op->state != BX_OP_HELD)
 				failed++;
 			trace_bx_op_giveup(op);
 			/* Never sent, and past its deadline or closed. */
-			if (up && err == -ETIMEDOUT && bx_op_expired(op))
-				err = bx_op_expiry_errno(op);
-			bx_op_end(op, err);
-			bx_op_put(op);
+			if (up && err == -ETIMEDOUT && bx_op_ops->expired(op))
+				err = bx_op_ops->expiry_errno(op);
+			bx_op_ops->end(op, err);
+			bx_op_ops->put(op);
 			continue;
 		}
 		bx_conn_get(up);
 		op->conn = up;
 		trace_bx_op_resend(op);
-		if (!op->fresh)
+		if (op->state != BX_OP_HELD)
 			resent++;
-		op->fresh = false;
-		bx_conn_queue(up, op);
+		bx_send_queue(up, op);
 	}
 	spin_lock(&peer->sess_lock);
 	peer->recovered += resent;
@@ -211,9 +212,9 @@ void bx_peer_recover_work(struct work_struct *work)
 	trace_bx_recover_done(peer, up, resent, failed);
 	pr_info("peer %pISc: recovery %s: %u operations sent again, %u failed\n",
 		&peer->addr, up ? "done" : "gave up", resent, failed);
-	bx_nl_peer_event(peer, BX_CMD_RECOVERED_NTF);
+	bx_event_peer(peer, BX_CMD_RECOVERED_NTF);
 	if (up) {
-		bx_conn_kick(up);
+		bx_send_kick(up);
 		bx_conn_put(up);
 	}
 }

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bx: what arrives on a connection (bx_op_recv(), from the receive
- * completion, with a message bx_wire_parse() accepted).
+ * bx: the responder -- what arrives on a connection for this host's
+ * services: the receive handlers of each message type (bx_recv_init()
+ * registers them with qp.c), called from the receive completion with a
+ * message bx_wire_parse() accepted. The requester's side, the answers to
+ * our own requests, is op.c's.
  *
  *   PUSH       copied into a posted RECV buffer of its service, completion,
  *              PUSH_DONE
@@ -10,11 +13,9 @@
  *              into it (xfer.c); its end sends PUSH_DONE
  *   PULL_REQ   copied into a RECV buffer; completion with a token that
  *              BX_OP_REPLY answers (svc.c)
- *   responses  (PUSH_DONE, PULL_RESP, PULL_WRITTEN, NACK) end the op of
- *              conn->ops they name, or send it again (BUSY, AGAIN)
  *
  * No RECV posted at all: the answer is BUSY and the sender's kernel sends
- * the operation again after a back-off (bx_conn_retry()), so a receiver
+ * the operation again after a back-off (bx_send_retry()), so a receiver
  * that stops consuming makes senders wait, without an error. RECVs posted
  * but none big enough: -ENOBUFS; no such service: -ECONNREFUSED.
  */
@@ -26,17 +27,6 @@
 #include "op.h"
 #include "svc.h"
 
-static const int status_errno[__BX_ST_MAX] = {
-	[BX_ST_OK]		= 0,
-	[BX_ST_NOSVC]		= -ECONNREFUSED,
-	[BX_ST_NOBUFS]		= -ENOBUFS,
-	[BX_ST_TOOBIG]		= -EMSGSIZE,
-	[BX_ST_REMOTE_IO]	= -EREMOTEIO,
-	[BX_ST_CANCELED]	= -ECONNABORTED,
-	[BX_ST_BUSY]		= -EAGAIN,	/* never completes an op */
-	[BX_ST_AGAIN]		= -EAGAIN,	/* nor does this */
-};
-
 /*
  * Whether to deliver the numbered push @msg (replay.h): if not, answer it
  * here -- delivered already, or later with the same number.
@@ -45,7 +35,7 @@ static bool push_admit(struct bx_conn *conn, const struct bx_msg *msg)
 {
 	if (!msg->seq)
 		return true;
-	switch (bx_replay_check(conn, msg)) {
+	switch (bx_recover_replay_check(conn, msg)) {
 	case BX_RP_NEW:
 		return true;
 	case BX_RP_DUP:
@@ -83,15 +73,14 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 		memcpy(bx_region_ptr(f->region, rv->off), msg->payload,
 		       msg->len);
 		atomic64_add(msg->len, &bx_copied_bytes);
-		atomic64_add(msg->len, &f->bytes_rx);
 		bx_file_complete(f, &cqe);
 		bx_file_put(f);
 		kfree(rv);
 		st = BX_ST_OK;
 	}
 	if (msg->seq)
-		bx_replay_done(conn, conn->peer_epoch, msg->seq,
-			       st == BX_ST_OK);
+		bx_recover_replay_done(conn, conn->peer_epoch, msg->seq,
+				       st == BX_ST_OK);
 	bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 }
 
@@ -108,7 +97,8 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	f = bx_svc_take_recv(conn, msg->service, msg->len, &rv, &st);
 	if (!f) {
 		if (msg->seq)
-			bx_replay_done(conn, conn->peer_epoch, msg->seq, false);
+			bx_recover_replay_done(conn, conn->peer_epoch,
+					       msg->seq, false);
 		bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id, st);
 		return;
 	}
@@ -128,7 +118,8 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 		if (op)
 			bx_op_put(op);
 		if (msg->seq)
-			bx_replay_done(conn, conn->peer_epoch, msg->seq, false);
+			bx_recover_replay_done(conn, conn->peer_epoch,
+					       msg->seq, false);
 		bx_op_send_ctl(conn, BX_MSG_PUSH_DONE, msg->req_id,
 			       BX_ST_NOBUFS);
 		return;
@@ -150,7 +141,7 @@ static void recv_push_rdv(struct bx_conn *conn, struct bx_msg *msg)
 	memcpy(op->rdma->rdv, msg->rdv, sizeof(msg->rdv[0]) * msg->nrdv);
 	op->rdma->nrdv = msg->nrdv;
 	/* Receiver admission decides when to READ; the queue takes our ref. */
-	bx_conn_queue(conn, op);
+	bx_send_queue(conn, op);
 }
 
 static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
@@ -200,89 +191,20 @@ static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
 		cqe.service = msg->service;
 		cqe.peer = conn->peer->id;
 		cqe.resp_max = capacity;
-		atomic64_add(msg->len, &f->bytes_rx);
 		bx_file_complete(f, &cqe);
 	}
 	bx_file_put(f);
 	kfree(rv);
 }
 
-/* A response to one of our operations. */
-static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
+/*
+ * The handlers of what arrives for this host's services, one per message
+ * type; each message is valid until its handler returns. The responses
+ * to our own requests are op.c's.
+ */
+void bx_recv_init(void)
 {
-	struct bx_op *op = NULL;
-	int res;
-
-	if (msg->req_id && msg->req_id <= U32_MAX)
-		op = xa_erase(&conn->ops, msg->req_id);
-	/* Unknown id, or a response that does not fit the request. */
-	if (!op ||
-	    (msg->type == BX_MSG_PUSH_DONE && op->kind != BX_K_PUSH) ||
-	    ((msg->type == BX_MSG_PULL_RESP ||
-	      msg->type == BX_MSG_PULL_WRITTEN) && op->kind != BX_K_PULL) ||
-	    (msg->type == BX_MSG_PULL_WRITTEN &&
-	     (msg->len > op->resp_len || !op->rdma || !op->rdma->nseg))) {
-		bx_conn_violation(conn, "a response to no request of ours");
-		if (op) {
-			bx_op_end(op, -EPROTO);
-			bx_op_put(op);
-		}
-		return;
-	}
-	if ((msg->status == BX_ST_BUSY || msg->status == BX_ST_AGAIN) &&
-	    msg->type != BX_MSG_PULL_WRITTEN && msg->type != BX_MSG_PULL_RESP) {
-		/*
-		 * No buffer at the receiver yet (not delivered: the next try
-		 * gets a new number), or a push it cannot decide on now (the
-		 * same number): again later; keeps the ref.
-		 */
-		if (msg->status == BX_ST_BUSY && op->kind == BX_K_PUSH)
-			bx_push_resolved(op);
-		bx_conn_retry(conn, op);
-		return;
-	}
-	res = status_errno[msg->status];
-	if (!res) {
-		switch (msg->type) {
-		case BX_MSG_PUSH_DONE:
-			res = op->len;
-			break;
-		case BX_MSG_PULL_RESP:
-			if (msg->len > op->resp_len) {
-				res = -EMSGSIZE;
-				break;
-			}
-			bx_span_scatter(&op->buf,
-					bx_region_ptr(op->file->region, 0),
-					msg->payload, msg->len);
-			atomic64_add(msg->len, &bx_copied_bytes);
-			res = msg->len;
-			break;
-		case BX_MSG_PULL_WRITTEN:
-			res = msg->len;
-			break;
-		}
-	}
-	/* conn->ops' reference, which the entry no longer holds. */
-	bx_op_end(op, res);
-	bx_op_put(op);
-}
-
-/* A message arrived on @conn; @msg is valid until this returns. */
-void bx_op_recv(struct bx_conn *conn, struct bx_msg *msg)
-{
-	switch (msg->type) {
-	case BX_MSG_PUSH:
-		recv_push(conn, msg);
-		break;
-	case BX_MSG_PUSH_RDV:
-		recv_push_rdv(conn, msg);
-		break;
-	case BX_MSG_PULL_REQ:
-		recv_pull_req(conn, msg);
-		break;
-	default:
-		recv_response(conn, msg);
-		break;
-	}
+	bx_qp_register_rx(BX_MSG_PUSH, recv_push);
+	bx_qp_register_rx(BX_MSG_PUSH_RDV, recv_push_rdv);
+	bx_qp_register_rx(BX_MSG_PULL_REQ, recv_pull_req);
 }

@@ -244,14 +244,16 @@ struct ib_mr *bx_mr_get(struct bx_conn *conn)
 	}
 }
 
-/* Give @mr back to the end of @conn's pool and wake who waits for one. */
+/*
+ * Give @mr back to the end of @conn's pool; the caller wakes who waits
+ * for one (bx_send_mr_freed()).
+ */
 void bx_mr_put(struct bx_conn *conn, struct ib_mr *mr)
 {
 	spin_lock(&conn->mr_lock);
 	list_add_tail(&mr->qp_entry, &conn->mr_free);
 	conn->mr_inuse--;
 	spin_unlock(&conn->mr_lock);
-	bx_conn_mr_freed(conn);
 }
 
 /* The key byte of the next registration: random, never the last one. */

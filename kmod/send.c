@@ -4,7 +4,7 @@
  *
  * Operations wait in per-process queues on their connection (deficit
  * round robin, flow.h), pass the connection's and the host's windows
- * (bx_flow_admit(), window.c), and bx_conn_kick() posts what the windows, the peer's
+ * (bx_window_admit(), window.c), and bx_send_kick() posts what the windows, the peer's
  * credits and the send buffers allow: control messages first, then what
  * was admitted, the next piece of a cut transfer, the RDMA READs of
  * rendezvous pushes (receiver admission), and a bare credit update when
@@ -46,13 +46,14 @@ static void flowq_put(struct bx_flowq *fq)
  * windows, credits and send buffers allow. Control messages go first;
  * everything else waits in its process's queue for admission.
  */
-void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
+void bx_send_queue(struct bx_conn *conn, struct bx_op *op)
 {
 	bool rd = op->kind == BX_K_SRV_READ;
 	struct bx_flowq *fq, *spare = NULL;
 	struct mem_cgroup *old;
 	int err;
 
+	bx_op_move(op, BX_OP_QUEUED);
 	spin_lock(&conn->lock);
 	for (;;) {
 		if (conn->state == BX_CONN_STATE_DOWN) {
@@ -78,7 +79,7 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 			bx_drr_enqueue(rd ? &conn->rdq : &conn->txq, &fq->drr,
 				       &op->qi);
 			if (rd)
-				bx_flow_rd_update(conn);
+				bx_window_rd_update(conn);
 			break;
 		}
 		spin_unlock(&conn->lock);
@@ -89,22 +90,22 @@ void bx_conn_queue(struct bx_conn *conn, struct bx_op *op)
 			/* A push's sender must hear of it. */
 			if (rd)
 				bx_op_answer(op, BX_ST_NOBUFS);
-			bx_op_end(op, -ENOMEM);
-			bx_op_put(op);
+			bx_op_ops->end(op, -ENOMEM);
+			bx_op_ops->put(op);
 			return;
 		}
 		spin_lock(&conn->lock);
 	}
 	spin_unlock(&conn->lock);
 	kfree(spare);
-	bx_conn_kick(conn);
+	bx_send_kick(conn);
 	return;
 
 fail:
 	spin_unlock(&conn->lock);
 	kfree(spare);
-	bx_op_lost(op, err);
-	bx_op_put(op);
+	bx_op_ops->lost(op, err);
+	bx_op_ops->put(op);
 }
 
 /*
@@ -120,30 +121,31 @@ static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
 	spin_lock(&conn->lock);
 	if (conn->state == BX_CONN_STATE_DOWN) {
 		spin_unlock(&conn->lock);
-		bx_op_lost(op, -ENOTCONN);
-		bx_op_put(op);
+		bx_op_ops->lost(op, -ENOTCONN);
+		bx_op_ops->put(op);
 		return false;
 	}
+	bx_op_move(op, BX_OP_QUEUED);
 	list_add_tail(&op->node, q);
 	spin_unlock(&conn->lock);
 	return true;
 }
 
 /* @op was admitted and is registered: next in line for a send buffer. */
-void bx_conn_ready(struct bx_conn *conn, struct bx_op *op)
+void bx_send_ready(struct bx_conn *conn, struct bx_op *op)
 {
 	if (conn_requeue(conn, &conn->readyq, op))
-		bx_conn_kick(conn);
+		bx_send_kick(conn);
 }
 
 /*
  * Admitted @op found no MR left on @conn (reg.c): it waits until one is
- * given back (bx_conn_mr_freed()), keeping its window charge. If no
+ * given back (bx_send_mr_freed()), keeping its window charge. If no
  * operation holds one (the pool could not grow for want of memory),
  * none will come back: it fails with -ENOMEM. Takes over the caller's
  * reference.
  */
-void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
+void bx_send_mr_wait(struct bx_conn *conn, struct bx_op *op)
 {
 	bool idle;
 
@@ -151,8 +153,8 @@ void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
 	idle = !conn->mr_inuse;
 	spin_unlock(&conn->mr_lock);
 	if (idle) {
-		bx_op_end(op, -ENOMEM);
-		bx_op_put(op);
+		bx_op_ops->end(op, -ENOMEM);
+		bx_op_ops->put(op);
 		return;
 	}
 	if (!conn_requeue(conn, &conn->mrwaitq, op))
@@ -162,11 +164,11 @@ void bx_conn_mr_wait(struct bx_conn *conn, struct bx_op *op)
 	idle = list_empty(&conn->mr_free);
 	spin_unlock(&conn->mr_lock);
 	if (!idle)
-		bx_conn_mr_freed(conn);
+		bx_send_mr_freed(conn);
 }
 
 /* An MR of @conn was given back: those waiting for one try again. */
-void bx_conn_mr_freed(struct bx_conn *conn)
+void bx_send_mr_freed(struct bx_conn *conn)
 {
 	bool kick;
 
@@ -175,21 +177,21 @@ void bx_conn_mr_freed(struct bx_conn *conn)
 	list_splice_tail_init(&conn->mrwaitq, &conn->regq);
 	spin_unlock(&conn->lock);
 	if (kick)
-		bx_conn_kick(conn);
+		bx_send_kick(conn);
 }
 
 /* Cut @op finished a piece and has more: queue its next one. */
-void bx_conn_pieceq(struct bx_conn *conn, struct bx_op *op)
+void bx_send_pieceq(struct bx_conn *conn, struct bx_op *op)
 {
 	if (conn_requeue(conn, &conn->pieceq, op))
-		bx_conn_kick(conn);
+		bx_send_kick(conn);
 }
 
 /*
  * A piece of a REPLY's RDMA WRITEs completed, or was never posted. The
  * caller requeues or completes its op, which kicks the connection.
  */
-void bx_conn_piece_end(struct bx_conn *conn)
+void bx_send_piece_end(struct bx_conn *conn)
 {
 	spin_lock(&conn->lock);
 	conn->wpieces--;
@@ -201,20 +203,20 @@ void bx_conn_piece_end(struct bx_conn *conn)
  * push yet): send it again later, still registered. Backs off from 1 to
  * 64 jiffies. Meanwhile it is not in flight: it gives its window back
  * and queues for admission again in its process's turn
- * (bx_conn_retry_work()), so that a process whose receiver never takes
+ * (bx_send_retry_work()), so that a process whose receiver never takes
  * its messages cannot keep the shared connection's window from the
  * others.
  */
-void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
+void bx_send_retry(struct bx_conn *conn, struct bx_op *op)
 {
 	unsigned long delay = 1UL << min_t(u8, op->retries, 6);
 
 	/* Not again past its deadline, or for a closed file. */
-	if (bx_op_expired(op)) {
-		bx_op_expire(op);
+	if (bx_op_ops->expired(op)) {
+		bx_op_ops->expire(op);
 		return;
 	}
-	bx_flow_release(op);
+	bx_window_release(op);
 
 	if (op->retries < U8_MAX)
 		op->retries++;
@@ -228,7 +230,7 @@ void bx_conn_retry(struct bx_conn *conn, struct bx_op *op)
 	queue_delayed_work(bx_wq, &conn->retry_work, delay);
 }
 
-void bx_conn_retry_work(struct work_struct *work)
+void bx_send_retry_work(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, retry_work);
@@ -241,7 +243,7 @@ void bx_conn_retry_work(struct work_struct *work)
 	/* Back to admission, each with the retryq's reference. */
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		bx_conn_queue(conn, op);
+		bx_send_queue(conn, op);
 	}
 }
 
@@ -264,7 +266,7 @@ static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
 
 /*
  * Admit the next operation of the send queues, or if it must wait, a
- * small one queued behind another (bx_flow_admit_small()); conn->lock held.
+ * small one queued behind another (bx_window_admit_small()); conn->lock held.
  * An admitted op goes to readyq (or pieceq, a REPLY to be written in
  * pieces), unless it must be registered first: then it is returned in
  * *@reg. Returns false if nothing could be admitted.
@@ -272,13 +274,13 @@ static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
 /* bx_drr_find_if(): the first op another user's share lets go. */
 static bool admit_send(struct bx_drr_item *it, void *conn)
 {
-	return bx_flow_admit(conn, container_of(it, struct bx_op, qi),
+	return bx_window_admit(conn, container_of(it, struct bx_op, qi),
 			     false) == BX_ADMIT_OK;
 }
 
 static bool admit_read(struct bx_drr_item *it, void *conn)
 {
-	return bx_flow_admit(conn, container_of(it, struct bx_op, qi),
+	return bx_window_admit(conn, container_of(it, struct bx_op, qi),
 			     true) == BX_ADMIT_OK;
 }
 
@@ -293,7 +295,7 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 	if (!it)
 		return false;
 	op = container_of(it, struct bx_op, qi);
-	switch (bx_flow_admit(conn, op, false)) {
+	switch (bx_window_admit(conn, op, false)) {
 	case BX_ADMIT_OK:
 		break;
 	case BX_ADMIT_SHARE:
@@ -308,7 +310,7 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 		if (!it)
 			return false;
 		op = container_of(it, struct bx_op, qi);
-		if (!bx_flow_admit_small(conn, op))
+		if (!bx_window_admit_small(conn, op))
 			return false;
 		break;
 	}
@@ -316,7 +318,7 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 	flowq_put(container_of(flow, struct bx_flowq, drr));
 	if (op->needs_reg && !op->registered)
 		*reg = op;
-	else if (op->kind == BX_K_REPLY && bx_op_plan_pieces(op))
+	else if (op->kind == BX_K_REPLY && bx_op_ops->plan_pieces(op))
 		list_add_tail(&op->node, &conn->pieceq);
 	else
 		list_add_tail(&op->node, &conn->readyq);
@@ -358,7 +360,7 @@ static struct bx_op *kick_admit_read(struct bx_conn *conn)
 	if (!it)
 		return NULL;
 	op = container_of(it, struct bx_op, qi);
-	switch (bx_flow_admit(conn, op, true)) {
+	switch (bx_window_admit(conn, op, true)) {
 	case BX_ADMIT_OK:
 		break;
 	case BX_ADMIT_SHARE:
@@ -471,7 +473,7 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 	/* The queue's reference on @op passes to the send. */
 	slot->op = op;
 	slot->req_id = 0;
-	ret = bx_op_transmit(op, slot);
+	ret = bx_op_ops->transmit(op, slot);
 	if (!ret)
 		return;
 	req_id = slot->req_id;
@@ -480,7 +482,7 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 	conn->tx_free[conn->ntx_free++] = slot;
 	bx_credits_untake(&conn->cr, grant);
 	spin_unlock(&conn->lock);
-	bx_op_sent(op, conn, req_id, ret);
+	bx_op_ops->sent(op, conn, req_id, ret);
 	if (bx_send_err_fatal(ret))
 		bx_conn_fail(conn, ret);
 }
@@ -491,7 +493,7 @@ static void kick_credit(struct bx_conn *conn, struct bx_buf *slot,
 	size_t n = bx_wire_build(slot->data, BX_MSG_SIZE, msg);
 
 	slot->op = NULL;
-	if (!n || bx_conn_post(conn, bx_conn_prep_send(conn, slot, n))) {
+	if (!n || bx_qp_post(conn, bx_qp_prep_send(conn, slot, n))) {
 		spin_lock(&conn->lock);
 		conn->tx_free[conn->ntx_free++] = slot;
 		spin_unlock(&conn->lock);
@@ -505,7 +507,7 @@ static void kick_credit(struct bx_conn *conn, struct bx_buf *slot,
  * (@kick_again) for it, so completions that kick from the middle of a
  * kick do not recurse.
  */
-void bx_conn_kick(struct bx_conn *conn)
+void bx_send_kick(struct bx_conn *conn)
 {
 	/* An action may drop the last reference its operation held. */
 	bx_conn_get(conn);
@@ -531,13 +533,16 @@ void bx_conn_kick(struct bx_conn *conn)
 
 			conn->kicking = false;
 			spin_unlock(&conn->lock);
-			/* The teardown may wait for us (bx_conn_kick_wait()). */
+			/* The teardown may wait for us (bx_send_kick_wait()). */
 			if (down)
 				wake_up_var(&conn->kicking);
 			bx_conn_put(conn);
 			return;
 		}
 		spin_unlock(&conn->lock);
+		/* Taken off its queue to be posted. */
+		if (act == KICK_SEND || act == KICK_READ || act == KICK_PIECE)
+			bx_op_move(op, BX_OP_WIRE);
 		switch (act) {
 		case KICK_SEND:
 			kick_send(conn, op, slot);
@@ -546,13 +551,13 @@ void bx_conn_kick(struct bx_conn *conn)
 			kick_credit(conn, slot, &credit);
 			break;
 		case KICK_REG:
-			bx_op_register(op);
+			bx_op_ops->reg(op);
 			break;
 		case KICK_READ:
-			bx_op_read(op);
+			bx_op_ops->read(op);
 			break;
 		case KICK_PIECE:
-			bx_op_piece(op);
+			bx_op_ops->piece(op);
 			break;
 		default:
 			break;
@@ -562,7 +567,7 @@ void bx_conn_kick(struct bx_conn *conn)
 }
 
 /*
- * Wait until no bx_conn_kick() runs on @conn, whose state is DOWN. A kick
+ * Wait until no bx_send_kick() runs on @conn, whose state is DOWN. A kick
  * that saw it UP may still be between kick_next() and its post, building
  * work requests on the QP (rdma_rw_ctx_init() in rw_setup()) or tracking
  * an operation in @ops; its post then fails, and seeing DOWN it decides
@@ -579,7 +584,7 @@ static bool conn_kick_idle(struct bx_conn *conn)
 	return idle;
 }
 
-void bx_conn_kick_wait(struct bx_conn *conn)
+void bx_send_kick_wait(struct bx_conn *conn)
 {
 	wait_var_event(&conn->kicking, conn_kick_idle(conn));
 }
@@ -590,7 +595,7 @@ static void sweep_list(struct list_head *q, struct list_head *done)
 	struct bx_op *op, *tmp;
 
 	list_for_each_entry_safe(op, tmp, q, node)
-		if (bx_op_expired(op))
+		if (bx_op_ops->expired(op))
 			list_move_tail(&op->node, done);
 }
 
@@ -606,7 +611,7 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
 	bool any = false;
 
 	for (it = fq->drr.head; it && !any; it = it->next)
-		any = bx_op_expired(container_of(it, struct bx_op, qi));
+		any = bx_op_ops->expired(container_of(it, struct bx_op, qi));
 	if (!any)
 		return;
 	it = bx_drr_flow_drain(&conn->txq, &fq->drr);
@@ -614,7 +619,7 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
 		struct bx_op *op = container_of(it, struct bx_op, qi);
 
 		next = it->next;
-		if (bx_op_expired(op))
+		if (bx_op_ops->expired(op))
 			list_add_tail(&op->node, done);
 		else
 			bx_drr_enqueue(&conn->txq, &fq->drr, it);
@@ -638,7 +643,7 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
  */
 #define BX_CANCEL_BATCH	32
 
-void bx_conn_sweep(struct bx_conn *conn)
+void bx_send_sweep(struct bx_conn *conn)
 {
 	struct bx_op *op, *next, *cancel[BX_CANCEL_BATCH];
 	unsigned int ncancel = 0, i;
@@ -666,7 +671,7 @@ void bx_conn_sweep(struct bx_conn *conn)
 	xa_for_each(&conn->ops, id, op) {
 		overdue |= op->deadline &&
 			   time_after_eq(jiffies, op->deadline + grace);
-		/* Its file closed: its windows go back (bx_flow_cancel()). */
+		/* Its file closed: its windows go back (bx_window_cancel()). */
 		if (op->file && READ_ONCE(op->file->dead) &&
 		    READ_ONCE(op->charged) && ncancel < BX_CANCEL_BATCH) {
 			kref_get(&op->ref);
@@ -675,22 +680,22 @@ void bx_conn_sweep(struct bx_conn *conn)
 	}
 	xa_unlock(&conn->ops);
 	for (i = 0; i < ncancel; i++) {
-		bx_flow_cancel(conn, cancel[i]);
-		bx_op_put(cancel[i]);
+		bx_window_cancel(conn, cancel[i]);
+		bx_op_ops->put(cancel[i]);
 	}
 	if (overdue)
 		bx_conn_fail(conn, -ETIMEDOUT);
 
 	list_for_each_entry_safe(op, next, &done, node) {
 		list_del_init(&op->node);
-		bx_op_expire(op);
+		bx_op_ops->expire(op);
 	}
 	/* What waited behind them may go now. */
-	bx_conn_kick(conn);
+	bx_send_kick(conn);
 }
 
 /* Move every operation still queued on @conn to @list. */
-void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
+void bx_send_flush_queues(struct bx_conn *conn, struct list_head *list)
 {
 	struct bx_flowq *fq, *tmp;
 	struct bx_drr_item *it;
@@ -714,7 +719,7 @@ void bx_conn_flush_queues(struct bx_conn *conn, struct list_head *list)
 		list_del(&fq->node);
 		kfree(fq);
 	}
-	bx_flow_rd_update(conn);
+	bx_window_rd_update(conn);
 	spin_unlock(&conn->lock);
 
 	bx_host_leave(conn);

@@ -13,6 +13,7 @@
 #include "op.h"
 #include "region.h"
 #include "stats.h"
+#include "rw.h"
 #include "xfer.h"
 
 static const struct bx_stat bx_stats[] = {

@@ -88,7 +88,7 @@ static int submit_reply(struct bx_file *f, const struct bx_sqe *sqe,
 	kfree(req);
 	op->cqe.done = NULL;
 	trace_bx_op_submit(op);
-	bx_conn_queue(op->conn, op);
+	bx_send_queue(op->conn, op);
 	bx_conns_sweep(false);
 	return 0;
 }
@@ -118,7 +118,7 @@ static int submit_request(struct bx_file *f, const struct bx_sqe *sqe,
 	op->needs_reg = (op->kind == BX_K_PUSH ? op->len :
 			 op->resp_len) > READ_ONCE(bx_rdv_threshold);
 	trace_bx_op_submit(op);
-	bx_conn_submit(peer, op);
+	bx_cm_submit(peer, op);
 	bx_conns_sweep(false);
 	return 0;
 }
@@ -207,7 +207,7 @@ static int check_sqe(struct bx_file *f, const struct bx_sqe *sqe,
 	}
 }
 
-int bx_op_submit(struct bx_file *f, const struct bx_sqe *sqe)
+int bx_submit_sqe(struct bx_file *f, const struct bx_sqe *sqe)
 {
 	struct bx_spans sp;
 	int ret;
@@ -262,7 +262,7 @@ out:
  * with their response, or at their deadline, and drop their references to
  * the file and its region.
  */
-void bx_op_file_release(struct bx_file *f)
+void bx_submit_release(struct bx_file *f)
 {
 	spin_lock(&f->lock);
 	f->dead = true;
@@ -270,7 +270,7 @@ void bx_op_file_release(struct bx_file *f)
 	bx_svc_release(f);
 	/*
 	 * What it queued goes now, and what it has on the wire gives the
-	 * windows back (bx_conn_sweep()).
+	 * windows back (bx_send_sweep()).
 	 */
 	bx_conns_sweep(true);
 }

@@ -325,7 +325,7 @@ DECLARE_EVENT_CLASS(bx_recover_op_class,
 		__entry->peer = BX_TRACE_PEER(op);
 		__entry->len = op->len;
 		__entry->kind = op->kind;
-		__entry->fresh = op->fresh;
+		__entry->fresh = op->state == BX_OP_HELD;
 	),
 
 	TP_printk("op=%p kind=%s peer=%u len=%u seq=%llu fresh=%d user_data=%#llx",

@@ -3,13 +3,13 @@
  * bx: the windows, a connection's and the host's.
  *
  * An operation goes on the wire only once it is charged to its
- * connection's window and the host's (bx_flow_admit(); the READs of
+ * connection's window and the host's (bx_window_admit(); the READs of
  * rendezvous pushes to the READ windows, receiver admission), and gives
- * both back when it completes (bx_flow_release()). The arithmetic is
+ * both back when it completes (bx_window_release()). The arithmetic is
  * flow.c's (pure, host-tested); this file holds the host's windows, the
  * line of connections a host window stopped and the turns a release
  * gives them, and the small operations let past a large one. send.c
- * asks it, from bx_conn_kick(), what may go.
+ * asks it, from bx_send_kick(), what may go.
  */
 
 #include <linux/wait_bit.h>
@@ -29,7 +29,7 @@ static struct {
 	struct bx_win		tx;	/* requests and replies in flight */
 	struct bx_win		rx;	/* rendezvous data we are READing */
 	u32			rd_conns; /* connections with READs queued or in flight */
-	/* connections a host window stopped, in line (bx_flow_admit()) */
+	/* connections a host window stopped, in line (bx_window_admit()) */
 	struct list_head	waiters[BX_HOSTWND_N];
 	/*
 	 * Operations each host window admitted, and the most it admitted
@@ -38,7 +38,7 @@ static struct {
 	u64			admits[BX_HOSTWND_N];
 	u64			passed_max[BX_HOSTWND_N];
 	u64			busy_retries;
-	u64			small_passes;	/* bx_flow_admit_small() */
+	u64			small_passes;	/* bx_window_admit_small() */
 } bx_host = {
 	.lock		= __SPIN_LOCK_UNLOCKED(bx_host.lock),
 	.waiters	= {
@@ -46,8 +46,6 @@ static struct {
 		LIST_HEAD_INIT(bx_host.waiters[BX_HOSTWND_RX]),
 	},
 };
-
-atomic64_t bx_rnr_events = ATOMIC64_INIT(0);
 
 static const struct bx_win_lim bx_unlimited = {
 	.bytes = U64_MAX, .ops = U32_MAX, .reads = U32_MAX,
@@ -135,7 +133,7 @@ static struct bx_user *op_user(const struct bx_op *op)
 }
 
 /* Keep bx_host.rd_conns in step with @conn; conn->lock held. */
-void bx_flow_rd_update(struct bx_conn *conn)
+void bx_window_rd_update(struct bx_conn *conn)
 {
 	bool active = !bx_drr_empty(&conn->rdq) || !bx_win_idle(&conn->rdwnd);
 
@@ -196,7 +194,7 @@ static void flow_line_join(struct bx_conn *conn, enum bx_host_wnd k, bool head)
  * busy (a push's READ waited 21 s of a 20 s incast, rx_wnd_kb=2048).
  *
  * A send of at most BX_SMALL_OP that does not fit neither counts as a
- * wait nor joins the line here: kick_next() tries bx_flow_admit_small()
+ * wait nor joins the line here: kick_next() tries bx_window_admit_small()
  * next, which does either if it cannot admit it.
  *
  * A SRV_READ cut in pieces has one piece on the wire at a time, and the
@@ -215,7 +213,7 @@ static void flow_line_join(struct bx_conn *conn, enum bx_host_wnd k, bool head)
  * connection is kicked (its own completions, or the deadline sweep's
  * every BX_SWEEP_MS).
  */
-enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
+enum bx_admit bx_window_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 {
 	struct bx_win *w = rd ? &conn->rdwnd : &conn->wnd;
 	enum bx_host_wnd k = rd ? BX_HOSTWND_RX : BX_HOSTWND_TX;
@@ -235,7 +233,7 @@ enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		 * One READ per peer segment (a piece never spans two); more
 		 * work requests if rdma_rw must split one for max_sge_rd.
 		 */
-		reads = bx_op_plan_pieces(op) ? 1 : op->rdma->nrdv;
+		reads = bx_op_ops->plan_pieces(op) ? 1 : op->rdma->nrdv;
 		cost = op->piece;
 	}
 	flow_limits(rd, &cl, &hl);
@@ -290,7 +288,7 @@ enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		flow_line_join(conn, k, turn);
 	}
 	spin_unlock(&bx_host.lock);
-	/* The line's reference; never the last, bx_conn_kick() holds one. */
+	/* The line's reference; never the last, bx_send_kick() holds one. */
 	if (put)
 		bx_conn_put(conn);
 	if (ok) {
@@ -315,7 +313,7 @@ enum bx_admit bx_flow_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
  * 1 MiB operations instead cost a 4 KiB pull a median 340 to 390 ms in
  * the lossless incast (performance.rst).
  */
-bool bx_flow_admit_small(struct bx_conn *conn, struct bx_op *op)
+bool bx_window_admit_small(struct bx_conn *conn, struct bx_op *op)
 {
 	struct bx_win_lim cl, hl;
 	bool ok;
@@ -380,7 +378,7 @@ static void flow_wake_host(enum bx_host_wnd k)
 		spin_unlock(&bx_host.lock);
 		if (!c)
 			break;
-		bx_conn_kick(c);
+		bx_qp_kick(c);
 		spin_lock(&bx_host.lock);
 		head = c->host_wait[k] &&
 		       list_first_entry(&bx_host.waiters[k], struct bx_conn,
@@ -437,17 +435,17 @@ static void flow_release(struct bx_conn *conn, struct bx_op *op)
 	}
 	spin_unlock(&bx_host.lock);
 	if (rd)
-		bx_flow_rd_update(conn);
+		bx_window_rd_update(conn);
 	spin_unlock(&conn->lock);
 	WARN_ON_ONCE(!ok);
-	/* The line first, then this connection (bx_flow_admit()). */
+	/* The line first, then this connection (bx_window_admit()). */
 	if (wake)
 		flow_wake_host(rd ? BX_HOSTWND_RX : BX_HOSTWND_TX);
-	bx_conn_kick(conn);
+	bx_qp_kick(conn);
 }
 
 /* @op completed: what it held of the windows goes back. */
-void bx_flow_release(struct bx_op *op)
+void bx_window_release(struct bx_op *op)
 {
 	if (op->conn)
 		flow_release(op->conn, op);
@@ -460,12 +458,12 @@ void bx_flow_release(struct bx_op *op)
  * writing its buffer, and revoking that would fail the peer's work on
  * the shared connection.
  */
-void bx_flow_cancel(struct bx_conn *conn, struct bx_op *op)
+void bx_window_cancel(struct bx_conn *conn, struct bx_op *op)
 {
 	flow_release(conn, op);
 }
 
-/* A BUSY answer sends @op again later (bx_conn_retry()): counted. */
+/* A BUSY answer sends @op again later (bx_send_retry()): counted. */
 void bx_host_busy_retry(void)
 {
 	spin_lock(&bx_host.lock);
@@ -474,7 +472,7 @@ void bx_host_busy_retry(void)
 }
 
 /*
- * @conn is going (bx_conn_flush_queues()): it leaves the host windows'
+ * @conn is going (bx_send_flush_queues()): it leaves the host windows'
  * lines, dropping their references, and forgets its turns.
  */
 void bx_host_leave(struct bx_conn *conn)
