@@ -2,7 +2,8 @@
 # tools/ps/ps.mk. Appends bxperf to TOOLS (built into $(O)/bin, staged
 # into every guest) and defines:
 #
-#   make bench           the whole matrix in 4 guests, the PyTorch
+#   make bench           the whole matrix in 4 guests (with ps-lite's
+#                        API over bx against TCP, phase pslite), the PyTorch
 #                        example over bx and over torch RPC, uv and
 #                        ibv (3 guests), tensor conversions (host),
 #                        the fast path's instruction counts, the

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The benchmark matrix of `make bench`: run bench_guest.sh in guests
-# (floor, sweep, depth, procs, peers, incast, rds, bw, pieces, profile;
-# see there), the PyTorch example over bx and over torch RPC pinned to
+# (floor, sweep, depth, procs, peers, incast, pslite, rds, bw, pieces,
+# profile; see there), the PyTorch example over bx and over torch RPC pinned to
 # TensorPipe's uv and ibv transports (torch), then write the report with
 # report.sh.
 #
@@ -11,7 +11,9 @@
 # profile) run on a pair of guests with 2 vCPUs each, in DIR/run: with
 # one vCPU, rxe's work, softirqs and the benchmark process share it, and
 # the link's floor is what that CPU can move. The phases with several clients
-# (peers incast) then boot all GUESTS guests, in DIR/run-multi. With
+# (peers incast) and pslite (ps-lite's scheduler, server and worker need
+# three hosts: bx has no loopback) then boot all GUESTS guests, in
+# DIR/run-multi; with -n 2, pslite is skipped (the report says so). With
 # -n 2 everything runs on the pair. Phase torch is last, in a boot of
 # its own: tools/ps/torch_job.sh (make demo) in DIR/torch, three guests
 # on the switch of -f, BENCH_TORCH_STEPS steps (default 200) of
@@ -32,8 +34,8 @@
 #   -s SECS    seconds per measured cell (default 3)
 #   -I SECS    seconds per incast setting (default 20)
 #   -p N       processes per client guest in the incast (default 2)
-#   -P PHASES  subset of "floor sweep depth procs peers incast rds bw
-#              pieces profile torch"
+#   -P PHASES  subset of "floor sweep depth procs peers incast pslite rds
+#              bw pieces profile torch"
 #   -z SIZES   sizes of the sweep (default 64,4096,64K,1M,16M)
 #   -k FLAVOR  guest kernel: stock (default) or debug
 #   -t SECS    per-guest timeout (default 1500)
@@ -56,7 +58,7 @@ export BX_BUILD=${BX_BUILD:-$top/build}
 . "$top/tools/testing/vm/switch-lib.sh"
 
 out=$BX_BUILD/bench n=4 secs=3 isecs=20 iprocs=2 flavor=stock tmo=1500
-phases="floor sweep depth procs peers incast rds bw pieces profile torch" sizes=64,4096,64K,1M,16M
+phases="floor sweep depth procs peers incast pslite rds bw pieces profile torch" sizes=64,4096,64K,1M,16M
 report_only='' fabric=lossless
 while getopts "o:n:s:I:p:P:z:k:t:f:r" opt; do
 	case $opt in
@@ -85,6 +87,10 @@ if [ -z "$report_only" ]; then
 		{ echo "bench: bxperf is not staged: make stage vm" >&2; exit 2; }
 	# shellcheck disable=SC1090,SC2153
 	initrd=$(. "$env"; echo "$INITRD")
+	case " $phases " in
+	*" pslite "*) [ -x "$BX_BUILD/stage/bin/pslite_bench" ] ||
+		{ echo "bench: pslite_bench is not staged: make stage vm" >&2; exit 2; } ;;
+	esac
 	[ "$BX_BUILD/stage/bin/bxperf" -nt "$initrd" ] &&
 		echo "bench: warning: the guest image is older than bxperf (make stage vm)" >&2
 	rm -rf "$run" "$out/run-multi" "$out/torch" "$out/torch.rxe-crash" "$out/convert.txt"
@@ -125,7 +131,7 @@ if [ -z "$report_only" ]; then
 		done
 		# Settings bench_guest.sh reads that have no option here.
 		for v in BENCH_ROUNDS BENCH_INCAST_SETS BENCH_INCAST_RATE BENCH_PIECE_KB \
-			 BENCH_BW_SETS BENCH_LAT_ONLY; do
+			 BENCH_BW_SETS BENCH_LAT_ONLY BENCH_PSLITE_SECS; do
 			[ -z "${!v:-}" ] || gargs+=(-e "$v=${!v}")
 		done
 		echo "bench: $ng guests ($((ng - 1)) clients), ${secs}s per cell," \
@@ -200,7 +206,7 @@ if [ -z "$report_only" ]; then
 	pair='' multi='' torch=''
 	for p in $phases; do
 		case $p in
-		peers|incast) [ "$n" -gt 2 ] && multi+=" $p" || pair+=" $p" ;;
+		peers|incast|pslite) [ "$n" -gt 2 ] && multi+=" $p" || pair+=" $p" ;;
 		torch) torch=1 ;;
 		*) pair+=" $p" ;;
 		esac

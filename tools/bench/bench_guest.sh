@@ -35,6 +35,13 @@
 #           that balance which cell follows which: "bench-pairbw-set
 #           ..." lines; with BENCH_LAT_ONLY=1, only the small-message
 #           latency cells of each setting, pull and push, BENCH_SECS each)
+#   pslite  (3 guests or more) ps-lite's API over bx: pslite_bench's push,
+#           pull and push-pull of 4 B, 4 KiB, 64 KiB, 1 MiB at 1, 16 and
+#           64 outstanding, worker guest 1, server guest 0, scheduler guest
+#           2, BENCH_PSLITE_SECS per cell (default 2); then bxperf -T tcp
+#           push and pull of the same sizes and depths, guest 1 -> 0 (the
+#           TCP baseline: bxperf's request/response, not ps-lite):
+#           "bench-pslite ..." and bxperf lines tagged pslite-tcp
 #   pieces  one connection, guest 1 -> 0: 1 MiB pulls (then pushes) at
 #           depth 8 and, at the same time, a probe process pulling 4 KiB
 #           one at a time, with the server's piece_kb 0 (transfers posted
@@ -45,7 +52,8 @@
 #           while guest 1 pulls 4 KiB and pushes 64 KiB at depth 1 over
 #           bx: "bench-profile ..." lines (ftrace_prof.sh)
 #
-# Settings (run.sh -e): BENCH_SECS (per cell, default 3), BENCH_INCAST_SECS
+# Settings (run.sh -e): BENCH_SECS (per cell, default 3), BENCH_PSLITE_SECS
+# (per pslite cell, default 2), BENCH_INCAST_SECS
 # (default 20), BENCH_INCAST_PROCS (2), BENCH_INCAST_RATE (open load: each
 # incast process issues this many operations per second, Poisson, at most
 # 16 in flight; default none, 4 in flight), BENCH_PHASES (default all of the
@@ -69,7 +77,7 @@ if [ -n "$IRATE" ]; then
 else
 	IDEPTH=4 ILOAD="-q 4"
 fi
-PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast rds bw pieces profile}
+PHASES=${BENCH_PHASES:-floor sweep depth procs peers incast pslite rds bw pieces profile}
 SIZES=${BENCH_SIZES:-64,4096,64K,1M,16M}
 ROUNDS=${BENCH_ROUNDS:-5}
 P=/sys/module/bx/parameters
@@ -515,6 +523,59 @@ if has incast; then
 	# The phases after this one measure bx at its defaults: with -n 2
 	# they run in this boot, on the last setting's tunables otherwise.
 	reload_bx on
+fi
+
+# ---- pslite: ps-lite's KVWorker over bx, bxperf over TCP beside it -----
+
+# pslite_bench (tools/pslite/), a program written against ps-lite's API
+# over bx's <ps/ps.h>: server on guest 0 (KVServerDefaultHandle), worker
+# on guest 1, scheduler on guest 2 (bx has no loopback: nodes that talk
+# to each other are on different guests), one key of each size, push,
+# pull and push-pull at 1, 16 and 64 outstanding. After each op's cells,
+# the same op, sizes and depths from guest 1 to guest 0 over bxperf -T
+# tcp (its own request/response over kernel TCP, not ps-lite; push-pull
+# has no TCP counterpart). "bench-pslite ..." lines.
+PS_SIZES=4,4096,65536,1048576
+if has pslite && [ "$N" -lt 3 ]; then
+	say "pslite start"
+	[ "$ID" -eq 0 ] && echo "bench-pslite-skip guests=$N needs=3"
+	say "pslite done"
+elif has pslite; then
+	PSECS=${BENCH_PSLITE_SECS:-2}
+	say "pslite start"
+	[ "$ID" -eq 0 ] && echo "bench-env pslite_secs=$PSECS pslite_sizes=$PS_SIZES"
+	case $ID in
+	0) prole=server ;;
+	1) prole=worker ;;
+	2) prole=scheduler ;;
+	*) prole= ;;
+	esac
+	for op in push pull pushpull; do
+		b "pslite.$op"
+		if [ -n "$prole" ]; then
+			DMLC_ROLE=$prole DMLC_NUM_SERVER=1 DMLC_NUM_WORKER=1 \
+			DMLC_PS_ROOT_URI=$BXRIG_PEER2 DMLC_PS_ROOT_PORT=9100 \
+			BXPS_TIMEOUT_MS=300000 \
+				timeout $((PSECS * 12 * 10 + 600)) pslite_bench -o $op -q 1,16,64 \
+				-s $PS_SIZES -d "$PSECS" > /tmp/ps.out 2> /tmp/ps.err
+			prc=$?
+			# "pslite_bench: op OP outstanding Q bytes S reqs N rate R/s
+			# p50_us A p99_us B errors E" as key=value
+			awk '$1 == "pslite_bench:" && $2 == "op" {
+				printf "bench-pslite transport=bx-pslite op=%s depth=%s size=%s n=%s ops_s=%s p50_us=%s p99_us=%s errors=%s\n", $3, $5, $7, $9, $11 + 0, $13, $15, $17
+			}' /tmp/ps.out
+			sed 's/^/bench-stderr: /' /tmp/ps.err | head -20
+			[ $prc -eq 0 ] || fail "pslite_bench ($prole) -o $op exited $prc"
+		fi
+		b "pslite.$op.bx.done"
+		if [ "$ID" -eq 1 ] && [ $op != pushpull ]; then
+			for q in 1 16 64; do
+				cli -T tcp -o $op -z $PS_SIZES -q $q -d "$PSECS" -t pslite-tcp
+			done
+		fi
+		b "pslite.$op.done"
+	done
+	say "pslite done"
 fi
 
 # ---- pieces: a small pull behind bulk transfers on one connection -------

@@ -418,6 +418,9 @@ class Run:
         self.pairlat_rounds = 0.0
         self.profile_total: dict[str, str] = {}
         self.profile_rows: dict[str, list[str]] = {}
+        # bench-pslite (pslite_bench over bx): op, depth, size -> fields
+        self.pslite: dict[tuple[str, str, str], dict[str, str]] = {}
+        self.pslite_skip = ""                   # why phase pslite did not run
         self.fails: list[str] = []
         self.results = 0                        # bxperf-result lines
         self.bad = False
@@ -565,6 +568,15 @@ class Run:
             self.lat_sets.append(st)
         self.pairlat_rounds = max(self.pairlat_rounds, rnd)
 
+    def _pslite(self, r: Record) -> None:
+        f = r.fields
+        self.pslite[f.get("op", ""), f.get("depth", ""), f.get("size", "")] = f
+        if anum(f.get("errors")):
+            self.bad = True
+
+    def _pslite_skip(self, r: Record) -> None:
+        self.pslite_skip = sprintf("%s guests, it needs %s", r.text("guests"), r.text("needs"))
+
     def _profile(self, r: Record) -> None:
         w = r.word
         if w(4) == "total":
@@ -592,6 +604,8 @@ class Run:
         "bench-pairbw-set": _pairbw_set,
         "bench-pairlat": _pairlat,
         "bench-profile": _profile,
+        "bench-pslite": _pslite,
+        "bench-pslite-skip": _pslite_skip,
     }
 
     def finish(self) -> None:
@@ -755,6 +769,8 @@ class Figures:
     incast_little: Optional[float] = None
     incast_defaults: str = ""
     incast_probe: str = ""
+    pslite_pipe: Optional[float] = None     # ps-lite 4 B pushes: 16 outstanding / 1
+    pslite_pipe_how: str = ""
     conns: dict[int, Value] = field(default_factory=dict)      # bx, client host
     tcp_conns: dict[int, Value] = field(default_factory=dict)
 
@@ -1426,6 +1442,85 @@ def incast_target(r: Report, bx: dict[str, IncastResult], nin: float) -> None:
             fig.incast_probe = "%.2f" % (anum(p) / anum(q))
 
 
+PSLITE_OPS = ("push", "pull", "pushpull")
+PSLITE_DEPTHS = (1, 16, 64)
+PSLITE_SIZES = (4, 4096, 65536, 1048576)
+
+
+def pslite_tcp_key(op: str, q: int, s: int) -> str:
+    """The key of the TCP baseline's cell beside ps-lite's."""
+    return key("pslite-tcp", "tcp", op, s, q, 1, 0)
+
+
+def section_pslite(r: Report) -> None:
+    """ps-lite's API over bx (pslite_bench) and bxperf over kernel TCP,
+    in the same boot; the pipelining cell of issue #35."""
+    run = r.run
+    if run.pslite_skip:
+        r.printf("\n## ps-lite's API over bx\n\nPhase pslite did not run: %s (bench.sh -n 3 or "
+                 "more: scheduler, server and worker need a guest each, bx has no loopback).\n",
+                 run.pslite_skip)
+        return
+    ran = "pslite" in run.phases
+    if not run.pslite and not ran:
+        return
+    env = run.env_multi if "pslite_secs" in run.env_multi else run.env
+    r.printf("\n## ps-lite's API over bx against TCP: requests/s and latency\n\n")
+    r.printf("**bx (ps-lite)**: `pslite_bench` (tools/pslite/pslite_bench.cc), a program written "
+             "against ps-lite's API and built against bx's `<ps/ps.h>`: the worker (guest 1) "
+             "issues `ZPush`, `ZPull` or `ZPushPull` of one key of the size shown (float values) "
+             "to the server (guest 0, `KVServerDefaultHandle`: sums pushes, answers pulls), with "
+             "the number of requests shown outstanding; the scheduler is on guest 2. "
+             "**TCP (bxperf)**: `bxperf -T tcp`, the project's own request/response over kernel "
+             "TCP sockets (one connection, the same number of requests in flight, guest 1 to "
+             "guest 0): not ps-lite, no keys, no parameter server, a push's bytes are discarded "
+             "and a pull is answered from a static buffer, so it is the transport's floor rather "
+             "than a like-for-like ps-lite. Push-pull has no TCP counterpart. Each op's TCP cells "
+             "run right after its bx cells, in the same boot; %s s per cell. Latency from issue "
+             "to completion, ms; bx/TCP: requests/s.\n\n", env.get("pslite_secs") or "-")
+    r.printf("| op | outstanding | size | bx (ps-lite) req/s | p50 | p99 | TCP (bxperf) req/s "
+             "| p50 | p99 | bx/TCP |\n")
+    r.printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+    for op in PSLITE_OPS:
+        for q in PSLITE_DEPTHS:
+            for s in PSLITE_SIZES:
+                b = run.pslite.get((op, str(q), str(s)))
+                k = pslite_tcp_key(op, q, s)
+                tcp = op != "pushpull" and run.have(k)
+                if ran and b is None:
+                    r.missing.append("pslite/bx/%s/q%d/%s" % (op, q, s))
+                if ran and op != "pushpull" and not tcp:
+                    r.missing.append("pslite/tcp/%s/q%d/%s" % (op, q, s))
+                if b is None and not tcp:
+                    continue
+                br = b.get("ops_s") if b else None
+                tr = run.ops(k) if tcp else None
+                r.printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", op, q, sz(s),
+                         num(br), ms(b.get("p50_us") if b else None),
+                         ms(b.get("p99_us") if b else None),
+                         "no counterpart" if op == "pushpull" else num(tr),
+                         ms(run.pct(k, "p50_us", 0.5)) if tcp else "-",
+                         ms(run.pct(k, "p99_us", 0.99)) if tcp else "-",
+                         ratio(br, tr))
+    # The pipelining cell (issue #35): 16 outstanding against one at a
+    # time, 4 B; the verdict on pushes, as selftests/bx/pslite.sh's.
+    r.printf("\nPipelining, 4 B values, requests/s with 16 outstanding / one at a time:")
+    for op in PSLITE_OPS:
+        one = run.pslite.get((op, "1", "4"), {}).get("ops_s")
+        six = run.pslite.get((op, "16", "4"), {}).get("ops_s")
+        x = rawratio(six, one)
+        r.printf(" %s %s / %s = %s;", op, num(six), num(one), show(x))
+        if op == "push":
+            r.fig.pslite_pipe = x
+            r.fig.pslite_pipe_how = "%s / %s req/s" % (num(six), num(one))
+    tp = [rawratio(run.ops(pslite_tcp_key(op, 16, 4)), run.ops(pslite_tcp_key(op, 1, 4)))
+          for op in ("push", "pull")]
+    r.printf(" TCP (bxperf) push %s, pull %s.\n", show(tp[0]), show(tp[1]))
+    r.printf("\nTarget (issue #35): a worker with 16 requests outstanding moves at least 3x the "
+             "small-request rate of one at a time (pushes of 4 B): %s\n",
+             verdict_md(at_least(r.fig.pslite_pipe, 3)))
+
+
 def section_cdfs(r: Report) -> None:
     """The sweep's CDFs, for the plots."""
     for s in SIZES:
@@ -1478,7 +1573,8 @@ def section_plots(r: Report) -> None:
 
 
 SECTIONS = (section_header, section_floor, section_pairs, section_sweep, section_throughput,
-            section_scaling, section_hosts, section_pieces, section_incast, section_cdfs,
+            section_scaling, section_hosts, section_pieces, section_incast, section_pslite,
+            section_cdfs,
             section_profile, section_fastpath, section_plots)
 
 
@@ -1989,6 +2085,12 @@ def target_rows(run: Run, fig: Figures) -> list[TargetRow]:
                   conns, conns_ok),
         TargetRow("registered memory per host bounded by the cap",
                   "registered memory per host (target: within the cap)", region, region_ok),
+        TargetRow("ps-lite pipelining: 16 outstanding requests >= 3x the small-request rate of "
+                  "one at a time (pslite_bench, pushes of 4 B)",
+                  "ps-lite 4 B pushes, 16 outstanding / 1 (target >= 3)",
+                  "-" if fig.pslite_pipe is None else
+                  "%s (%s)" % (show(fig.pslite_pipe), fig.pslite_pipe_how),
+                  at_least(fig.pslite_pipe, 3)),
     ]
 
 

@@ -183,8 +183,31 @@ row() {	# REPORT ROW-ERE
 	grep -Eq "^[|] $2 [|]$" "$1" || { grep '^|' "$1"; return 1; }
 }
 
+# Phase pslite in run DIR: pslite_bench's lines (bx) on guest 1 with 4 B
+# pushes at RATE1 req/s one at a time and RATE16 with 16 outstanding,
+# every other cell at 100 req/s (p50 2 ms, p99 4 ms), and the TCP
+# baseline's push and pull cells (bxperf, 200 req/s, 1 ms); DROP: a
+# cell "OP/Q/SIZE" left out.
+mkpslite() {	# DIR RATE1 RATE16 [DROP]
+	local d=$1 op q z rate
+	echo "bench-phase pslite start" >> "$d/run/g0/result.log"
+	echo "bench-env pslite_secs=2 pslite_sizes=4,4096,65536,1048576" >> "$d/run/g0/result.log"
+	for op in push pull pushpull; do
+		for q in 1 16 64; do
+			for z in 4 4096 65536 1048576; do
+				[ "$op/$q/$z" = "${4:-}" ] && continue
+				rate=100
+				[ "$op/$q/$z" = push/1/4 ] && rate=$2
+				[ "$op/$q/$z" = push/16/4 ] && rate=$3
+				echo "bench-pslite transport=bx-pslite op=$op depth=$q size=$z n=$((rate * 2)) ops_s=$rate p50_us=2000 p99_us=4000 errors=0"
+				[ $op = pushpull ] || cell pslite-tcp tcp $op $z $q 1 0 4000 1 1000
+			done
+		done
+	done >> "$d/run/g1/result.log"
+}
+
 echo "TAP version 13"
-echo "1..136"
+echo "1..157"
 
 # The incast's four settings that every run has, the window off at 1 s.
 I4="off:1000000 on:1000000 small:1000000 tcp:1000000"
@@ -325,6 +348,38 @@ ok "nomark: the document is untouched" [ "$(cat "$tmp/nomark.rst")" = "No marker
 printf '.. bench-summary-end\n.. bench-summary-begin\n' > "$tmp/swapped.rst"
 ok "swapped: the markers in the wrong order are refused" \
 	sh -c "! '$report' '$tmp/good' --update-doc '$tmp/swapped.rst' > /dev/null 2>&1"
+
+# Phase pslite: the table of ps-lite over bx against bxperf over TCP,
+# and the pipelining cell's verdict (16 outstanding >= 3x one at a time,
+# 4 B pushes): 350/100 met, 290/100 not met, neither fails the report.
+PSROW='[|] push [|] 16 [|] 4 B [|] 350 [|] 2[.]00 [|] 4[.]00 [|] 200 [|] 1[.]00 [|] 1[.]00 [|] 1[.]75'
+mkrun "$tmp/ps" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+mkpslite "$tmp/ps" 100 350
+expect ps m m m m m m m
+ok "ps: pipelining met" is "$tmp/ps/report.md" "ps-lite pipelining" "**met**"
+ok "ps: the table row, bx against TCP" grep -Eq "^$PSROW [|]\$" "$tmp/ps/report.md"
+ok "ps: push-pull has no TCP counterpart" \
+	grep -Eq '^[|] pushpull [|] 64 [|] 1 MiB [|] 100 [|] 2[.]00 [|] 4[.]00 [|] no counterpart [|] - [|] - [|] - [|]$' "$tmp/ps/report.md"
+ok "ps: says what the TCP side runs" grep -q 'TCP (bxperf)\*\*: `bxperf -T tcp`, .*not ps-lite' "$tmp/ps/report.md"
+ok "ps: the ratios of every op" grep -q '^Pipelining, 4 B .* push 350 / 100 = 3[.]50; pull 100 / 100 = 1[.]00;' "$tmp/ps/report.md"
+cp "$tmp/doc1.rst" "$tmp/docps.rst"
+"$report" "$tmp/ps" --update-doc "$tmp/docps.rst" > /dev/null 2>&1
+ok "ps: the summary has the pipelining verdict" \
+	grep -Eq '^ps-lite 4 B pushes, 16 outstanding / 1 \(target >= 3\) +3[.]50 \(350 / 100 req/s\) +met$' "$tmp/docps.rst"
+mkrun "$tmp/psbad" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+mkpslite "$tmp/psbad" 100 290
+"$report" "$tmp/psbad" > /dev/null 2>&1
+ok "psbad: a missed pipelining target is a verdict, not a failure" [ $? -eq 0 ]
+ok "psbad: pipelining not met" is "$tmp/psbad/report.md" "ps-lite pipelining" "**not met**"
+mkrun "$tmp/pslost" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+mkpslite "$tmp/pslost" 100 350 pull/64/65536
+ok "pslost: a missing cell fails the report" sh -c "! tools/bench/report.sh '$tmp/pslost' > /dev/null 2>&1"
+ok "pslost: named" grep -q '^[*][*]Missing cells:[*][*] pslite/bx/pull/q64/65536 pslite/tcp/pull/q64/65536$' "$tmp/pslost/report.md"
+mkrun "$tmp/psskip" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+{ echo "bench-phase pslite start"; echo "bench-pslite-skip guests=2 needs=3"; } >> "$tmp/psskip/run/g0/result.log"
+ok "psskip: -n 2 skips the phase: report exits 0" tools/bench/report.sh "$tmp/psskip"
+ok "psskip: says why" grep -q '^Phase pslite did not run: 2 guests, it needs 3' "$tmp/psskip/report.md"
+ok "psskip: pipelining not measured" is "$tmp/psskip/report.md" "ps-lite pipelining" "not measured"
 
 # The PyTorch example alone (bench.sh -P torch): its table, its data
 # and plot; bx and torch RPC over uv must have run, over ibv too or say
