@@ -21,7 +21,10 @@
 #         3x the requests per second of one at a time (pslite_bench)
 #   kill  workers keep pushes in flight to both servers while its guest
 #         kills the server of rank 1 (SIGKILL): its requests fail with its rank,
-#         server 0's go on, and the others finalize without it
+#         server 0's go on, and the others finalize without it; worker 1
+#         pushes on for 3 s while the others wait at the final barrier
+#         (with the dead server's arrival from before its death), which
+#         must wait for it. A job that hangs shows bx's debugfs state.
 . "$(dirname "$0")/lib.sh"
 
 PS=pslite_test
@@ -43,6 +46,23 @@ node() {
 	DMLC_PS_ROOT_URI=$BXRIG_PEER0 DMLC_PS_ROOT_PORT=$PORT \
 	BXPS_TIMEOUT_MS=$((180000 * BX_SLOW)) BXPS_REGION_MB=32 BXPS_DEBUG=1 \
 		timeout $((240 * BX_SLOW)) $PS $2 > "$3" 2>&1 &
+}
+
+# A job still running after @1 seconds: show bx's state on this guest
+# (its connections, flows and files) while it hangs, for the log.
+watchdog() {
+	(
+		sleep "$1"
+		for pid in $PIDS; do
+			[ -d "/proc/$pid" ] || continue
+			echo "# still running after $1 s: bx state"
+			for f in conns flow procs stats; do
+				sed "s/^/# $f: /" /sys/kernel/debug/bx/$f 2>/dev/null
+			done
+			break
+		done
+	) &
+	WATCHDOG=$!
 }
 
 # Wait for the job's processes of this guest; each must exit 0.
@@ -93,6 +113,7 @@ case_main() {
 case_kill() {
 	b kill.go
 	start_job kill
+	watchdog $((150 * BX_SLOW))
 	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
 		# The server of rank 1 is killed once the workers push.
 		try check wait_until $((120 * BX_SLOW)) grep -q "server . up" /tmp/ps.srv
@@ -108,6 +129,7 @@ case_kill() {
 	else
 		try job_wait
 	fi
+	kill "$WATCHDOG" 2> /dev/null || true
 	if [ "$ID" -eq 3 ]; then
 		for f in $LOGS; do
 			grep -q "pslite: ok kill " "$f" ||
