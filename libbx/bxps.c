@@ -593,16 +593,32 @@ static uint32_t group_size(struct bxps *n, uint32_t group)
 	return cnt;
 }
 
+/*
+ * The live members of @group that wait at its barrier (n->lock held): a
+ * member that arrived and died since is not counted, or the barrier
+ * would let the others through before every live member came.
+ */
+static uint32_t arrived(struct bxps *n, uint32_t group)
+{
+	uint32_t cnt = 0;
+
+	for (struct parked *p = n->barrier[group]; p; p = p->next)
+		if (p->node < 0 || (!n->nodes[p->node].dead &&
+				    !n->nodes[p->node].gone))
+			cnt++;
+	return cnt;
+}
+
 /* Release the barrier of @group if every live member arrived. */
 static void barrier_check(struct bxps *n, uint32_t group)
 {
 	struct parked *list = NULL, *p;
 
 	pthread_mutex_lock(&n->lock);
-	if (n->barrier_n[group] && n->barrier_n[group] >= group_size(n, group)) {
+	if (n->barrier[group] &&
+	    arrived(n, group) >= group_size(n, group)) {
 		list = n->barrier[group];
 		n->barrier[group] = NULL;
-		n->barrier_n[group] = 0;
 		n->barrier_gen[group]++;
 		pthread_cond_broadcast(&n->cv);
 	}
@@ -628,18 +644,18 @@ static void barrier_arrive(struct bxps *n, uint32_t group, uint64_t token,
 	p->token = token;
 	p->node = node;
 	pthread_mutex_lock(&n->lock);
+	/* Asked again (its wait timed out): the same arrival, a new token. */
+	for (struct parked *q = n->barrier[group]; node >= 0 && q; q = q->next)
+		if (q->node == node) {
+			q->token = token;
+			pthread_mutex_unlock(&n->lock);
+			free(p);
+			return;
+		}
 	p->next = n->barrier[group];
 	n->barrier[group] = p;
-	n->barrier_n[group]++;
 	pthread_mutex_unlock(&n->lock);
 	barrier_check(n, group);
-}
-
-static int cmp_arrival(const void *a, const void *b)
-{
-	(void)a;
-	(void)b;
-	return 0;
 }
 
 /* All nodes registered: number them and send each the table. */
@@ -650,7 +666,6 @@ static void regs_complete(struct bxps *n)
 	int ret;
 
 	n->regs = NULL;
-	(void)cmp_arrival;
 	/* Ranks in the order of registration; the list is newest first. */
 	for (uint32_t i = 0; i < n->nregs; i++) {
 		struct psw_node *nd = &n->reg_nodes[i];
@@ -697,7 +712,6 @@ static void regs_complete(struct bxps *n)
 	}
 	pthread_mutex_lock(&n->lock);
 	n->nregs = 0;	/* done: the table is the nodes' */
-	n->stop = n->stop;
 	pthread_cond_broadcast(&n->cv);
 	pthread_mutex_unlock(&n->lock);
 	for (uint32_t i = 1; i < n->nnodes; i++)
@@ -864,6 +878,8 @@ static void *progress(void *arg)
 		int got;
 
 		flush(n);
+		if (__atomic_load_n(&n->drain, __ATOMIC_RELAXED))
+			ps_apps_drain(n);
 		if (n->watches && ps_now_ms() >= n->alive_at)
 			answer_watches(n, false);
 		got = bx_reap(n->bx, cqes, 64, n->retry || n->pending ? 1 : 20);
@@ -1168,7 +1184,15 @@ int bxps_barrier(struct bxps *n, int group)
 	}
 	for (int tries = 0;; tries++) {
 		ret = ctrl_call(n, 0, PSW_C_BARRIER, group, PSW_CTRL_LEN, &io);
-		/* Not delivered: safe to send again. */
+		/*
+		 * Waited past the timeout: ask again, the scheduler counts it
+		 * once (a barrier waits for the slowest live member). Not
+		 * delivered: safe to send again.
+		 */
+		if (ret == -ETIMEDOUT && !n->nodes[0].dead) {
+			io_free(n, io);
+			continue;
+		}
 		if (ret >= 0 || !send_again(ret) || tries >= 100)
 			break;
 		io_free(n, io);
@@ -1189,18 +1213,30 @@ int bxps_finalize(struct bxps *n, int barrier)
 		return 0;
 	if (barrier)
 		ret = bxps_barrier(n, BXPS_ALL);
+	if (getenv("BXPS_DEBUG"))
+		fprintf(stderr, "bxps: node %u ends: requests %llu responses %llu handled %llu retries %llu bad %llu errors %llu\n",
+			n->id, (unsigned long long)n->stats.requests,
+			(unsigned long long)n->stats.responses,
+			(unsigned long long)n->stats.handled,
+			(unsigned long long)n->stats.retries,
+			(unsigned long long)n->stats.bad,
+			(unsigned long long)n->stats.errors);
 	ps_apps_stop(n);
 	n->stop = true;
 	pthread_join(n->thread, NULL);
 	answer_watches(n, true);
+	ps_apps_free(n);
 	ps_fail_all(n, -ECANCELED);
-	/* Let the byes go out before the file closes. */
+	/* Let the byes and answers go out before the file closes. */
 	{
 		struct bx_cqe cqes[64];
 		uint64_t end = ps_now_ms() + 1000;
+		int got;
 
-		while (ps_now_ms() < end && bx_reap(n->bx, cqes, 64, 50) > 0)
-			;
+		while (ps_now_ms() < end &&
+		       (got = bx_reap(n->bx, cqes, 64, 50)) > 0)
+			for (int i = 0; i < got; i++)
+				on_cqe(n, &cqes[i]);
 	}
 	bx_close(n->bx);
 	free(n->status);

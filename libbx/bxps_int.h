@@ -148,13 +148,17 @@ struct bxps {
 	struct preq	*hash[PS_HASH];
 	uint64_t	*status;	/* per id: done, status, rank */
 	int64_t		status_len;
-	/* apps and requests nobody handles yet */
+	/*
+	 * Apps and requests nobody handles yet (only the progress thread
+	 * adds to or takes from @unclaimed); @drain: a handler came, the
+	 * progress thread hands it what waited.
+	 */
 	struct app	*apps;
 	struct qreq	*unclaimed, **unclaimed_tail;
+	bool		drain;
 	struct bxps_stats stats;
 	/* scheduler */
 	struct parked	*barrier[8];	/* per group: arrivals */
-	uint32_t	barrier_n[8];
 	uint64_t	barrier_gen[8];
 	struct parked	*regs;		/* registrations parked */
 	struct psw_node	reg_nodes[PS_MAX_NODES];
@@ -178,5 +182,7 @@ void ps_req_put_io(struct bxps *n, struct preq *r);
 void ps_node_died(struct bxps *n, int idx);
 void ps_fail_all(struct bxps *n, int err);
 void ps_apps_stop(struct bxps *n);
+void ps_apps_drain(struct bxps *n);
+void ps_apps_free(struct bxps *n);
 
 #endif /* BX_BXPS_INT_H */

@@ -24,9 +24,14 @@ struct qreq {
 	struct qreq	*next;
 };
 
+/*
+ * A handler thread. It keeps its own copy of the handler, so that the
+ * requests it holds when the app stops are still handled by it.
+ */
 struct hthread {
 	struct bxps	*n;
-	struct app	*app;
+	bxps_handler_fn	fn;
+	void		*arg;
 	pthread_t	thread;
 	pthread_mutex_t	lock;
 	pthread_cond_t	cv;
@@ -34,11 +39,18 @@ struct hthread {
 	bool		stop;
 };
 
+/*
+ * An app's handler. @fn, @arg, @nthreads and @th change under n->lock
+ * only once @busy is 0: @busy counts the progress thread's calls in
+ * dispatch() (which read them unlocked), so that stopping the app never
+ * frees what a dispatch is using.
+ */
 struct app {
 	int		id;
 	bxps_handler_fn	fn;
 	void		*arg;
 	unsigned int	nthreads;
+	unsigned int	busy;
 	struct hthread	*th;
 	struct app	*next;
 };
@@ -541,9 +553,14 @@ int bxps_wait(struct bxps *n, int64_t id, int *rank)
 			struct preq *r = lookup(n, id);
 
 			for (uint32_t i = 0; r && i < r->nparts; i++)
-				fprintf(stderr, "bxps: request %lld waits 30 s: part %u to node %u %s\n",
+				fprintf(stderr, "bxps: request %lld waits 30 s: part %u to node %u %s (sends not done %d; node: requests %llu responses %llu retries %llu errors %llu)\n",
 					(long long)id, i, n->nodes[r->parts[i].node].id,
-					r->parts[i].answered ? "answered" : "open");
+					r->parts[i].answered ? "answered" : "open",
+					r->ios,
+					(unsigned long long)n->stats.requests,
+					(unsigned long long)n->stats.responses,
+					(unsigned long long)n->stats.retries,
+					(unsigned long long)n->stats.errors);
 		}
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -645,7 +662,7 @@ static void *hthread_main(void *arg)
 		if (!t->head)
 			t->tail = &t->head;
 		pthread_mutex_unlock(&t->lock);
-		t->app->fn(t->n, &q->req, t->app->arg);
+		t->fn(t->n, &q->req, t->arg);
 		free(q);
 		pthread_mutex_lock(&t->lock);
 	}
@@ -702,6 +719,15 @@ static void dispatch(struct bxps *n, struct app *a, const struct bxps_req *req)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* Does a request for @app wait for its handler (n->lock held)? */
+static bool waiting(const struct bxps *n, int app)
+{
+	for (const struct qreq *q = n->unclaimed; q; q = q->next)
+		if (q->req.app == app)
+			return true;
+	return false;
+}
+
 static void on_request(struct bxps *n, void *buf, const struct psw_msg *m,
 		       int from)
 {
@@ -726,7 +752,10 @@ static void on_request(struct bxps *n, void *buf, const struct psw_msg *m,
 	(void)from;
 	pthread_mutex_lock(&n->lock);
 	a = find_app(n, m->app);
-	if (!a || !a->fn) {
+	/* No handler yet, or requests before this one wait: behind them. */
+	if (!a || !a->fn || waiting(n, m->app)) {
+		bool ready = a && a->fn;
+
 		q = malloc(sizeof(*q));
 		if (q) {
 			q->req = req;
@@ -738,11 +767,18 @@ static void on_request(struct bxps *n, void *buf, const struct psw_msg *m,
 		if (!q) {
 			bxps_respond_err(n, &req, -ENOMEM);
 			ps_recv_done(n, 1, buf);
+		} else if (ready) {
+			ps_apps_drain(n);
 		}
 		return;
 	}
+	a->busy++;
 	pthread_mutex_unlock(&n->lock);
 	dispatch(n, a, &req);
+	pthread_mutex_lock(&n->lock);
+	if (!--a->busy)
+		pthread_cond_broadcast(&n->cv);
+	pthread_mutex_unlock(&n->lock);
 }
 
 /* A push (a data message) came to this node. */
@@ -784,28 +820,76 @@ void ps_on_message(struct bxps *n, void *buf, uint32_t len, uint32_t which)
 		on_request(n, buf, &m, from);
 }
 
-/* End @a's threads, after they handled what they hold. */
-static void app_stop(struct app *a)
+/*
+ * Stop @a: no dispatch uses it once this returns, and its threads have
+ * handled what they held. Called with n->lock held, which it drops while
+ * it waits; never from @a's own handler (it would wait for itself).
+ */
+static void app_stop(struct bxps *n, struct app *a)
 {
-	for (unsigned int i = 0; a->th && i < a->nthreads; i++) {
-		struct hthread *t = &a->th[i];
+	struct hthread *th;
+	unsigned int nt;
+
+	a->fn = NULL;
+	while (a->busy)
+		pthread_cond_wait(&n->cv, &n->lock);
+	th = a->th;
+	nt = a->nthreads;
+	a->th = NULL;
+	a->nthreads = 0;
+	pthread_mutex_unlock(&n->lock);
+	for (unsigned int i = 0; th && i < nt; i++) {
+		struct hthread *t = &th[i];
 
 		pthread_mutex_lock(&t->lock);
 		t->stop = true;
 		pthread_cond_signal(&t->cv);
 		pthread_mutex_unlock(&t->lock);
 		pthread_join(t->thread, NULL);
+		pthread_mutex_destroy(&t->lock);
+		pthread_cond_destroy(&t->cv);
 	}
-	free(a->th);
-	a->th = NULL;
-	a->nthreads = 0;
+	free(th);
+	pthread_mutex_lock(&n->lock);
+}
+
+/* Start @nt handler threads for @a (n->lock held, @a not dispatched to). */
+static int app_threads(struct bxps *n, struct app *a, bxps_handler_fn fn,
+		       void *arg, unsigned int nt)
+{
+	struct hthread *th = calloc(nt, sizeof(*th));
+	unsigned int i;
+
+	if (!th)
+		return -ENOMEM;
+	for (i = 0; i < nt; i++) {
+		struct hthread *t = &th[i];
+
+		t->n = n;
+		t->fn = fn;
+		t->arg = arg;
+		t->tail = &t->head;
+		pthread_mutex_init(&t->lock, NULL);
+		pthread_cond_init(&t->cv, NULL);
+		if (pthread_create(&t->thread, NULL, hthread_main, t))
+			break;
+	}
+	a->th = th;
+	a->nthreads = i;
+	if (i == nt)
+		return 0;
+	/* What started stops again; the one that did not is undone here. */
+	pthread_mutex_destroy(&th[i].lock);
+	pthread_cond_destroy(&th[i].cv);
+	app_stop(n, a);
+	return -EAGAIN;
 }
 
 int bxps_set_handler(struct bxps *n, int app, bxps_handler_fn fn, void *arg,
 		     unsigned int nthreads)
 {
-	struct qreq *list = NULL, **pp, *q;
 	struct app *a;
+	int ret = 0;
 
 	if (nthreads > 64)
 		return -EINVAL;
@@ -814,81 +898,100 @@ int bxps_set_handler(struct bxps *n, int app, bxps_handler_fn fn, void *arg,
 	if (!fn) {
 		/* Stop: later requests wait for the next handler. */
 		if (a)
-			a->fn = NULL;
-		pthread_mutex_unlock(&n->lock);
-		if (a)
-			app_stop(a);
-		return 0;
+			app_stop(n, a);
+		goto out;
 	}
 	if (a && a->fn) {
-		pthread_mutex_unlock(&n->lock);
-		return -EBUSY;
+		ret = -EBUSY;
+		goto out;
 	}
 	if (!a) {
 		a = calloc(1, sizeof(*a));
 		if (!a) {
-			pthread_mutex_unlock(&n->lock);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto out;
 		}
 		a->id = app;
 		a->next = n->apps;
 		n->apps = a;
 	}
-	a->arg = arg;
-	a->nthreads = nthreads;
 	if (nthreads > 1) {
-		a->th = calloc(nthreads, sizeof(*a->th));
-		if (!a->th) {
-			pthread_mutex_unlock(&n->lock);
-			return -ENOMEM;
-		}
-		for (unsigned int i = 0; i < nthreads; i++) {
-			struct hthread *t = &a->th[i];
-
-			t->n = n;
-			t->app = a;
-			t->tail = &t->head;
-			pthread_mutex_init(&t->lock, NULL);
-			pthread_cond_init(&t->cv, NULL);
-			pthread_create(&t->thread, NULL, hthread_main, t);
-		}
+		ret = app_threads(n, a, fn, arg, nthreads);
+		if (ret)
+			goto out;
 	}
-	/* Take the requests that waited for this app, in order. */
-	for (pp = &n->unclaimed; (q = *pp); ) {
-		if (q->req.app == app) {
-			*pp = q->next;
-			q->next = list;
-			list = q;
-		} else {
-			pp = &q->next;
-		}
-	}
-	n->unclaimed_tail = pp;
+	a->arg = arg;
 	a->fn = fn;
+	/* The progress thread hands it what waited (ps_apps_drain()). */
+	n->drain = true;
+out:
 	pthread_mutex_unlock(&n->lock);
-	/* @list is newest first: reverse it. */
-	{
-		struct qreq *rev = NULL;
-
-		while ((q = list)) {
-			list = q->next;
-			q->next = rev;
-			rev = q;
-		}
-		list = rev;
-	}
-	while ((q = list)) {
-		list = q->next;
-		dispatch(n, a, &q->req);
-		free(q);
-	}
-	return 0;
+	return ret;
 }
 
+/*
+ * Dispatch, oldest first, the requests that wait for an app that now has
+ * a handler. The progress thread's: it alone adds to and takes from
+ * n->unclaimed, so the list holds still while n->lock is dropped.
+ */
+void ps_apps_drain(struct bxps *n)
+{
+	struct qreq **pp, *q;
+	struct app *a;
+
+	pthread_mutex_lock(&n->lock);
+	n->drain = false;
+	pp = &n->unclaimed;
+	while ((q = *pp)) {
+		a = find_app(n, q->req.app);
+		if (!a || !a->fn) {
+			pp = &q->next;
+			continue;
+		}
+		*pp = q->next;
+		if (!*pp)
+			n->unclaimed_tail = pp;
+		a->busy++;
+		pthread_mutex_unlock(&n->lock);
+		dispatch(n, a, &q->req);
+		free(q);
+		pthread_mutex_lock(&n->lock);
+		if (!--a->busy)
+			pthread_cond_broadcast(&n->cv);
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* The node ends: stop every handler (before the progress thread). */
 void ps_apps_stop(struct bxps *n)
 {
+	pthread_mutex_lock(&n->lock);
 	for (struct app *a = n->apps; a; a = a->next)
-		app_stop(a);
+		app_stop(n, a);
+	pthread_mutex_unlock(&n->lock);
+}
+
+/*
+ * The node is gone (the progress thread has ended): answer what no
+ * handler took with -ECANCELED, so that its senders do not wait, and
+ * free the apps.
+ */
+void ps_apps_free(struct bxps *n)
+{
+	struct qreq *q;
+	struct app *a;
+
+	while ((q = n->unclaimed)) {
+		n->unclaimed = q->next;
+		bxps_respond_err(n, &q->req, -ECANCELED);
+		bxps_req_release(n, q->req.buf);
+		free(q);
+	}
+	n->unclaimed_tail = &n->unclaimed;
+	while ((a = n->apps)) {
+		n->apps = a->next;
+		free(a);
+	}
 }
 
 /* Send an answer to @req's sender. */
@@ -902,6 +1005,7 @@ static int respond(struct bxps *n, const struct bxps_req *req, int status,
 	const void *seg[6];
 	uint64_t len[6];
 	struct psw_msg h;
+	int ret;
 
 	if (to < 0)
 		return -ENOENT;
@@ -939,10 +1043,17 @@ static int respond(struct bxps *n, const struct bxps_req *req, int status,
 	len[4] = h.vbytes;
 	seg[5] = body;
 	len[5] = h.blen;
+	ret = ps_send(n, to, seg, len, 6, NULL, 0);
 	pthread_mutex_lock(&n->lock);
-	n->stats.responses++;
+	if (ret)
+		n->stats.errors++;
+	else
+		n->stats.responses++;
 	pthread_mutex_unlock(&n->lock);
-	return ps_send(n, to, seg, len, 6, NULL, 0);
+	if (ret && getenv("BXPS_DEBUG"))
+		fprintf(stderr, "bxps: answer to request %lld of node %d not sent: %d\n",
+			(long long)req->id, req->sender, ret);
+	return ret;
 }
 
 int bxps_respond(struct bxps *n, const struct bxps_req *req,

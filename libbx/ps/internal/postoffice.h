@@ -85,9 +85,9 @@ class Postoffice {
     if (--starts_ > 0) return;
     if (exit_callback_) exit_callback_();
     exit_callback_ = nullptr;
-    struct bxps* n = node_;
+    /* The node stays ours until its handlers stopped (they may call node()). */
+    bxps_finalize(node_, 0);
     node_ = nullptr;
-    bxps_finalize(n, 0);
   }
 
   /* Wait for every live node of @node_group (0 or -errno; ps-lite: void). */
