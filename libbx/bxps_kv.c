@@ -40,10 +40,10 @@ struct hthread {
 };
 
 /*
- * An app's handler. @fn, @arg, @nthreads and @th change under n->lock
+ * An app's handler. @fn and @arg change under n->lock; @nthreads and @th
  * only once @busy is 0: @busy counts the progress thread's calls in
- * dispatch() (which read them unlocked), so that stopping the app never
- * frees what a dispatch is using.
+ * dispatch() (which use @th unlocked, and the handler as it was when
+ * counted), so that stopping the app never frees what a dispatch uses.
  */
 struct app {
 	int		id;
@@ -681,7 +681,8 @@ static struct app *find_app(struct bxps *n, int id)
 }
 
 /* Run @req's handler now, or queue it for its thread. */
-static void dispatch(struct bxps *n, struct app *a, const struct bxps_req *req)
+static void dispatch(struct bxps *n, struct app *a, bxps_handler_fn fn,
+		     void *arg, const struct bxps_req *req)
 {
 	struct hthread *t;
 	struct qreq *q;
@@ -691,7 +692,7 @@ static void dispatch(struct bxps *n, struct app *a, const struct bxps_req *req)
 	n->stats.handled++;
 	pthread_mutex_unlock(&n->lock);
 	if (a->nthreads <= 1) {
-		a->fn(n, req, a->arg);
+		fn(n, req, arg);
 		return;
 	}
 	if (req->kv.nkeys) {
@@ -746,7 +747,9 @@ static void on_request(struct bxps *n, void *buf, const struct psw_msg *m,
 		},
 		.body = m->body, .blen = m->blen, .buf = buf, .part = m->part,
 	};
+	bxps_handler_fn fn;
 	struct app *a;
+	void *arg;
 	struct qreq *q;
 
 	(void)from;
@@ -773,8 +776,10 @@ static void on_request(struct bxps *n, void *buf, const struct psw_msg *m,
 		return;
 	}
 	a->busy++;
+	fn = a->fn;
+	arg = a->arg;
 	pthread_mutex_unlock(&n->lock);
-	dispatch(n, a, &req);
+	dispatch(n, a, fn, arg, &req);
 	pthread_mutex_lock(&n->lock);
 	if (!--a->busy)
 		pthread_cond_broadcast(&n->cv);
@@ -937,7 +942,9 @@ out:
 void ps_apps_drain(struct bxps *n)
 {
 	struct qreq **pp, *q;
+	bxps_handler_fn fn;
 	struct app *a;
+	void *arg;
 
 	pthread_mutex_lock(&n->lock);
 	n->drain = false;
@@ -952,8 +959,10 @@ void ps_apps_drain(struct bxps *n)
 		if (!*pp)
 			n->unclaimed_tail = pp;
 		a->busy++;
+		fn = a->fn;
+		arg = a->arg;
 		pthread_mutex_unlock(&n->lock);
-		dispatch(n, a, &q->req);
+		dispatch(n, a, fn, arg, &q->req);
 		free(q);
 		pthread_mutex_lock(&n->lock);
 		if (!--a->busy)
