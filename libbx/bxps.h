@@ -307,7 +307,11 @@ typedef void (*bxps_handler_fn)(struct bxps *n, const struct bxps_req *req,
 /**
  * bxps_set_handler() - handle app @app's requests with @fn (NULL: stop)
  * in the progress thread (@nthreads 0 or 1) or @nthreads threads by key
- * range. Requests that came before are handed to it now.
+ * range. Requests that came before are handed to it by the progress
+ * thread, in order, before later ones. Stopping waits for the calls in
+ * progress and lets the threads handle what they hold; never stop an app
+ * from its own handler. Return: 0, -EINVAL (@nthreads > 64), -EBUSY (a
+ * handler is set), -ENOMEM, -EAGAIN (a thread could not start).
  */
 int bxps_set_handler(struct bxps *n, int app, bxps_handler_fn fn, void *arg,
 		     unsigned int nthreads);
