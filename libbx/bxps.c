@@ -1213,14 +1213,18 @@ int bxps_finalize(struct bxps *n, int barrier)
 		return 0;
 	if (barrier)
 		ret = bxps_barrier(n, BXPS_ALL);
-	if (getenv("BXPS_DEBUG"))
+	if (getenv("BXPS_DEBUG")) {
+		struct bxps_stats st;
+
+		bxps_stats(n, &st);
 		fprintf(stderr, "bxps: node %u ends: requests %llu responses %llu handled %llu retries %llu bad %llu errors %llu\n",
-			n->id, (unsigned long long)n->stats.requests,
-			(unsigned long long)n->stats.responses,
-			(unsigned long long)n->stats.handled,
-			(unsigned long long)n->stats.retries,
-			(unsigned long long)n->stats.bad,
-			(unsigned long long)n->stats.errors);
+			n->id, (unsigned long long)st.requests,
+			(unsigned long long)st.responses,
+			(unsigned long long)st.handled,
+			(unsigned long long)st.retries,
+			(unsigned long long)st.bad,
+			(unsigned long long)st.errors);
+	}
 	ps_apps_stop(n);
 	n->stop = true;
 	pthread_join(n->thread, NULL);
