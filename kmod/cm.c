@@ -482,7 +482,10 @@ static int conn_rejected(struct bx_conn *conn, const struct rdma_cm_event *ev)
 	peer->ck = c;
 	peer->ck_until = (jiffies + msecs_to_jiffies(READ_ONCE(bx_proof_ms))) ?: 1;
 	spin_unlock(&peer->sess_lock);
-	queue_work(bx_wq, &conn->redial);
+	/* The work's reference: the teardown may pass before it runs. */
+	bx_conn_get(conn);
+	if (!queue_work(bx_wq, &conn->redial))
+		bx_conn_put(conn);
 	return 0;
 }
 
@@ -501,10 +504,10 @@ void bx_cm_redial(struct work_struct *work)
 	int ret;
 
 	if (READ_ONCE(conn->state) != BX_CONN_STATE_CONNECTING)
-		return;
+		goto out;
 	if (!net) {
 		bx_conn_fail(conn, -ENETUNREACH);
-		return;
+		goto out;
 	}
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
@@ -515,7 +518,7 @@ void bx_cm_redial(struct work_struct *work)
 			    IB_QPT_RC);
 	if (IS_ERR(id)) {
 		bx_conn_fail(conn, PTR_ERR(id));
-		return;
+		goto out;
 	}
 	WRITE_ONCE(conn->cm_begun, false);
 	conn->cm_id = id;
@@ -525,6 +528,8 @@ void bx_cm_redial(struct work_struct *work)
 				2000);
 	if (ret)
 		bx_conn_fail(conn, ret);
+out:
+	bx_conn_put(conn);
 }
 
 /*

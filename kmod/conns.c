@@ -233,9 +233,13 @@ static void conn_teardown(struct work_struct *work)
 	LIST_HEAD(list);
 	int err = conn->err;
 
-	/* An answer to a challenge swaps the id: let it finish first. */
-	if (conn->active)
-		cancel_work_sync(&conn->redial);
+	/*
+	 * An answer to a challenge swaps the id: let it finish first. One
+	 * queued later (by a reject still on its way) holds its own
+	 * reference and finds the connection down.
+	 */
+	if (conn->active && cancel_work_sync(&conn->redial))
+		bx_conn_put(conn);
 
 	/* 1. The peer forgets us; operations waiting for us fail. */
 	mutex_lock(&peer->lock);
