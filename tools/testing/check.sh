@@ -41,12 +41,14 @@ add() { P=$((P + $1)) F=$((F + $2)) S=$((S + $3)); }
 failed() { FAILED+=("$*"); }
 
 # splat_brief CONSOLE.LOG: the first splat (tools/testing/vm/splats) on
-# one line: what it says, then its first twelve call-trace frames.
+# one line: what it says, the work it ran in (if any), then its first
+# twelve call-trace frames.
 splat_brief() {
 	local n
 	n=$(grep -a -n -m1 -E -f "$top/tools/testing/vm/splats" "$1" | cut -d: -f1) || return 0
 	sed -n "${n},$((n + 80))p" "$1" | tr -d '\r' | awk '
 		NR == 1 { sub(/^\[ *[0-9.]+\] /, ""); head = substr($0, 1, 160); next }
+		/ Workqueue: / && wq == "" { wq = $0; sub(/.* Workqueue: +/, " [", wq); wq = wq "]" }
 		!/ \? / && / ([a-zA-Z_][a-zA-Z0-9_.]*)\+0x[0-9a-f]+\/0x[0-9a-f]+/ && k < 12 {
 			for (i = 1; i <= NF; i++)
 				if ($i ~ /\+0x[0-9a-f]+\/0x/) {
@@ -56,7 +58,7 @@ splat_brief() {
 					break
 				}
 		}
-		END { print head (fr == "" ? "" : " -- " fr) }'
+		END { print head wq (fr == "" ? "" : " -- " fr) }'
 }
 
 # Sum the KTAP totals in FILE; a missing totals line is one failure.
