@@ -17,8 +17,9 @@
 #         int64 and half values, SimpleApp request/response to the server
 #         group, and a push of the wrong length failing with the owning
 #         server's rank; every process exits 0
-#   pipeline  a worker's pushes of 4 bytes: 16 outstanding move at least
-#         3x the requests per second of one at a time (pslite_bench)
+#   pipeline  a server whose handler answers pushes 16 at a time gets
+#         them from a worker with 16 outstanding, round after round
+#         (pslite_bench -b); pushes/s with 1 and 16 outstanding reported
 #   kill  workers keep pushes in flight to both servers while its guest
 #         kills the server of rank 1 (SIGKILL): its requests fail with its rank,
 #         server 0's go on, and the others finalize without it; worker 1
@@ -140,18 +141,31 @@ case_kill() {
 	result
 }
 
-# Pipelining: pushes of 4 bytes with 16 outstanding move at least three
-# times the requests per second of one at a time (pslite_bench).
+# Pipelining: a server that answers pushes 16 at a time (after its handler
+# returned) gets them from one worker with 16 outstanding, round after
+# round, with no error; requests per second with 1 and 16 outstanding are
+# reported (a benchmark's number, not asserted).
 case_pipeline() {
 	b pipe.go
 	PS=pslite_bench
+	start_job "-o push -q 16 -s 4 -d $((3 * BX_SLOW)) -b 16"
+	try job_wait
+	if [ "$ID" -eq 3 ]; then
+		line=$(grep -h 'outstanding 16 bytes 4 ' /tmp/ps.w1 /tmp/ps.w2)
+		reqs=$(echo "$line" | sed -n 's/.* reqs \([0-9]*\) .*/\1/p')
+		try check [ "${reqs:-0}" -ge 32 ]
+		case $line in
+		*" errors 0") ;;
+		*) echo "# FAIL: errors in the rounds of 16"; ERR=1 ;;
+		esac
+	fi
+	b pipe.rate
 	start_job "-o push -q 1,16 -s 4 -d $((3 * BX_SLOW))"
 	try job_wait
 	if [ "$ID" -eq 3 ]; then
 		r1=$(sed -n 's/.*outstanding 1 bytes 4 .* rate \([0-9]*\)\/s.*/\1/p' /tmp/ps.w1 /tmp/ps.w2)
 		r16=$(sed -n 's/.*outstanding 16 bytes 4 .* rate \([0-9]*\)\/s.*/\1/p' /tmp/ps.w1 /tmp/ps.w2)
 		echo "# pushes/s: 1 outstanding ${r1:-?}, 16 outstanding ${r16:-?}"
-		try check [ -n "$r1" ] && try check [ "${r16:-0}" -ge $((3 * ${r1:-1})) ]
 	fi
 	b pipe.done
 	result

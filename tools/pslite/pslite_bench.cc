@@ -5,9 +5,12 @@
  * one key of S bytes (float values) to server 0's default handle with Q
  * requests outstanding, for D seconds per cell; the other workers only
  * meet the barriers. Launched from DMLC_* like any ps-lite program.
+ * With -b B the servers hold pushes and answer B at a time (a handler that
+ * replies after it returned): a cell of Q = B pushes completes only if B
+ * requests are in flight at once, and then goes in rounds of Q.
  *
  *   pslite_bench [-o push,pull,pushpull] [-q 1,16,64] [-s 4,4096,...]
- *                [-d SECS]
+ *                [-d SECS] [-b B]
  *
  * One line per cell:
  *   pslite_bench: op OP outstanding Q bytes S reqs N rate R/s
@@ -36,7 +39,24 @@ static std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-static void Cell(KVWorker<float>* kv, const std::string& op, int q, size_t bytes, double secs) {
+/* Answers pushes @batch at a time, once that many are held. */
+struct BatchHandle {
+  size_t batch;
+  std::vector<KVMeta> held;
+  void operator()(const KVMeta& meta, const KVPairs<float>& /* data */, KVServer<float>* server) {
+    if (!meta.push) {
+      server->Response(meta, KVPairs<float>());
+      return;
+    }
+    held.push_back(meta);
+    if (held.size() < batch) return;
+    for (const KVMeta& m : held) server->Response(m, KVPairs<float>());
+    held.clear();
+  }
+};
+
+static void Cell(KVWorker<float>* kv, const std::string& op, int q, size_t bytes, double secs,
+                 bool rounds) {
   size_t n = std::max<size_t>(bytes / sizeof(float), 1);
   SArray<Key> keys(1, 0);
   SArray<float> vals(n, 1.0f);
@@ -54,21 +74,31 @@ static void Cell(KVWorker<float>* kv, const std::string& op, int q, size_t bytes
       ts[slot] = kv->ZPushPull(keys, vals, &outs[slot]);
   };
   /* The key exists (a pull of it has its length) before timing. */
-  kv->Wait(kv->ZPush(keys, vals));
+  if (!rounds) kv->Wait(kv->ZPush(keys, vals));
   auto start = Clock::now();
   auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(secs));
   long reqs = 0;
   int errors = 0;
-  for (int i = 0; i < q; ++i) issue(i);
-  for (int slot = 0;; slot = (slot + 1) % q) {
+  auto done = [&](int slot) {
     errors += kv->Wait(ts[slot]) != 0;
-    auto now = Clock::now();
-    lat.push_back(std::chrono::duration<double, std::micro>(now - t0[slot]).count());
+    ts[slot] = -1;
+    lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0[slot]).count());
     ++reqs;
-    if (now < end) {
-      issue(slot);
-    } else {
-      ts[slot] = -1;
+  };
+  if (rounds) {
+    /* All Q issued, all Q answered, again until the time is up. */
+    do {
+      for (int i = 0; i < q; ++i) issue(i);
+      for (int i = 0; i < q; ++i) done(i);
+    } while (Clock::now() < end);
+  } else {
+    for (int i = 0; i < q; ++i) issue(i);
+    for (int slot = 0;; slot = (slot + 1) % q) {
+      done(slot);
+      if (Clock::now() < end) {
+        issue(slot);
+        continue;
+      }
       bool any = false;
       for (int t : ts) any |= t >= 0;
       if (!any) break;
@@ -87,13 +117,14 @@ static void Cell(KVWorker<float>* kv, const std::string& op, int q, size_t bytes
 int main(int argc, char** argv) {
   std::string ops = "push,pull,pushpull", qs = "1,16,64", sizes = "4,4096,65536,1048576";
   double secs = 3;
-  int c;
-  while ((c = getopt(argc, argv, "o:q:s:d:")) != -1) {
+  int c, batch = 0;
+  while ((c = getopt(argc, argv, "o:q:s:d:b:")) != -1) {
     switch (c) {
       case 'o': ops = optarg; break;
       case 'q': qs = optarg; break;
       case 's': sizes = optarg; break;
       case 'd': secs = std::atof(optarg); break;
+      case 'b': batch = std::atoi(optarg); break;
       default: return 2;
     }
   }
@@ -101,7 +132,10 @@ int main(int argc, char** argv) {
   KVServer<float>* server = nullptr;
   if (IsServer()) {
     server = new KVServer<float>(0);
-    server->set_request_handle(KVServerDefaultHandle<float>());
+    if (batch > 0)
+      server->set_request_handle(BatchHandle{static_cast<size_t>(batch), {}});
+    else
+      server->set_request_handle(KVServerDefaultHandle<float>());
   }
   RegisterExitCallback([server]() { delete server; });
   if (IsWorker() && MyRank() == 0) {
@@ -109,7 +143,8 @@ int main(int argc, char** argv) {
     for (const std::string& op : Split(ops))
       for (const std::string& q : Split(qs))
         for (const std::string& s : Split(sizes))
-          Cell(&kv, op, std::atoi(q.c_str()), std::strtoul(s.c_str(), nullptr, 10), secs);
+          Cell(&kv, op, std::atoi(q.c_str()), std::strtoul(s.c_str(), nullptr, 10), secs,
+               batch > 0);
   }
   Finalize(0, true);
   return 0;
