@@ -57,6 +57,7 @@ import array
 import ctypes
 import functools
 import itertools
+import queue
 import sys
 import threading
 import weakref
@@ -76,8 +77,8 @@ ApplyFn = Callable[[int, memoryview, memoryview], None]
 
 
 def future_type() -> type:
-    """The future type bx.kv's asynchronous calls return (they come with
-    libbx's asynchronous key-value calls): ``torch.futures.Future`` when
+    """The future type of :meth:`Worker.push_async` and
+    :meth:`Worker.pull_async`: ``torch.futures.Future`` when
     torch can be imported -- ``torch.futures.collect_all``, ``wait_all``
     and ``then`` compose with them --, else
     ``concurrent.futures.Future``. Decided once per process."""
@@ -389,6 +390,65 @@ def _block_type(n: int) -> type:
     return type("_Block", (_Block, ctypes.c_ubyte * n), {})
 
 
+class _Lane:
+    """One thread and the libbx worker it calls (``bxkv`` serializes the
+    calls of a worker): the worker's own (``own``: under its lock, shared
+    with the synchronous calls) or one of its own, which the thread
+    destroys when it ends. Runs the tasks of its queue in order; ``None``
+    ends it. It holds the worker weakly: a worker collected unclosed
+    fails what is still queued."""
+
+    def __init__(self, owner: "Worker", handle: int, own: bool) -> None:
+        self.handle, self.own, self.lib = handle, own, owner._lib
+        self.pending = 0            # queued and running, under owner._alock
+        self.q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run,
+                                       args=(weakref.ref(owner),),
+                                       name="bx.kv lane", daemon=True)
+        self.thread.start()
+
+    def _run(self, ref: Any) -> None:
+        while True:
+            task = self.q.get()
+            if task is None:
+                break
+            fut, fn, k, vals, cl, result = task
+            err: Optional[BaseException] = None
+            owner = ref()
+            try:
+                if owner is None:
+                    raise ValueError("bx.kv.Worker is closed")
+                if self.own:
+                    owner._call(fn, k, vals, cl)
+                else:
+                    owner._call_on(self.handle, fn, k, vals, cl)
+                with owner._alock:
+                    self.pending -= 1
+            except BaseException as e:      # the future carries it
+                err = e
+                if owner is not None:
+                    with owner._alock:
+                        self.pending -= 1
+            del owner
+            if err is None:
+                fut.set_result(result)
+            else:
+                fut.set_exception(err)
+        if not self.own:
+            self.lib.kv_worker_destroy(self.handle)
+
+    @staticmethod
+    def stop_all(lanes: "List[_Lane]", join: bool) -> None:
+        """End ``lanes`` (emptied) once they ran what is queued."""
+        stopping = list(lanes)
+        lanes.clear()
+        for lane in stopping:
+            lane.q.put(None)
+        if join:
+            for lane in stopping:
+                lane.thread.join()
+
+
 class Worker:
     """A key-value worker (``bxkv_worker_create()``).
 
@@ -401,8 +461,12 @@ class Worker:
     ``region_size``: bytes of the worker's bx region (0: 64 MiB).
     ``val_len`` may be 0 if every call names its keys' ``lens``.
 
-    Calls on one worker are serialized (a lock); use a worker per thread
-    for parallel calls.
+    The synchronous calls of one worker are serialized (a lock).
+    :meth:`push_async` and :meth:`pull_async` return at once with a
+    future (:func:`future_type`) and run on ``lanes`` threads, each with
+    a libbx worker of its own after the first (the worker's), so that
+    that many calls are on the wire together: a pull of step n + 1 while
+    the push of step n is on its way.
     """
 
     def __init__(self, servers: Sequence[str], *, service: int,
@@ -410,7 +474,7 @@ class Worker:
                  key_max: int = 0, bounds: Optional[Sequence[int]] = None,
                  msg_max: int = 0, timeout_ms: int = 0,
                  max_inflight: int = 0, region_size: int = 0,
-                 lib: Any = None) -> None:
+                 lanes: int = 2, lib: Any = None) -> None:
         if isinstance(servers, str):
             raise TypeError("servers: a sequence of addresses")
         if bounds is None and key_max <= 0:
@@ -430,6 +494,15 @@ class Worker:
                                      self._w)
         self._bufs: "weakref.WeakValueDictionary[int, Any]" = \
             weakref.WeakValueDictionary()
+        if lanes < 1:
+            raise ValueError("lanes: at least 1")
+        self._nlanes = lanes
+        self._args = (self.servers, val_len, service, key_max,
+                      None if bounds is None else list(bounds), msg_max,
+                      timeout_ms, max_inflight, region_size)
+        self._lanes: List[_Lane] = []
+        self._alock = threading.Lock()      # _lanes and their counts
+        weakref.finalize(self, _Lane.stop_all, self._lanes, False)
 
     def _handle(self) -> int:
         if self._w is None:
@@ -512,6 +585,76 @@ class Worker:
             except OSError as e:
                 _, e.server = self._lib.kv_last_error(w)
                 raise
+
+    def _call_on(self, w: int, fn: Callable[..., None], keys: Any,
+                 vals: _arrays.Mem, lens: Any) -> None:
+        """_call() on a lane's own libbx worker ``w`` (its thread alone
+        calls it)."""
+        n = len(keys)
+        try:
+            fn(w, ctypes.addressof(keys) if n else 0, n,
+               vals.addr if n else 0,
+               ctypes.addressof(lens) if lens is not None and n else 0)
+        except OSError as e:
+            _, e.server = self._lib.kv_last_error(w)
+            raise
+
+    def _in_region(self, mem: _arrays.Mem) -> bool:
+        """Whether ``mem`` lies in a buffer of this worker's region."""
+        for addr, b in list(self._bufs.items()):
+            if addr <= mem.addr and mem.addr + mem.nbytes <= \
+                    addr + ctypes.sizeof(b):
+                return True
+        return False
+
+    def _submit(self, fn: Callable[..., None], k: Any, vals: _arrays.Mem,
+                cl: Any, result: Any) -> Any:
+        """Queue a call on a lane: the worker's own for memory of its
+        region (no copy there), else the least busy; a new lane while
+        there are fewer than ``lanes`` and all are busy."""
+        fut = _future_type()()
+        with self._alock:
+            w = self._handle()
+            if not self._nlanes:
+                raise ValueError("bx.kv.Worker is closed")
+            if not self._lanes:
+                self._lanes.append(_Lane(self, w, True))
+            if len(vals) and self._in_region(vals):
+                lane = self._lanes[0]
+            else:
+                lane = min(self._lanes, key=lambda ln: ln.pending)
+                if lane.pending and len(self._lanes) < self._nlanes:
+                    h = self._lib.kv_worker_create(*self._args)
+                    lane = _Lane(self, h, False)
+                    self._lanes.append(lane)
+            lane.pending += 1
+            lane.q.put((fut, fn, k, vals, cl, result))
+        return fut
+
+    def push_async(self, keys: Any, values: Any, lens: Any = None) -> Any:
+        """:meth:`push`, returning at once: a future (:func:`future_type`)
+        whose result is ``None``, or whose ``wait()`` (``result()``)
+        raises what :meth:`push` would. Argument errors raise here.
+        ``values`` must stay unchanged until it is done (as ps-lite's
+        ``ZPush``); pushes of one worker may be applied in any order."""
+        k = _uints(keys, ctypes.c_uint64, "keys")
+        cl, n = self._lens(lens, len(k))
+        return self._submit(self._lib.kv_push, k, self._values(
+            values, n, False, self._rows(len(k), lens)), cl, None)
+
+    def pull_async(self, keys: Any, out: Any = None, lens: Any = None
+                   ) -> Any:
+        """:meth:`pull`, returning at once: a future whose result is
+        ``out`` (or the new tensor or array) once the values are in it.
+        ``out`` in the worker's region (:meth:`empty`) is filled with no
+        copy (on the worker's own lane); elsewhere libbx copies once."""
+        k = _uints(keys, ctypes.c_uint64, "keys")
+        cl, n = self._lens(lens, len(k))
+        rows = self._rows(len(k), lens)
+        if out is None:
+            out = self._out(keys, n, rows)
+        return self._submit(self._lib.kv_pull, k,
+                            self._values(out, n, True, rows), cl, out)
 
     # -- calls --
     def push(self, keys: Any, values: Any, lens: Any = None) -> None:
@@ -624,6 +767,12 @@ class Worker:
         zeros from then on."""
         if self._w is None:
             return
+        # The lanes finish what was queued, then end; no new ones.
+        with self._alock:
+            self._nlanes = 0
+            lanes = list(self._lanes)
+            self._lanes.clear()
+        _Lane.stop_all(lanes, True)
         with self._lock:
             live = list(self._bufs.values())
             self._bufs = weakref.WeakValueDictionary()

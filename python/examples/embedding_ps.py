@@ -70,10 +70,13 @@ transport=T worker=W from=S step_ms=A,B,.. pull_us=A,B,.. push_us=..."
 "-". Worker 0 says "embedding_ps: progress transport=T step S of N"
 every --progress seconds (10).
 
-Hooks for what comes with bx.kv's asynchronous calls: Transport.pull_async
-(overlapping step n + 1's pull with step n's push: --overlap) and a
-synchronous-aggregation mode (--mode sync, all workers' updates of a
-step summed by a server handler before the next pull).
+--overlap on issues step n + 1's pull before step n's push and waits
+for both at once (bx.kv's push_async and pull_async; RPC's rpc_async):
+the pull may or may not see the other workers' step n, so the workers
+do not meet each step and the parameters depend on the interleaving (as
+with --free). Not yet: --mode sync (all workers' updates of a step
+summed by a server handler before the next pull), which needs a
+per-request server handler in bx.kv.
 """
 
 import argparse
@@ -252,12 +255,15 @@ def _done_future(value):
 
 class Transport:
     """pull(keys) -> (n, dim) float32 tensor; push(keys, deltas); keys an
-    int64 tensor, ascending."""
+    int64 tensor, ascending; pull_async and push_async: futures of the
+    same (torch.futures.Future)."""
 
     def pull_async(self, keys):
-        """Phase 2's hook: a future of pull(keys). Until bx.kv has
-        asynchronous calls, the pull happens here and now."""
         return _done_future(self.pull(keys))
+
+    def push_async(self, keys, deltas):
+        self.push(keys, deltas)
+        return _done_future(None)
 
     def pushed_per_server(self):
         return None
@@ -275,18 +281,35 @@ class BxTransport(Transport):
         self.w = rdv.worker(a.nservers, timeout_ms=120000)
         self.b = np.array(shape.bounds(), dtype=np.int64)
         self.cap = a.batch * a.bag + shape.classes + 1
-        self.out = self.w.empty((self.cap, shape.dim), dtype=torch.float32)
+        # Two: step n + 1's pull lands while step n's values are in use.
+        self.outs = [self.w.empty((self.cap, shape.dim),
+                                  dtype=torch.float32) for _ in range(2)]
+        self.n = 0
         self.pushed = np.zeros(a.nservers, dtype=np.int64)
 
+    def _next_out(self, keys):
+        self.n += 1
+        return self.outs[self.n % 2][:len(keys)]
+
     def pull(self, keys):
-        out = self.out[:len(keys)]
+        out = self._next_out(keys)
         self.w.pull(keys, out)
         return out
 
-    def push(self, keys, deltas):
-        self.w.push(keys, deltas)
+    def pull_async(self, keys):
+        return self.w.pull_async(keys, self._next_out(keys))
+
+    def _count(self, keys):
         s = np.searchsorted(self.b, keys.numpy(), side="right") - 1
         self.pushed += np.bincount(s, minlength=len(self.pushed))
+
+    def push(self, keys, deltas):
+        self.w.push(keys, deltas)
+        self._count(keys)
+
+    def push_async(self, keys, deltas):
+        self._count(keys)
+        return self.w.push_async(keys, deltas)
 
     def pushed_per_server(self):
         return self.pushed.tolist()
@@ -324,28 +347,39 @@ class RpcTransport(Transport):
         cut = np.searchsorted(keys.numpy(), self.b[1:-1])
         return np.split(np.arange(len(keys)), cut)
 
-    def pull(self, keys):
+    def pull_async(self, keys):
         import torch
         from torch.distributed import rpc
-        futs = []
+        parts = []
         for s, idx in enumerate(self._split(keys)):
             if len(idx):
-                futs.append((idx, rpc.rpc_async(
+                parts.append((idx, rpc.rpc_async(
                     f"ps{s}", _rpc_pull, args=(keys[idx],))))
-        out = torch.empty((len(keys), self.dim))
-        for idx, f in futs:
-            out[idx] = f.wait()
-        return out
 
-    def push(self, keys, deltas):
+        def assemble(_):
+            out = torch.empty((len(keys), self.dim))
+            for idx, f in parts:
+                out[idx] = f.value()
+            return out
+        return torch.futures.collect_all([f for _, f in parts]).then(
+            assemble)
+
+    def pull(self, keys):
+        return self.pull_async(keys).wait()
+
+    def push_async(self, keys, deltas):
+        import torch
         from torch.distributed import rpc
         futs = []
         for s, idx in enumerate(self._split(keys)):
             if len(idx):
                 futs.append(rpc.rpc_async(f"ps{s}", _rpc_push,
                                           args=(keys[idx], deltas[idx])))
-        for f in futs:
-            f.wait()
+        return torch.futures.collect_all(futs).then(
+            lambda fut: [f.wait() for f in fut.value()] and None)
+
+    def push(self, keys, deltas):
+        self.push_async(keys, deltas).wait()
 
 
 def rpc_init(a, name, rank, world, tp):
@@ -427,10 +461,12 @@ def train(a, name, rank, nworkers, shape, rdv, tp):
     """A worker's steps over tp; returns its summary line."""
     import torch
     torch.set_num_threads(1)
-    lock = not a.free and nworkers > 1
+    overlap = a.overlap == "on"
+    lock = not a.free and not overlap and nworkers > 1
     pulls, pushes, steps, losses = [], [], [], []
     cpu0 = process_cpu_ms()
     shown = time.monotonic()
+    ahead = None            # --overlap: this step's pull, issued earlier
     for s in range(a.steps):
         if rank == 0 and a.progress and \
                 time.monotonic() - shown >= a.progress:
@@ -438,17 +474,25 @@ def train(a, name, rank, nworkers, shape, rdv, tp):
             say(f"embedding_ps: progress transport={name} step {s} of "
                 f"{a.steps}")
         t0 = time.perf_counter()
-        keys, nrows, inv, labels = step_keys(s, rank, a, shape)
-        t1 = time.perf_counter()
-        # --overlap (phase 2): step s + 1's pull_async would be issued
-        # here, before step s's push, and waited for at the next step.
-        vals = tp.pull_async(keys).wait()
+        if ahead is None:
+            keys, nrows, inv, labels = step_keys(s, rank, a, shape)
+            t1 = time.perf_counter()
+            vals = tp.pull_async(keys).wait()
+        else:
+            (keys, nrows, inv, labels), fut, t1 = ahead
+            vals = fut.wait()
         t2 = time.perf_counter()
         if lock:
             rdv.barrier("pulled", nworkers)
         loss, deltas = step_update(vals, nrows, inv, labels, a)
         t3 = time.perf_counter()
-        tp.push(keys, deltas)
+        if overlap and s + 1 < a.steps:
+            # Step s + 1's pull on the wire with step s's push.
+            nxt = step_keys(s + 1, rank, a, shape)
+            ahead = (nxt, tp.pull_async(nxt[0]), time.perf_counter())
+            tp.push_async(keys, deltas).wait()
+        else:
+            tp.push(keys, deltas)
         t4 = time.perf_counter()
         if lock:
             rdv.barrier("pushed", nworkers)
@@ -471,6 +515,12 @@ def train(a, name, rank, nworkers, shape, rdv, tp):
             f"cpu_ms_per_step={cpu / n:.3f} "
             f"loss_first={losses[0] if losses else 0:.4f} "
             f"loss_last={losses[-1] if losses else 0:.4f}")
+
+
+def mode_text(a):
+    if a.overlap == "on":
+        return "overlap (pull of step n + 1 with push of step n)"
+    return "free" if a.free else "lock-step"
 
 
 # ---- the roles of one transport ---------------------------------------------------------
@@ -679,9 +729,9 @@ def main(argv=None):
     if bad or not names:
         ap.error(f"--transport: {', '.join(bad) or 'none'}; one or more of "
                  f"{', '.join(TRANSPORTS)}")
-    if a.mode == "sync" or a.overlap == "on":
-        ap.error("--mode sync and --overlap on need bx.kv's asynchronous "
-                 "calls and server handler (not yet in libbx)")
+    if a.mode == "sync":
+        ap.error("--mode sync needs a per-request server handler in bx.kv "
+                 "(not yet)")
     shape = Shape(a)
     if names == ["local"]:
         say(f"embedding_ps: run transport=local: {WHAT['local']}")
@@ -702,7 +752,7 @@ def main(argv=None):
             say(f"embedding_ps: run transport={name}: {WHAT[name]}; "
                 f"{nworkers} worker(s), {a.nservers} server(s), "
                 f"{shape.rows} rows x {shape.dim}, {a.steps} steps, "
-                f"{'free' if a.free else 'lock-step'}")
+                f"{mode_text(a)}")
         if rank < nworkers:
             rc |= worker_run(a, name, rank, nworkers, world, shape, store)
         else:

@@ -319,3 +319,102 @@ def test_real_library_structures_and_errors():
         with pytest.raises(OSError) as e:
             kv.Server(0, 2, vl, SVC, lens=lens, lib=lib)
         assert e.value.errno == errno.EINVAL
+
+
+# ---- asynchronous calls ------------------------------------------------------
+
+def test_async_push_pull_futures(two):
+    s0, s1, w = two
+    keys = np.arange(0, 1000, 7, dtype=np.int64)
+    futs = [w.push_async(keys, vals_for(keys)) for _ in range(3)]
+    for f in futs:
+        assert f.wait() is None
+    got = w.pull_async(keys).wait()
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got.ravel(), vals_for(keys, 3.0))
+    out = np.zeros(len(keys) * VL, dtype=np.float32)
+    assert w.pull_async(keys, out).wait() is out
+    np.testing.assert_array_equal(out, vals_for(keys, 3.0))
+    # Never more lanes than asked for (2), however many calls wait.
+    assert 1 <= len(w._lanes) <= 2
+
+
+def test_async_futures_compose_with_torch(two):
+    torch = pytest.importorskip("torch")
+    _, _, w = two
+    assert kv.future_type() is torch.futures.Future
+    keys = torch.tensor([1, 2, 600], dtype=torch.int64)
+    f = w.push_async(keys, torch.ones(3, VL))
+    assert isinstance(f, torch.futures.Future)
+    done = torch.futures.collect_all([f, w.push_async(keys, torch.ones(3, VL))])
+    done.wait()
+    pulled = w.pull_async(keys).then(lambda fut: fut.value().sum().item())
+    assert pulled.wait() == 2 * 3 * VL
+
+
+def test_async_errors_on_the_future(two, lib):
+    _, _, w = two
+    # Argument errors at once; the request's own on its future.
+    with pytest.raises(ValueError):
+        w.push_async([1, 2], [1.0])
+    with pytest.raises(ValueError):
+        w.pull_async([-1])
+    lib.kv_fail(errno.ETIMEDOUT, 1)
+    f = w.pull_async([1, 600])
+    with pytest.raises(TimeoutError) as e:
+        f.wait()
+    assert e.value.server == 1
+    w.push_async([1], [1.0] * VL).wait()      # the next call is fine again
+
+
+class GatedKV(FakeKV):
+    """A pull of key 0 blocks until a push of key 1 came: two calls of
+    one worker that cannot finish one after the other."""
+
+    def __init__(self):
+        super().__init__()
+        import threading
+        self.gate = threading.Event()
+
+    def kv_pull(self, w, keys, n, vals, lens=0):
+        if n and ctypes.c_uint64.from_address(keys).value == 0:
+            if not self.gate.wait(30):
+                raise AssertionError("the push did not come meanwhile")
+        super().kv_pull(w, keys, n, vals, lens)
+
+    def kv_push(self, w, keys, n, vals, lens=0):
+        super().kv_push(w, keys, n, vals, lens)
+        if n and ctypes.c_uint64.from_address(keys).value == 1:
+            self.gate.set()
+
+
+def test_async_calls_overlap():
+    lib = GatedKV()
+    with kv.Server(0, 10, VL, SVC, lib=lib), \
+            kv.Worker(["192.0.2.1"], key_max=10, val_len=VL, service=SVC,
+                      lib=lib) as w:
+        pull = w.pull_async([0])            # waits for the push below
+        push = w.push_async([1], [2.0] * VL)
+        push.wait()
+        assert list(pull.wait()) == [0.0] * VL
+        # With one lane the same two would wait for each other.
+    lib = GatedKV()
+    with kv.Server(0, 10, VL, SVC, lib=lib), \
+            kv.Worker(["192.0.2.1"], key_max=10, val_len=VL, service=SVC,
+                      lanes=1, lib=lib) as w:
+        lib.gate.set()
+        w.pull_async([0]).wait()
+        assert len(w._lanes) == 1
+
+
+def test_async_region_out_and_close(two):
+    _, _, w = two
+    out = w.empty_array((2, VL))
+    f = w.pull_async([3, 700], out)
+    assert f.wait() is out
+    assert w._lanes[0].own
+    queued = [w.push_async([5], [1.0] * VL) for _ in range(20)]
+    w.close()                       # runs what was queued, then ends
+    assert all(f.done() for f in queued)
+    with pytest.raises(ValueError):
+        w.push_async([5], [1.0] * VL)

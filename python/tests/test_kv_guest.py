@@ -138,6 +138,34 @@ def test_tensors_as_they_are(w):
 
 
 @pytest.mark.skipif(OUTAGE, reason="outage round")
+def test_async_calls(w):
+    """push_async and pull_async over bx: many calls on the wire at
+    once (the worker's lanes), sums exact, futures torch's when torch
+    is there, a region-backed out filled on the worker's own lane."""
+    keys = keys_of(2, KEYS, 11)
+    before = pull(w, keys)
+    pushes = [w.push_async(keys, ones(len(keys))) for _ in range(8)]
+    for f in pushes:
+        assert f.wait() is None
+    out = w.empty_array((len(keys), VL))
+    pulls = [w.pull_async(keys) for _ in range(3)] + \
+        [w.pull_async(keys, out)]
+    for f in pulls:
+        got = f.wait()
+        assert (np.asarray(got).reshape(-1, VL) == before + 8).all()
+    assert pulls[-1].wait() is out
+    assert len(w._lanes) == 2
+    try:
+        import torch.futures
+    except ImportError:
+        return
+    both = torch.futures.collect_all([w.pull_async(keys),
+                                      w.push_async(keys, ones(len(keys)))])
+    both.wait()
+    assert (pull(w, keys) == before + 9).all()
+
+
+@pytest.mark.skipif(OUTAGE, reason="outage round")
 def test_bad_keys(w):
     with pytest.raises(OSError) as e:
         w.push([KEYS], ones(1))
