@@ -158,8 +158,12 @@ static int prep(struct bxps *n, struct io *io, struct bx_sqe *sqe)
 int ps_submit(struct bxps *n, struct io *io)
 {
 	struct bx_sqe sqe;
-	int ret = prep(n, io, &sqe);
+	int ret;
 
+	/* A node of this host: bxps_local.c's path. */
+	if (ps_local_io(n, io))
+		return ps_local_submit(n, io);
+	ret = prep(n, io, &sqe);
 	if (ret)
 		return ret;
 	ret = bx_submit(n->bx, &sqe, 1);
@@ -247,9 +251,6 @@ int ps_send(struct bxps *n, int to, const void *const *seg,
 	}
 	if (total > n->msg_max)
 		return -EMSGSIZE;
-	/* bx has no loopback: another node of this host is out of reach. */
-	if (n->nodes[to].local)
-		return -EHOSTUNREACH;
 	if (n->nodes[to].dead)
 		return n->nodes[to].err ? n->nodes[to].err : -ECONNABORTED;
 	io = calloc(1, sizeof(*io));
@@ -684,7 +685,7 @@ static void regs_complete(struct bxps *n)
 		nd->service = src->service;
 		memcpy(nd->addr, src->addr, PSW_ADDR_LEN);
 		nd->local = !strcmp(nd->addr, n->host);
-		ret = bx_peer(n->bx, nd->addr, &nd->peer);
+		ret = nd->local ? 0 : bx_peer(n->bx, nd->addr, &nd->peer);
 		if (ret) {
 			nd->dead = true;
 			nd->err = ret;
@@ -715,7 +716,7 @@ static void regs_complete(struct bxps *n)
 	pthread_cond_broadcast(&n->cv);
 	pthread_mutex_unlock(&n->lock);
 	for (uint32_t i = 1; i < n->nnodes; i++)
-		if (!n->nodes[i].dead && !n->nodes[i].local && watch(n, (int)i))
+		if (!n->nodes[i].dead && watch(n, (int)i))
 			mark_dead(n, (int)i, -ENOMEM);
 }
 
@@ -817,7 +818,16 @@ static void on_ctrl(struct bxps *n, const void *buf, uint32_t len,
 
 /* ---- the progress thread ------------------------------------------------ */
 
-static void on_cqe(struct bxps *n, const struct bx_cqe *cqe)
+void ps_on_request(struct bxps *n, const void *buf, uint32_t len,
+		   uint64_t token)
+{
+	if (n->stop)
+		reply_ctrl(n, token, PSW_C_BYE, 0);
+	else
+		on_ctrl(n, buf, len, token, 0);
+}
+
+void ps_on_cqe(struct bxps *n, const struct bx_cqe *cqe)
 {
 	struct io *io = (struct io *)(uintptr_t)cqe->user_data;
 
@@ -882,9 +892,11 @@ static void *progress(void *arg)
 			ps_apps_drain(n);
 		if (n->watches && ps_now_ms() >= n->alive_at)
 			answer_watches(n, false);
-		got = bx_reap(n->bx, cqes, 64, n->retry || n->pending ? 1 : 20);
+		/* bx's completions and the same-host connections' traffic. */
+		ps_local_poll(n, n->retry || n->pending ? 1 : 20);
+		got = bx_reap(n->bx, cqes, 64, 0);
 		for (int i = 0; i < got; i++)
-			on_cqe(n, &cqes[i]);
+			ps_on_cqe(n, &cqes[i]);
 	}
 	return NULL;
 }
@@ -993,24 +1005,19 @@ static int join(struct bxps *n)
 	struct io *io;
 	int ret;
 
-	/*
-	 * bx has no loopback path: a node of the scheduler's host could never
-	 * reach it. Say so at once instead of timing out.
-	 */
-	if (!strcmp(n->host, n->cfg.root_uri)) {
-		fprintf(stderr, "bxps: %s is the scheduler's host; bx cannot reach a node of its own host\n",
-			n->host);
-		return -EHOSTUNREACH;
-	}
 	/* Node 0 is the scheduler until the table comes. */
 	n->nnodes = 1;
 	n->nodes[0].id = 1;
 	n->nodes[0].role = PSW_ROLE_SCHEDULER;
 	n->nodes[0].service = n->cfg.root_port;
 	snprintf(n->nodes[0].addr, PSW_ADDR_LEN, "%s", n->cfg.root_uri);
-	ret = bx_peer(n->bx, n->cfg.root_uri, &n->nodes[0].peer);
-	if (ret)
-		return ret;
+	/* On this host: reached through bxps_local.c, not bx. */
+	n->nodes[0].local = !strcmp(n->host, n->cfg.root_uri);
+	if (!n->nodes[0].local) {
+		ret = bx_peer(n->bx, n->cfg.root_uri, &n->nodes[0].peer);
+		if (ret)
+			return ret;
+	}
 	for (;;) {
 		ret = ctrl_call(n, 0, PSW_C_REGISTER, (int32_t)n->role,
 				(uint32_t)psw_table_size(PS_MAX_NODES), &io);
@@ -1034,6 +1041,7 @@ static int join(struct bxps *n)
 			ret = c.arg;
 		goto out;
 	}
+	/* Node 0 stays the scheduler (its local connection is kept). */
 	n->nnodes = cnt;
 	for (uint32_t i = 0; i < cnt; i++) {
 		struct node *nd = &n->nodes[i];
@@ -1042,10 +1050,13 @@ static int join(struct bxps *n)
 		nd->role = tab[i].role;
 		nd->service = tab[i].service;
 		memcpy(nd->addr, tab[i].addr, PSW_ADDR_LEN);
-		if (nd->id == you)
+		nd->local = !strcmp(nd->addr, n->host);
+		if (nd->id == you) {
 			n->self = (int)i;
-		else
-			nd->local = !strcmp(nd->addr, n->host);
+			nd->local = false;
+		}
+		if (nd->local || (int)i == n->self)
+			continue;
 		ret = bx_peer(n->bx, nd->addr, &nd->peer);
 		if (ret)
 			goto out;
@@ -1053,8 +1064,7 @@ static int join(struct bxps *n)
 	n->id = you;
 	n->rank = psw_id_rank(you);
 	for (uint32_t i = 0; i < cnt; i++)
-		if ((int)i != n->self && !n->nodes[i].local &&
-		    watch(n, (int)i))
+		if ((int)i != n->self && watch(n, (int)i))
 			mark_dead(n, (int)i, -ENOMEM);
 	ret = 0;
 out:
@@ -1109,15 +1119,18 @@ int bxps_start(struct bxps **out, const struct bxps_cfg *cfg)
 	ret = bind_services(n);
 	if (ret)
 		goto err_close;
+	ret = ps_local_init(n);
+	if (ret)
+		goto err_close;
 	for (uint32_t i = 0; i < PS_NSMALL + PS_NLARGE; i++) {
 		ret = post_recv(n, i >= PS_NSMALL);
 		if (ret)
-			goto err_close;
+			goto err_local;
 	}
 	ret = pthread_create(&n->thread, NULL, progress, n);
 	if (ret) {
 		ret = -ret;
-		goto err_close;
+		goto err_local;
 	}
 	n->started = true;
 	if (n->role == PSW_ROLE_SCHEDULER) {
@@ -1155,6 +1168,8 @@ int bxps_start(struct bxps **out, const struct bxps_cfg *cfg)
 err_stop:
 	n->stop = true;
 	pthread_join(n->thread, NULL);
+err_local:
+	ps_local_fini(n);
 err_close:
 	bx_close(n->bx);
 err_free:
@@ -1240,8 +1255,9 @@ int bxps_finalize(struct bxps *n, int barrier)
 		while (ps_now_ms() < end &&
 		       (got = bx_reap(n->bx, cqes, 64, 50)) > 0)
 			for (int i = 0; i < got; i++)
-				on_cqe(n, &cqes[i]);
+				ps_on_cqe(n, &cqes[i]);
 	}
+	ps_local_fini(n);
 	bx_close(n->bx);
 	free(n->status);
 	free(n);

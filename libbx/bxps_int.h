@@ -23,6 +23,7 @@
 #define PS_WATCH_MS	120000u		/* a watch pull's deadline */
 #define PS_ALIVE_MS	30000u		/* a parked watch is answered after */
 #define PS_RETRY_MAX	20000		/* sends of one message without a buffer */
+#define PS_LOCAL_MAX	(2 * PS_MAX_NODES)	/* same-host connections */
 
 enum io_kind { IO_RECV = 1, IO_SEND, IO_CTRL, IO_WATCH, IO_REPLY };
 
@@ -50,6 +51,10 @@ struct io {
 	struct ctrl_wait *wait;
 	/* REPLY: token */
 	uint64_t	token;
+	/* Same-host (bxps_local.c): its request number, completion list */
+	uint32_t	lid;
+	int		lres;
+	struct io	*lnext;
 };
 
 /* A synchronous control call (register, barrier) waiting for its answer. */
@@ -66,8 +71,27 @@ struct node {
 	uint32_t	peer;		/* bx peer id */
 	bool		dead;
 	bool		gone;		/* finalized (said bye) */
-	bool		local;		/* another node of this host: no path */
+	bool		local;		/* another node of this host */
+	int		lconn;		/* its connection (bxps_local.c) + 1; 0: none */
 	int		err;		/* why dead */
+};
+
+struct lout;
+
+/* A Unix stream connection to or from a node of this host. */
+struct lconn {
+	int		fd;		/* -1: a free slot */
+	uint16_t	gen;		/* counts the slot's connections */
+	int		node;		/* ours: its node index; theirs: -1 */
+	/* the frame being read (the progress thread's) */
+	uint8_t		hdr[16];
+	uint32_t	hgot;
+	void		*body;		/* region buffer */
+	uint32_t	bgot;
+	/* frames to write, our requests waiting for their replies */
+	struct lout	*out, **out_tail;
+	uint32_t	out_off;
+	struct io	*reqs;
 };
 
 /* A parked watch (another node's pull) or barrier arrival (scheduler). */
@@ -163,6 +187,18 @@ struct bxps {
 	struct parked	*regs;		/* registrations parked */
 	struct psw_node	reg_nodes[PS_MAX_NODES];
 	uint32_t	nregs;
+
+	/*
+	 * Same-host nodes (bxps_local.c): @llock guards @lc's slots, their
+	 * output and requests, @ldone and nodes' @lconn; the progress
+	 * thread alone reads. @lfd listens; @lwake wakes the progress
+	 * thread. Taken before @lock, never inside it.
+	 */
+	pthread_mutex_t	llock;
+	int		lfd, lwake;
+	struct lconn	lc[PS_LOCAL_MAX];
+	struct io	*ldone, **ldone_tail;	/* completed, to report */
+	uint32_t	lnext_id;
 };
 
 /* bxps.c */
@@ -174,6 +210,17 @@ int ps_send(struct bxps *n, int to, const void *const *seg,
 	    uint32_t part);
 int ps_node_index(const struct bxps *n, uint32_t id);
 void ps_recv_done(struct bxps *n, uint32_t which, void *buf);
+void ps_on_cqe(struct bxps *n, const struct bx_cqe *cqe);
+/* A control request (a pull) of @len bytes at @buf, answered by @token. */
+void ps_on_request(struct bxps *n, const void *buf, uint32_t len,
+		   uint64_t token);
+
+/* bxps_local.c */
+int ps_local_init(struct bxps *n);
+void ps_local_fini(struct bxps *n);
+bool ps_local_io(const struct bxps *n, const struct io *io);
+int ps_local_submit(struct bxps *n, struct io *io);
+void ps_local_poll(struct bxps *n, int timeout_ms);
 
 /* bxps_kv.c */
 void ps_on_message(struct bxps *n, void *buf, uint32_t len, uint32_t which);

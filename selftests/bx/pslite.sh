@@ -17,6 +17,9 @@
 #         int64 and half values, SimpleApp request/response to the server
 #         group, and a push of the wrong length failing with the owning
 #         server's rank; every process exits 0
+#   local  the main job with every node on guest 0, DMLC_PS_ROOT_URI
+#         127.0.0.1, as ps-lite's local launches: same-host nodes talk
+#         over bxps's Unix-socket path
 #   pipeline  a server whose handler answers pushes 16 at a time gets
 #         them from a worker with 16 outstanding, round after round
 #         (pslite_bench -b); pushes/s with 1 and 16 outstanding reported
@@ -171,8 +174,67 @@ case_pipeline() {
 	result
 }
 
-ktap_plan 3
+# One host, as ps-lite's own local launches are: the whole job on guest 0
+# with DMLC_PS_ROOT_URI=127.0.0.1, every node reaching the others through
+# bxps's same-host path (bx has no loopback).
+case_local() {
+	b local.go
+	if [ "$ID" -eq 0 ]; then
+		PIDS= LOGS=
+		for r in scheduler server server worker worker; do
+			f=/tmp/ps.local.$r.$(echo "$PIDS" | wc -w)
+			# shellcheck disable=SC2086
+			DMLC_ROLE=$r DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2 \
+			DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=9300 \
+			BXPS_TIMEOUT_MS=$((180000 * BX_SLOW)) BXPS_REGION_MB=32 \
+			BXPS_DEBUG=1 timeout $((240 * BX_SLOW)) $PS main > "$f" 2>&1 &
+			PIDS="$PIDS $!" LOGS="$LOGS $f"
+		done
+		# A stranger's frames on the scheduler's socket: a length past
+		# any message, then a request that is no control message. The
+		# scheduler drops the first connection, answers the second with
+		# an error, and the job goes on.
+		if command -v python3 > /dev/null; then
+			python3 - <<-'PY' || { echo "# FAIL: hostile frames"; ERR=1; }
+			import socket, struct, time
+			def conn():
+			    for _ in range(200):
+			        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+			        try:
+			            s.connect(b"\0bxps.9300")
+			            return s
+			        except OSError:
+			            s.close()
+			            time.sleep(0.05)
+			    raise SystemExit("no scheduler socket")
+			s = conn()
+			s.sendall(struct.pack("<4I", 1, 0, 0, 0xffffffff))
+			s.settimeout(30)
+			assert s.recv(16) == b"", "a bad length was read"
+			s = conn()
+			s.sendall(struct.pack("<4I", 2, 0, 7, 16) + b"\xff" * 16)
+			s.settimeout(30)
+			h = s.recv(16)
+			t, w, i, n = struct.unpack("<4I", h)
+			assert t == 3 and i == 7, h
+			print("# hostile frames: dropped, then answered (%d bytes)" % n)
+			PY
+		fi
+		try job_wait
+		for f in /tmp/ps.local.worker.*; do
+			for c in push_pull lens pushpull aggregate types simple badlen; do
+				grep -q "pslite: ok $c " "$f" ||
+					{ echo "# FAIL: $f: no ok $c"; ERR=1; }
+			done
+		done
+	fi
+	b local.done
+	result
+}
+
+ktap_plan 4
 run_test main case_main
+run_test local case_local
 run_test pipeline case_pipeline
 run_test kill case_kill
 ktap_finish
