@@ -502,6 +502,8 @@ case_flood() {
 		done
 		bxperf server -T bx -p 180 > /tmp/fsrv.out 2>&1 &
 		srv=$!
+		# Bound before g0 pulls (else its first pulls find no service).
+		try check wait_until $((10 * BX_SLOW)) grep -q bxperf-server-ready /tmp/fsrv.out
 		b flood.ready; b flood.quiet
 		# g0's connection is up: what the flood adds is measured from here.
 		p0=$(stat_of peers) c0=$(stat_of conns) q0=$(rdma_qps)
