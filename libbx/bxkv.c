@@ -89,6 +89,11 @@ struct bxkv_server {
 	pthread_t		thread;
 	bool			running;
 	volatile bool		stop;
+	/* A whole-request handler, and its arrays (one request's keys). */
+	bxkv_handle_fn		handle;
+	void			*handle_arg;
+	uint64_t		*hkeys;
+	uint32_t		*hlens;
 };
 
 static uint8_t *recv_buf(struct bxkv_server *s, uint64_t kind, uint32_t idx)
@@ -180,6 +185,18 @@ static void serve_push(struct bxkv_server *s, const uint8_t *buf,
 		s->st.bad++;
 		return;
 	}
+	if (s->handle) {
+		struct bxkv_push p = { s->hkeys, s->hlens, r.vals, r.nkeys,
+				       r.nvals };
+
+		/* nkeys <= nvals <= msg_max / 4: the arrays' (kv_decode()). */
+		for (uint32_t i = 0; i < r.nkeys; i++) {
+			s->hkeys[i] = kv_req_key(&r, i);
+			s->hlens[i] = key_len(s, s->hkeys[i]);
+		}
+		s->handle(s, &p, s->handle_arg);
+		goto done;
+	}
 	src = r.vals;
 	for (uint32_t i = 0; i < r.nkeys; i++) {
 		uint64_t key = kv_req_key(&r, i);
@@ -189,6 +206,7 @@ static void serve_push(struct bxkv_server *s, const uint8_t *buf,
 		      s->cfg.apply_arg);
 		src += n;
 	}
+done:
 	s->st.pushes++;
 	s->st.keys_pushed += r.nkeys;
 }
@@ -332,6 +350,30 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+int bxkv_server_set_handle(struct bxkv_server *s, bxkv_handle_fn fn,
+			   void *arg)
+{
+	/* A pushed key has a float at least: at most this many a push. */
+	size_t cap = s->cfg.msg_max / 4 + 1;
+
+	if (s->running)
+		return -EBUSY;
+	if (fn && !s->hkeys) {
+		s->hkeys = calloc(cap, sizeof(*s->hkeys));
+		s->hlens = calloc(cap, sizeof(*s->hlens));
+		if (!s->hkeys || !s->hlens) {
+			free(s->hkeys);
+			free(s->hlens);
+			s->hkeys = NULL;
+			s->hlens = NULL;
+			return -ENOMEM;
+		}
+	}
+	s->handle = fn;
+	s->handle_arg = arg;
+	return 0;
+}
+
 int bxkv_server_start(struct bxkv_server *s)
 {
 	if (s->running)
@@ -389,6 +431,8 @@ void bxkv_server_destroy(struct bxkv_server *s)
 	free(s->reply_free);
 	free(s->park);
 	free(s->off);
+	free(s->hkeys);
+	free(s->hlens);
 	free(s);
 }
 

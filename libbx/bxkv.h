@@ -69,6 +69,29 @@ typedef void (*bxkv_apply_fn)(uint64_t key, float *dst, const float *src,
 struct bxkv_server;
 
 /**
+ * struct bxkv_push - one push request, whole, as a handler gets it
+ * @keys:  @nkeys keys, strictly ascending, all in the server's range
+ * @lens:  each key's floats (the server's lengths)
+ * @vals:  the pushed floats, key after key, @nvals in all
+ * The arrays are valid during the call only.
+ */
+struct bxkv_push {
+	const uint64_t	*keys;
+	const uint32_t	*lens;
+	const float	*vals;
+	uint32_t	nkeys;
+	uint64_t	nvals;
+};
+
+/*
+ * A push request's handler (bxkv_server_set_handle()): called once per
+ * request, in the serving thread, instead of cfg->apply per key; it
+ * updates the store itself (bxkv_server_value()).
+ */
+typedef void (*bxkv_handle_fn)(struct bxkv_server *s,
+			       const struct bxkv_push *p, void *arg);
+
+/**
  * struct bxkv_server_cfg - a server's key range and resources
  * @begin, @end: the keys served: [begin, end), end > begin
  * @val_len:     floats per key (>= 1), or 0 with @lens
@@ -105,6 +128,15 @@ struct bxkv_server_cfg {
  */
 int bxkv_server_create(struct bxkv_server **out,
 		       const struct bxkv_server_cfg *cfg);
+
+/**
+ * bxkv_server_set_handle() - hand each push request whole to @fn (with
+ * @arg) instead of applying it key by key; NULL: cfg->apply (or the sum)
+ * again. Not while serving.
+ * Return: 0; -EBUSY while the serving thread runs; -ENOMEM.
+ */
+int bxkv_server_set_handle(struct bxkv_server *s, bxkv_handle_fn fn,
+			   void *arg);
 
 /** bxkv_server_destroy() - stop, unbind, free (NULL is ignored). */
 void bxkv_server_destroy(struct bxkv_server *s);

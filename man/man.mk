@@ -30,7 +30,8 @@ MAN_PAGES := \
 	man/man3/bx_reap.3 \
 	man/man3/bxkv.3 man/man3/bxkv_server_create.3 \
 	man/man3/bxkv_server_destroy.3 man/man3/bxkv_server_value.3 \
-	man/man3/bxkv_server_poll.3 man/man3/bxkv_server_start.3 \
+	man/man3/bxkv_server_poll.3 man/man3/bxkv_server_set_handle.3 \
+	man/man3/bxkv_server_start.3 \
 	man/man3/bxkv_server_stop.3 man/man3/bxkv_server_stats.3 \
 	man/man3/bxkv_worker_create.3 man/man3/bxkv_worker_destroy.3 \
 	man/man3/bxkv_buf_alloc.3 man/man3/bxkv_buf_free.3 \

@@ -16,7 +16,8 @@ from ctypes import (POINTER, Structure, byref, c_char_p, c_int, c_int32,
                     c_size_t, c_uint, c_uint32, c_uint64, c_void_p)
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["Lib", "Cqe", "Info", "KV_APPLY", "check", "oserror", "SONAME"]
+__all__ = ["Lib", "Cqe", "Info", "KV_APPLY", "KV_HANDLE", "KvPush",
+           "check", "oserror", "SONAME"]
 
 SONAME = "libbx.so.0"
 
@@ -53,6 +54,16 @@ assert ctypes.sizeof(Info) == 24 and ctypes.sizeof(Cqe) == 48
 # <bx/bxkv.h>
 KV_APPLY = ctypes.CFUNCTYPE(None, c_uint64, POINTER(ctypes.c_float),
                             POINTER(ctypes.c_float), c_uint32, c_void_p)
+
+
+class KvPush(Structure):
+    """struct bxkv_push."""
+    _fields_ = [("keys", POINTER(c_uint64)), ("lens", POINTER(c_uint32)),
+                ("vals", POINTER(ctypes.c_float)), ("nkeys", c_uint32),
+                ("nvals", c_uint64)]
+
+
+KV_HANDLE = ctypes.CFUNCTYPE(None, c_void_p, POINTER(KvPush), c_void_p)
 
 
 class KvServerCfg(Structure):
@@ -312,6 +323,17 @@ class Lib:
         s = c_void_p()
         check(self._bxkv_server_create(byref(s), byref(cfg)))
         return s.value
+
+    def kv_server_set_handle(self, s: int, fn: Optional[Any]) -> None:
+        """``fn``: a :data:`KV_HANDLE` function pointer, or None (libbx
+        0.5: bxkv_server_set_handle)."""
+        set_handle = getattr(self._dll, "bxkv_server_set_handle", None)
+        if set_handle is None:
+            raise OSError(errno.ENOSYS, f"{self.path} has no "
+                          "bxkv_server_set_handle (libbx 0.5 or later)")
+        set_handle.restype = c_int
+        set_handle.argtypes = [c_void_p, KV_HANDLE, c_void_p]
+        check(set_handle(s, fn if fn is not None else KV_HANDLE(), None))
 
     def kv_server_destroy(self, s: int) -> None:
         self._bxkv_server_destroy(s)

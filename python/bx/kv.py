@@ -74,6 +74,7 @@ __all__ = ["Server", "Worker", "ServerStats", "KVBuffer", "Rendezvous",
 PAGE = 4096
 
 ApplyFn = Callable[[int, memoryview, memoryview], None]
+HandleFn = Callable[[Any, Any, Any], None]
 
 
 def future_type() -> type:
@@ -172,6 +173,15 @@ class Server:
     :meth:`stop` or :meth:`close` (the key's values stay as ``apply``
     left them).
 
+    With ``handle``, each push request is handed to ``handle(keys, vals,
+    lens)`` whole, once per request (``bxkv_server_set_handle()``):
+    NumPy arrays (memoryviews without NumPy) of its keys (uint64,
+    ascending), their values (float32, key after key) and each key's
+    length (uint32), over the request's own memory, valid during the
+    call only; it updates the store itself (:meth:`array`, e.g.
+    ``store[keys - begin] += vals.reshape(-1, val_len)``) or keeps what it
+    needs (a step's aggregate). Exceptions as for ``apply``; not both.
+
     ``msg_max``, ``nrecv``, ``npush``, ``nreply``: ``struct
     bxkv_server_cfg`` (0: its defaults); the workers' ``msg_max`` must be
     the same.
@@ -180,7 +190,10 @@ class Server:
     def __init__(self, begin: int, end: int, val_len: int = 0,
                  service: int = 0, *, lens: Any = None, msg_max: int = 0,
                  nrecv: int = 0, npush: int = 0, nreply: int = 0,
-                 apply: Optional[ApplyFn] = None, lib: Any = None) -> None:
+                 apply: Optional[ApplyFn] = None,
+                 handle: Optional[HandleFn] = None, lib: Any = None) -> None:
+        if apply is not None and handle is not None:
+            raise ValueError("apply or handle, not both")
         self._lib = lib if lib is not None else _get_lib()
         self.begin, self.end, self.val_len = begin, end, val_len
         self.service = service
@@ -203,6 +216,15 @@ class Server:
             self._cfn, cl)
         self._fin = weakref.finalize(self, self._lib.kv_server_destroy,
                                      self._s)
+        self._handle_fn = handle
+        self._hfn = None
+        if handle is not None:
+            self._hfn = _native.KV_HANDLE(self._call_handle)
+            try:
+                self._lib.kv_server_set_handle(self._s, self._hfn)
+            except BaseException:
+                self._fin()
+                raise
         n = int(self._off[-1]) if self._off is not None else \
             (end - begin) * val_len
         addr = self._lib.kv_server_value(self._s, begin)
@@ -217,6 +239,33 @@ class Server:
                 ctypes.addressof(src.contents))
             self._apply(key, memoryview(d).cast("B").cast("f"),
                         memoryview(s).cast("B").cast("f"))
+        except BaseException as e:   # raised in the caller's thread
+            if self._apply_err is None:
+                self._apply_err = e
+
+    def _call_handle(self, _s, p, _arg) -> None:
+        try:
+            r = p.contents
+            n, nv = r.nkeys, r.nvals
+            keys = (ctypes.c_uint64 * n).from_address(
+                ctypes.addressof(r.keys.contents)) if n else \
+                (ctypes.c_uint64 * 0)()
+            lens = (ctypes.c_uint32 * n).from_address(
+                ctypes.addressof(r.lens.contents)) if n else \
+                (ctypes.c_uint32 * 0)()
+            vals = (ctypes.c_float * nv).from_address(
+                ctypes.addressof(r.vals.contents)) if nv else \
+                (ctypes.c_float * 0)()
+            np = _arrays.numpy()
+            if np is not None:
+                args = (np.frombuffer(keys, dtype=np.uint64),
+                        np.frombuffer(vals, dtype=np.float32),
+                        np.frombuffer(lens, dtype=np.uint32))
+            else:
+                args = tuple(memoryview(a).cast("B").cast(c)
+                             for a, c in ((keys, "Q"), (vals, "f"),
+                                          (lens, "I")))
+            self._handle_fn(*args)
         except BaseException as e:   # raised in the caller's thread
             if self._apply_err is None:
                 self._apply_err = e

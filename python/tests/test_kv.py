@@ -8,6 +8,7 @@ import array
 import ctypes
 import errno
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -418,3 +419,51 @@ def test_async_region_out_and_close(two):
     assert all(f.done() for f in queued)
     with pytest.raises(ValueError):
         w.push_async([5], [1.0] * VL)
+
+
+# ---- a handler per request -----------------------------------------------------
+
+def test_handle_once_per_request_with_arrays(lib):
+    calls = []
+
+    def handle(keys, vals, lens):
+        calls.append((keys.copy(), vals.copy(), lens.copy()))
+        st = s.array().reshape(-1, VL)
+        st[keys.astype(np.int64)] += 2 * vals.reshape(-1, VL)
+
+    s = kv.Server(0, 100, VL, SVC, handle=handle, lib=lib)
+    with s, kv.Worker(["192.0.2.1"], key_max=100, val_len=VL, service=SVC,
+                      lib=lib) as w:
+        keys = np.array([3, 7, 50], dtype=np.int64)
+        w.push(keys, vals_for(keys))
+        assert len(calls) == 1                      # once, not per key
+        k, v, ln = calls[0]
+        assert k.dtype == np.uint64 and list(k) == [3, 7, 50]
+        assert v.dtype == np.float32 and (v == vals_for(keys)).all()
+        assert ln.dtype == np.uint32 and list(ln) == [VL] * 3
+        got = np.frombuffer(w.pull(keys), dtype=np.float32)
+        assert (got == 2 * vals_for(keys)).all()
+
+
+def test_handle_exception_and_arguments(lib):
+    def bad(keys, vals, lens):
+        raise RuntimeError("handler broke")
+
+    with pytest.raises(ValueError, match="not both"):
+        kv.Server(0, 10, VL, SVC, apply=lambda *a: None, handle=bad, lib=lib)
+    s = kv.Server(0, 10, VL, SVC, handle=bad, lib=lib)
+    with kv.Worker(["192.0.2.1"], key_max=10, val_len=VL, service=SVC,
+                   lib=lib) as w:
+        w.push([1], [1.0] * VL)
+        with pytest.raises(RuntimeError, match="handler broke"):
+            s.poll(0)
+    s.close()
+
+
+def test_handle_in_the_real_library():
+    """The real libbx has the call (and refuses a server that serves)."""
+    try:
+        lib = _native.Lib(os.environ.get("BX_LIBBX"))
+    except OSError:
+        pytest.skip("no libbx.so.0 (set BX_LIBBX)")
+    assert hasattr(lib._dll, "bxkv_server_set_handle")

@@ -16,8 +16,9 @@
 #             byte checked, the server's "bad" count 0
 #   kv        (three guests or more; the stock lane's four-guest boot)
 #             bx.kv: guests 1 and 2 serve the halves of [0, 100000)
-#             with tests/kv_server.py (guest 2 through a Python apply
-#             callback), guest 0 runs tests/test_kv_guest.py: calls of
+#             with tests/kv_server.py (guest 1 through a Python handler
+#             per request, guest 2 a Python apply callback per key),
+#             guest 0 runs tests/test_kv_guest.py: calls of
 #             up to 14000 keys over both servers cut into 64 KiB
 #             requests, a dense run across the boundary into a region
 #             buffer, bad keys; then 15 s of pushes while guest 2's link
@@ -154,7 +155,7 @@ case_kv() {
 	[ "${BXRIG_N:-1}" -ge 3 ] || { echo "# needs three rig guests"; return $KSFT_SKIP; }
 	ERR=
 	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
-		flags=
+		flags=--handle
 		[ "$ID" -eq 2 ] && flags=--apply
 		kv_serve "$flags"
 		b kv.up 180
