@@ -74,9 +74,15 @@ every --progress seconds (10).
 for both at once (bx.kv's push_async and pull_async; RPC's rpc_async):
 the pull may or may not see the other workers' step n, so the workers
 do not meet each step and the parameters depend on the interleaving (as
-with --free). Not yet: --mode sync (all workers' updates of a step
-summed by a server handler before the next pull), which needs a
-per-request server handler in bx.kv.
+with --free).
+
+--mode sync aggregates synchronously: the servers keep a step's pushes
+(bx: a bx.kv handler called once per push request, with arrays; RPC:
+the push function) and, once every worker pushed, apply their mean,
+rounded to whole units, before any worker pulls the next step. The
+workers and servers meet through the store after the pushes and after
+the apply. Every transport reaches the reference's parameters in this
+mode too (--transport local --mode sync).
 """
 
 import argparse
@@ -186,6 +192,42 @@ def shard_result(vals):
         s = v * np.float32(SCALE)
         exact = exact and bool(np.array_equal(s, np.round(s)))
     return h.hexdigest(), exact
+
+
+def mean_update(keys, vals, nworkers, dim):
+    """A sync step's update: the pushes (keys arrays, (n, dim) value
+    arrays) summed per key, divided by the workers, rounded to whole
+    units: (unique keys, their update)."""
+    k = np.concatenate(keys)
+    v = np.concatenate([x.reshape(-1, dim) for x in vals])
+    uniq, inv = np.unique(k, return_inverse=True)
+    units = np.zeros((len(uniq), dim), dtype=np.float64)
+    np.add.at(units, inv, np.round(v.astype(np.float64) * SCALE))
+    return uniq, (np.round(units / nworkers) / SCALE).astype(np.float32)
+
+
+class SyncStore:
+    """A server's pushes of the current step (sync mode), applied at its
+    end to ``vals`` (the shard, keys from ``begin``)."""
+
+    def __init__(self, vals, begin, nworkers, dim):
+        self.vals, self.begin, self.nworkers, self.dim = \
+            vals, begin, nworkers, dim
+        self.keys, self.deltas = [], []
+        self.lock = threading.Lock()
+
+    def add(self, keys, deltas):
+        with self.lock:
+            self.keys.append(np.array(keys, dtype=np.int64))
+            self.deltas.append(np.array(deltas, dtype=np.float32))
+
+    def apply(self):
+        with self.lock:
+            if self.keys:
+                uniq, upd = mean_update(self.keys, self.deltas,
+                                        self.nworkers, self.dim)
+                self.vals[uniq - self.begin] += upd
+            self.keys, self.deltas = [], []
 
 
 def params_digest(shas):
@@ -331,7 +373,10 @@ def _rpc_pull(keys):
 
 def _rpc_push(keys, deltas):
     with _SHARD["lock"]:
-        _SHARD["t"].index_add_(0, keys - _SHARD["begin"], deltas)
+        if _SHARD.get("sync") is not None:
+            _SHARD["sync"].add(keys.numpy(), deltas.numpy())
+        else:
+            _SHARD["t"].index_add_(0, keys - _SHARD["begin"], deltas)
         _SHARD["pushed"] += len(keys)
 
 
@@ -462,7 +507,8 @@ def train(a, name, rank, nworkers, shape, rdv, tp):
     import torch
     torch.set_num_threads(1)
     overlap = a.overlap == "on"
-    lock = not a.free and not overlap and nworkers > 1
+    sync = a.mode == "sync"
+    lock = not a.free and not overlap and not sync and nworkers > 1
     pulls, pushes, steps, losses = [], [], [], []
     cpu0 = process_cpu_ms()
     shown = time.monotonic()
@@ -496,6 +542,10 @@ def train(a, name, rank, nworkers, shape, rdv, tp):
         t4 = time.perf_counter()
         if lock:
             rdv.barrier("pushed", nworkers)
+        if sync:
+            # Every push of the step in; the servers apply their mean.
+            rdv.barrier("sync/pushed", nworkers + a.nservers)
+            rdv.barrier("sync/applied", nworkers + a.nservers)
         pulls.append((t2 - t1) * 1e6)
         pushes.append((t4 - t3) * 1e6)
         steps.append((time.perf_counter() - t0) * 1e3)
@@ -518,6 +568,8 @@ def train(a, name, rank, nworkers, shape, rdv, tp):
 
 
 def mode_text(a):
+    if a.mode == "sync":
+        return "sync (each step's mean applied by the servers)"
     if a.overlap == "on":
         return "overlap (pull of step n + 1 with push of step n)"
     return "free" if a.free else "lock-step"
@@ -589,27 +641,49 @@ def server_run(a, name, s, nworkers, world, rank, shape, store):
         rdv.put(f"ibv/{rank}", ibv_problem())
         if any(rdv.get(f"ibv/{r}") is not None for r in range(world)):
             return 0
-    srv = None
+    srv = sync = None
     if name == "bx":
+        if a.mode == "sync":
+            # One call per push request, with its arrays: kept for the
+            # step's mean (vals is bound below, before any push).
+            kw = {"handle": lambda k, v, _l: sync.add(k, v)}
+        else:
+            kw = {}
         srv = rdv.serve(s, a.nservers, bounds=b, val_len=shape.dim,
-                        service=a.service, start=False)
+                        service=a.service, start=False, **kw)
         fill_initial(srv.array(), begin, shape.dim)
+        vals = srv.array()
+        if a.mode == "sync":
+            sync = SyncStore(vals, begin, nworkers, shape.dim)
         srv.start()
         rdv.publish(srv.bx_info)
-        vals = srv.array()
     else:
         import torch
         t = torch.empty((end - begin, shape.dim))
         fill_initial(t.numpy(), begin, shape.dim)
-        _SHARD.update(t=t, begin=begin, lock=threading.Lock(), pulled=0,
-                      pushed=0)
         vals = t.numpy()
+        if a.mode == "sync":
+            sync = SyncStore(vals, begin, nworkers, shape.dim)
+        _SHARD.update(t=t, begin=begin, lock=threading.Lock(), pulled=0,
+                      pushed=0, sync=sync)
         rpc_init(a, f"ps{s}", rank, world, name[4:])
     say(f"embedding_ps: transport={name} server {s} of {a.nservers} "
         f"[{begin}, {end}) ready")
     # No deadline while the workers train: they take what they take.
     rdv.get("train/start", timeout=86400)
     cpu0, (host0, pk0, sg0) = process_cpu_ms(), host_counters()
+    for _ in range(a.steps if sync is not None else 0):
+        rdv.barrier("sync/pushed", nworkers + a.nservers, timeout=86400)
+        if srv is not None:
+            # Every push the workers made is in bx's queue: handle them
+            # all here (the serving thread stopped), then serve again.
+            srv.stop()
+            while srv.poll(0) > 0:
+                pass
+        sync.apply()
+        if srv is not None:
+            srv.start()
+        rdv.barrier("sync/applied", nworkers + a.nservers, timeout=86400)
     rdv.get("train/end", timeout=86400)
     cpu1, (host1, pk1, sg1) = process_cpu_ms(), host_counters()
     if srv is not None:
@@ -673,6 +747,12 @@ def local(a, shape):
             loss, deltas = step_update(tp.pull(keys), nrows, inv, labels, a)
             pushes.append((keys, deltas))
             losses.append(loss)
+        if a.mode == "sync":
+            uniq, upd = mean_update([k.numpy() for k, _ in pushes],
+                                    [d.numpy() for _, d in pushes],
+                                    a.workers, shape.dim)
+            tp.t[uniq] += upd
+            continue
         for keys, deltas in pushes:
             tp.push(keys, deltas)
     b = shape.bounds()
@@ -729,9 +809,9 @@ def main(argv=None):
     if bad or not names:
         ap.error(f"--transport: {', '.join(bad) or 'none'}; one or more of "
                  f"{', '.join(TRANSPORTS)}")
-    if a.mode == "sync":
-        ap.error("--mode sync needs a per-request server handler in bx.kv "
-                 "(not yet)")
+    if a.mode == "sync" and (a.free or a.overlap == "on"):
+        ap.error("--mode sync meets every step: not with --free or "
+                 "--overlap on")
     shape = Shape(a)
     if names == ["local"]:
         say(f"embedding_ps: run transport=local: {WHAT['local']}")

@@ -102,12 +102,34 @@ def test_overlap_by_torchrun(tmp_path):
         assert re.search(rf"transport=rpc-uv worker={w} steps=20 ", out), out
 
 
+def test_sync_by_torchrun_reaches_the_reference(tmp_path):
+    """--mode sync: the servers apply each step's mean once every
+    worker pushed; RPC reaches the one-process reference of that mode
+    bit for bit (bx does in the guests' test)."""
+    ref = run("--transport", "local", "--workers", "2", "--mode", "sync",
+              *SIZE)
+    assert ref.returncode == 0, ref.stderr
+    lock = run("--transport", "local", "--workers", "2", *SIZE)
+    assert digest(lock.stdout, "local") != digest(ref.stdout, "local")
+    tr = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone",
+         "--nproc_per_node", "4", "--redirects", "1", "--tee", "1",
+         "--log_dir", str(tmp_path), "--master_port", str(free_port()),
+         EX, "--transport", "rpc-uv", "--nservers", "2", "--mode", "sync",
+         *SIZE],
+        capture_output=True, text=True, timeout=300, env=env())
+    out = tr.stdout
+    assert tr.returncode == 0, out + tr.stderr
+    assert "20 steps, sync (each step's mean applied by the servers)" in out
+    assert digest(out, "rpc-uv") == digest(ref.stdout, "local")
+
+
 def test_arguments():
     r = run("--transport", "local", "--classes", "32", "--dim", "16")
     assert r.returncode != 0 and "--classes" in r.stderr
     r = run("--transport", "tcp")
     assert r.returncode != 0 and "--transport: tcp" in r.stderr
-    r = run("--transport", "local", "--mode", "sync")
-    assert r.returncode != 0 and "per-request server handler" in r.stderr
+    r = run("--transport", "local", "--mode", "sync", "--free")
+    assert r.returncode != 0 and "not with --free" in r.stderr
     r = run("--transport", "rpc-uv", "--rows", "100")
     assert r.returncode != 0 and "no worker" in r.stderr

@@ -42,7 +42,10 @@
 #             parameters, bit for bit (their sha256), the servers' hosts
 #             sent RDMA packets over bx and ibv and none over uv, and
 #             each reports its step time, pull and push latencies, its
-#             CPU and the servers' per step
+#             CPU and the servers' per step; then a launch with --mode
+#             sync (two workers, 20 steps, each step's mean applied by
+#             the servers once both pushed: bx.kv's per-request handler)
+#             over bx and rpc-uv, which reach the same parameters
 . "$(dirname "$0")/lib.sh"
 
 PYDIR=${BX_PYTHON_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/python}
@@ -207,15 +210,18 @@ TDONE=$((900 + 6 * TSTEPS * TWORKERS))
 # fails at its default (0) on Python 3.11; its lines come prefixed
 # "[defaultN]:", stripped into OUT.
 torchrun_ps() {
+	out=$1
+	shift
 	n=1
-	[ "$ID" -eq 0 ] && n=$TWORKERS
+	[ "$ID" -eq 0 ] && n=${NWORKERS:-$TWORKERS}
 	rm -rf /tmp/trlog
 	: > /tmp/emb.raw
+	# shellcheck disable=SC2086
 	python3 -m torch.distributed.run --nnodes 3 --node_rank "$ID" \
 		--nproc_per_node $n --master_addr "$BXRIG_PEER0" \
 		--master_port 29500 --redirects 1 --tee 1 --log_dir /tmp/trlog \
-		"$EX" --transport "$TTRANSPORTS" --nservers 2 --ifname eth0 \
-		--rows "$TROWS" --dim "$TDIM" --steps "$TSTEPS" > /tmp/emb.raw 2>&1 &
+		"$EX" --nservers 2 --ifname eth0 --rows "$TROWS" --dim "$TDIM" \
+		"$@" > /tmp/emb.raw 2>&1 &
 	pid=$!
 	# What the run is at, as it goes ("# live: "; the rig's output is
 	# a file that tools/ps/torch_job.sh shows every 10 s).
@@ -232,7 +238,7 @@ torchrun_ps() {
 	done
 	rc=0
 	wait $pid || rc=$?
-	sed 's/^\[default[0-9]*\]://' /tmp/emb.raw > "$1"
+	sed 's/^\[default[0-9]*\]://' /tmp/emb.raw > "$out"
 	return $rc
 }
 
@@ -243,7 +249,8 @@ case_torch() {
 	ERR=
 	b torch.up 300
 	if [ "$ID" -le 2 ]; then
-		torchrun_ps /tmp/emb.out ||
+		torchrun_ps /tmp/emb.out --transport "$TTRANSPORTS" \
+			--steps "$TSTEPS" ||
 			{ echo "# FAIL: torchrun on node $ID exited $rc"; ERR=1; }
 		grep "^embedding_ps: " /tmp/emb.out | grep -v " progress " | sed 's/^/# /'
 		[ -z "$ERR" ] || grep -v "^embedding_ps: \|^[IW][0-9]* \|^WARNING: Logging" \
@@ -277,6 +284,28 @@ case_torch() {
 		done
 	fi
 	b torch.done "$TDONE"
+	# --mode sync (each step's mean applied by the servers once every
+	# worker pushed: bx.kv's per-request handler), bx and rpc-uv:
+	# the same parameters bit for bit.
+	b torch.sync 300
+	if [ "$ID" -le 2 ]; then
+		# Two workers: the mean of their pushes is not their sum.
+		NWORKERS=2
+		torchrun_ps /tmp/emb.sync --transport bx,rpc-uv --mode sync \
+			--steps 20 ||
+			{ echo "# FAIL: sync torchrun on node $ID exited $rc"; ERR=1; }
+		NWORKERS=
+		grep "^embedding_ps: .*\(sha256\|run transport\)" /tmp/emb.sync | sed 's/^/# /'
+		[ -z "$ERR" ] || grep -v "^embedding_ps: \|^[IW][0-9]* \|^WARNING: Logging" \
+			/tmp/emb.raw | tail -30 | sed 's/^/# /'
+	fi
+	if [ "$ID" -eq 0 ]; then
+		hb=$(sed -n "s/^embedding_ps: transport=bx params sha256 //p" /tmp/emb.sync)
+		hr=$(sed -n "s/^embedding_ps: transport=rpc-uv params sha256 //p" /tmp/emb.sync)
+		[ -n "$hb" ] && [ "$hb" = "$hr" ] ||
+			{ echo "# FAIL: sync: bx ${hb:-none}, rpc-uv ${hr:-none}"; ERR=1; }
+	fi
+	b torch.sync.done "$TDONE"
 	result
 }
 
