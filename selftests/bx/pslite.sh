@@ -176,33 +176,29 @@ case_pipeline() {
 
 # One host, as ps-lite's own local launches are: the whole job on guest 0
 # with DMLC_PS_ROOT_URI=127.0.0.1, every node reaching the others through
-# bxps's same-host path (bx has no loopback).
+# bxps's same-host path (bx has no loopback); before it, a stranger's
+# frames on a lone scheduler's socket.
 case_local() {
 	b local.go
 	if [ "$ID" -eq 0 ]; then
-		PIDS= LOGS=
-		for r in scheduler server server worker worker; do
-			f=/tmp/ps.local.$r.$(echo "$PIDS" | wc -w)
-			# shellcheck disable=SC2086
-			DMLC_ROLE=$r DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2 \
-			DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=9300 \
-			BXPS_TIMEOUT_MS=$((180000 * BX_SLOW)) BXPS_REGION_MB=32 \
-			BXPS_DEBUG=1 timeout $((240 * BX_SLOW)) $PS main > "$f" 2>&1 &
-			PIDS="$PIDS $!" LOGS="$LOGS $f"
-		done
-		# A stranger's frames on the scheduler's socket: a length past
-		# any message, then a request that is no control message. The
-		# scheduler drops the first connection, answers the second with
-		# an error, and the job goes on.
+		# A stranger's frames on a scheduler's socket (a scheduler
+		# alone, whose job never assembles): a length past any message,
+		# then a request that is no control message. It drops the first
+		# connection, answers the second with an error, and lives on.
 		# (python3 runs from the host's /usr: run.sh -p.)
 		if python3 -c 'import socket' > /dev/null 2>&1; then
+			DMLC_ROLE=scheduler DMLC_NUM_SERVER=1 DMLC_NUM_WORKER=1 \
+			DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=9310 \
+			BXPS_TIMEOUT_MS=$((120000 * BX_SLOW)) BXPS_REGION_MB=8 \
+				$PS main > /tmp/ps.lone 2>&1 &
+			lone=$!
 			python3 - <<-'PY' || { echo "# FAIL: hostile frames"; ERR=1; }
 			import socket, struct, time
 			def conn():
-			    for _ in range(200):
+			    for _ in range(1200):
 			        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 			        try:
-			            s.connect(b"\0bxps.9300")
+			            s.connect(b"\0bxps.9310")
 			            return s
 			        except OSError:
 			            s.close()
@@ -220,7 +216,19 @@ case_local() {
 			assert t == 3 and i == 7, h
 			print("# hostile frames: dropped, then answered (%d bytes)" % n)
 			PY
+			try check kill "$lone"
+			wait "$lone" 2> /dev/null || true
 		fi
+		PIDS= LOGS=
+		for r in scheduler server server worker worker; do
+			f=/tmp/ps.local.$r.$(echo "$PIDS" | wc -w)
+			# shellcheck disable=SC2086
+			DMLC_ROLE=$r DMLC_NUM_SERVER=2 DMLC_NUM_WORKER=2 \
+			DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=9300 \
+			BXPS_TIMEOUT_MS=$((180000 * BX_SLOW)) BXPS_REGION_MB=32 \
+			BXPS_DEBUG=1 timeout $((240 * BX_SLOW)) $PS main > "$f" 2>&1 &
+			PIDS="$PIDS $!" LOGS="$LOGS $f"
+		done
 		try job_wait
 		for f in /tmp/ps.local.worker.*; do
 			for c in push_pull lens pushpull aggregate types simple badlen; do
