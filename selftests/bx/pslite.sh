@@ -189,7 +189,7 @@ case_local() {
 		if python3 -c 'import socket' > /dev/null 2>&1; then
 			DMLC_ROLE=scheduler DMLC_NUM_SERVER=1 DMLC_NUM_WORKER=1 \
 			DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=9310 \
-			BXPS_TIMEOUT_MS=$((120000 * BX_SLOW)) BXPS_REGION_MB=8 \
+			BXPS_TIMEOUT_MS=$((120000 * BX_SLOW)) BXPS_REGION_MB=32 \
 				$PS main > /tmp/ps.lone 2>&1 &
 			lone=$!
 			python3 - <<-'PY' || { echo "# FAIL: hostile frames"; ERR=1; }
@@ -218,6 +218,7 @@ case_local() {
 			PY
 			try check kill "$lone"
 			wait "$lone" 2> /dev/null || true
+			[ -z "$ERR" ] || sed 's/^/# lone: /' /tmp/ps.lone
 		fi
 		PIDS= LOGS=
 		for r in scheduler server server worker worker; do
