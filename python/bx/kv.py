@@ -624,21 +624,14 @@ class Worker:
 
     def _call(self, fn: Callable[..., None], keys: Any, vals: _arrays.Mem,
               lens: Any) -> None:
-        n = len(keys)
+        """A call on the worker's own libbx worker, under its lock."""
         with self._lock:
-            w = self._handle()
-            try:
-                fn(w, ctypes.addressof(keys) if n else 0, n,
-                   vals.addr if n else 0,
-                   ctypes.addressof(lens) if lens is not None and n else 0)
-            except OSError as e:
-                _, e.server = self._lib.kv_last_error(w)
-                raise
+            self._call_on(self._handle(), fn, keys, vals, lens)
 
     def _call_on(self, w: int, fn: Callable[..., None], keys: Any,
                  vals: _arrays.Mem, lens: Any) -> None:
-        """_call() on a lane's own libbx worker ``w`` (its thread alone
-        calls it)."""
+        """A call on libbx worker ``w`` (the caller has it alone); a
+        failure names the server whose request failed."""
         n = len(keys)
         try:
             fn(w, ctypes.addressof(keys) if n else 0, n,

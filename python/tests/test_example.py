@@ -55,15 +55,21 @@ def run(*args, timeout=180):
                           text=True, timeout=timeout, env=env())
 
 
+def torchrun(tmp_path, nproc, *args):
+    """The example in nproc processes by torchrun on this host."""
+    return subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone",
+         "--nproc_per_node", str(nproc), "--redirects", "1", "--tee", "1",
+         "--log_dir", str(tmp_path), "--master_port", str(free_port()),
+         EX, *args],
+        capture_output=True, text=True, timeout=300, env=env())
+
+
 def test_rpc_by_torchrun_reaches_the_reference(tmp_path):
     ref = run("--transport", "local", "--workers", "2", *SIZE)
     assert ref.returncode == 0, ref.stderr
-    tr = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone",
-         "--nproc_per_node", "4", "--redirects", "1", "--tee", "1",
-         "--log_dir", str(tmp_path), "--master_port", str(free_port()),
-         EX, "--transport", "rpc-uv,rpc-ibv", "--nservers", "2", *SIZE],
-        capture_output=True, text=True, timeout=300, env=env())
+    tr = torchrun(tmp_path, 4, "--transport", "rpc-uv,rpc-ibv",
+                  "--nservers", "2", *SIZE)
     out = tr.stdout
     assert tr.returncode == 0, out + tr.stderr
     assert digest(out, "rpc-uv") == digest(ref.stdout, "local")
@@ -86,13 +92,8 @@ def test_overlap_by_torchrun(tmp_path):
     """--overlap on: step n + 1's pull on the wire with step n's push
     (rpc_async here; bx.kv's futures in the guests' test); the updates
     stay exact, every worker reports."""
-    tr = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone",
-         "--nproc_per_node", "3", "--redirects", "1", "--tee", "1",
-         "--log_dir", str(tmp_path), "--master_port", str(free_port()),
-         EX, "--transport", "rpc-uv", "--nservers", "1", "--overlap", "on",
-         *SIZE],
-        capture_output=True, text=True, timeout=300, env=env())
+    tr = torchrun(tmp_path, 3, "--transport", "rpc-uv", "--nservers", "1",
+                  "--overlap", "on", *SIZE)
     out = tr.stdout
     assert tr.returncode == 0, out + tr.stderr
     assert "20 steps, overlap (pull of step n + 1 with push of step n)" \
@@ -111,13 +112,8 @@ def test_sync_by_torchrun_reaches_the_reference(tmp_path):
     assert ref.returncode == 0, ref.stderr
     lock = run("--transport", "local", "--workers", "2", *SIZE)
     assert digest(lock.stdout, "local") != digest(ref.stdout, "local")
-    tr = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone",
-         "--nproc_per_node", "4", "--redirects", "1", "--tee", "1",
-         "--log_dir", str(tmp_path), "--master_port", str(free_port()),
-         EX, "--transport", "rpc-uv", "--nservers", "2", "--mode", "sync",
-         *SIZE],
-        capture_output=True, text=True, timeout=300, env=env())
+    tr = torchrun(tmp_path, 4, "--transport", "rpc-uv", "--nservers", "2",
+                  "--mode", "sync", *SIZE)
     out = tr.stdout
     assert tr.returncode == 0, out + tr.stderr
     assert "20 steps, sync (each step's mean applied by the servers)" in out
