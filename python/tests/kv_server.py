@@ -4,8 +4,9 @@ val_len floats per key (all 0 at first) until SIGTERM. With --apply the
 pushes go through a Python apply callback per key, with --handle through
 a Python handler per request (numpy, both summing as the default does),
 so that the values a worker sees are the same every way. Prints
-"ready" once serving, and at the end its counters:
-"python kv serve: pulls N pushes N ... bad N errors N"."""
+"ready" once serving, and at the end its counters and the handler's
+calls: "python kv serve: pulls N pushes N ... bad N errors N handled N".
+"""
 
 import argparse
 import signal
@@ -33,8 +34,11 @@ def main() -> int:
         d = np.frombuffer(dst, dtype=np.float32)
         d += np.frombuffer(src, dtype=np.float32)
 
+    calls = [0]
+
     def handle(keys, vals, lens):
         # Every key has val_len floats here: one vectorized step.
+        calls[0] += 1
         st = srv.array().reshape(-1, args.val_len)
         st[(keys - np.uint64(args.begin)).astype(np.int64)] += \
             vals.reshape(-1, args.val_len)
@@ -49,7 +53,8 @@ def main() -> int:
         srv.stop()
         st = srv.stats()
     print("python kv serve: " + " ".join(
-        f"{k} {getattr(st, k)}" for k in st.__dataclass_fields__), flush=True)
+        f"{k} {getattr(st, k)}" for k in st.__dataclass_fields__) +
+        f" handled {calls[0]}", flush=True)
     return 0
 
 

@@ -172,7 +172,10 @@ case_kv() {
 			try check wait_until 10 sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE"'
 		fi
 		b kv.outage 300
-		py_stop /tmp/pykv.out "^python kv serve: .* bad 0 " 0
+		# Guest 1's pushes went through its handler, once per request.
+		want="^python kv serve: .* bad 0 .*handled 0$"
+		[ "$ID" -eq 1 ] && want="^python kv serve: .* bad 0 .*handled [1-9][0-9]*$"
+		py_stop /tmp/pykv.out "$want" 0
 	elif [ "$ID" -eq 0 ]; then
 		b kv.up 180
 		kv_worker
