@@ -24,6 +24,7 @@
 #define PS_ALIVE_MS	30000u		/* a parked watch is answered after */
 #define PS_RETRY_MAX	20000		/* sends of one message without a buffer */
 #define PS_LOCAL_MAX	(2 * PS_MAX_NODES)	/* same-host connections */
+#define PS_LOCAL_QMAX	4u	/* messages of msg_max queued per connection */
 
 enum io_kind { IO_RECV = 1, IO_SEND, IO_CTRL, IO_WATCH, IO_REPLY };
 
@@ -91,6 +92,7 @@ struct lconn {
 	/* frames to write, our requests waiting for their replies */
 	struct lout	*out, **out_tail;
 	uint32_t	out_off;
+	uint64_t	out_bytes;	/* queued: messages wait past PS_LOCAL_QMAX */
 	struct io	*reqs;
 };
 

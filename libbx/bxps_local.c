@@ -13,7 +13,9 @@
  *          id: the requester's number for it
  *   REPLY  the answer of REQ @id, on the connection it came on
  *
- * Sends complete once their frame is queued (its bytes are copied);
+ * Sends complete once their frame is queued (its bytes are copied; at
+ * most PS_LOCAL_QMAX * msg_max bytes of messages wait per connection,
+ * more are refused with -ENOBUFS and sent again later);
  * requests once their reply came, or with -ECONNABORTED when the
  * connection ends (a node that exits or dies closes its sockets, which
  * is how its watches learn of it). Only a process of the same user (or
@@ -135,6 +137,7 @@ static int lflush(struct lconn *c)
 		if (!c->out)
 			c->out_tail = &c->out;
 		c->out_off = 0;
+		c->out_bytes -= o->len;
 		free(o);
 	}
 	return 0;
@@ -161,6 +164,7 @@ static void lclose(struct bxps *n, struct lconn *c)
 	}
 	c->out_tail = &c->out;
 	c->out_off = 0;
+	c->out_bytes = 0;
 	while ((io = c->reqs)) {
 		c->reqs = io->lnext;
 		done_locked(n, io, -ECONNABORTED);
@@ -187,6 +191,7 @@ static struct lconn *lslot(struct bxps *n, int fd, int node)
 		c->out = NULL;
 		c->out_tail = &c->out;
 		c->out_off = 0;
+		c->out_bytes = 0;
 		c->reqs = NULL;
 		c->hgot = c->bgot = 0;
 		c->body = NULL;
@@ -257,6 +262,7 @@ static int lqueue(struct bxps *n, struct lconn *c, uint32_t type,
 	}
 	*c->out_tail = o;
 	c->out_tail = &o->next;
+	c->out_bytes += o->len;
 	ret = lflush(c);
 	if (ret)
 		/* Broken: the progress thread sees it end and closes it. */
@@ -288,6 +294,16 @@ int ps_local_submit(struct bxps *n, struct io *io)
 		c = lconn_to(n, io->to, &ret);
 		if (!c)
 			break;
+		/*
+		 * A node that does not read holds back our messages (sent
+		 * again later, as with no receive buffer over bx), not our
+		 * memory; control requests and answers are small and go.
+		 */
+		if (c->out_bytes + io->len >
+		    (uint64_t)PS_LOCAL_QMAX * n->msg_max) {
+			ret = -ENOBUFS;
+			break;
+		}
 		for (unsigned int i = 0; i < io->nvec; i++) {
 			seg[i] = base + io->vec[i].off;
 			seglen[i] = io->vec[i].len;
