@@ -392,25 +392,34 @@ static void lframe(struct bxps *n, struct lconn *c, const struct lhdr *h,
  * it is closed). A body that finds no region memory waits in the socket
  * until some is free again.
  */
+/*
+ * Read into @buf until *@got of @want bytes are there: 1 when they are,
+ * 0 when the socket has no more for now, -1 when the connection ended.
+ */
+static int lrecv(int fd, void *buf, uint32_t want, uint32_t *got)
+{
+	while (*got < want) {
+		ssize_t r = recv(fd, (uint8_t *)buf + *got, want - *got,
+				 MSG_DONTWAIT);
+
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return -1;
+		if (r < 0)
+			return 0;
+		*got += (uint32_t)r;
+	}
+	return 1;
+}
+
 static bool lread(struct bxps *n, struct lconn *c)
 {
 	struct lhdr h;
+	int r;
 
 	for (;;) {
-		ssize_t r;
-
-		if (c->hgot < sizeof(h)) {
-			r = recv(c->fd, c->hdr + c->hgot, sizeof(h) - c->hgot,
-				 MSG_DONTWAIT);
-			if (r == 0 || (r < 0 && errno != EAGAIN &&
-				       errno != EINTR))
-				return false;
-			if (r < 0)
-				return true;
-			c->hgot += (uint32_t)r;
-			if (c->hgot < sizeof(h))
-				continue;
-		}
+		r = lrecv(c->fd, c->hdr, sizeof(h), &c->hgot);
+		if (r <= 0)
+			return r == 0;
 		memcpy(&h, c->hdr, sizeof(h));
 		if (h.type < L_PUSH || h.type > L_REPLY || h.which > 1 ||
 		    h.len > n->msg_max || (h.type != L_PUSH && h.which) ||
@@ -421,18 +430,9 @@ static bool lread(struct bxps *n, struct lconn *c)
 				return true;	/* again on the next round */
 			c->bgot = 0;
 		}
-		if (c->bgot < h.len) {
-			r = recv(c->fd, (uint8_t *)c->body + c->bgot,
-				 h.len - c->bgot, MSG_DONTWAIT);
-			if (r == 0 || (r < 0 && errno != EAGAIN &&
-				       errno != EINTR))
-				return false;
-			if (r < 0)
-				return true;
-			c->bgot += (uint32_t)r;
-			if (c->bgot < h.len)
-				continue;
-		}
+		r = lrecv(c->fd, c->body, h.len, &c->bgot);
+		if (r <= 0)
+			return r == 0;
 		{
 			void *body = c->body;
 
