@@ -25,6 +25,7 @@
 #define PS_RETRY_MAX	20000		/* sends of one message without a buffer */
 #define PS_LOCAL_MAX	(2 * PS_MAX_NODES)	/* same-host connections */
 #define PS_LOCAL_QMAX	4u	/* messages of msg_max queued per connection */
+#define PS_LOCAL_RETRY_MS 10	/* a starved frame's next try for memory */
 
 enum io_kind { IO_RECV = 1, IO_SEND, IO_CTRL, IO_WATCH, IO_REPLY };
 
@@ -89,6 +90,7 @@ struct lconn {
 	uint32_t	hgot;
 	void		*body;		/* region buffer */
 	uint32_t	bgot;
+	bool		starved;	/* its body found no region memory */
 	/* frames to write, our requests waiting for their replies */
 	struct lout	*out, **out_tail;
 	uint32_t	out_off;

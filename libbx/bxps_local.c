@@ -173,6 +173,7 @@ static void lclose(struct bxps *n, struct lconn *c)
 		n->nodes[c->node].lconn = 0;
 	c->node = -1;
 	c->hgot = c->bgot = 0;
+	c->starved = false;
 	if (c->body) {
 		bx_buf_free(n->bx, c->body);
 		c->body = NULL;
@@ -195,6 +196,7 @@ static struct lconn *lslot(struct bxps *n, int fd, int node)
 		c->reqs = NULL;
 		c->hgot = c->bgot = 0;
 		c->body = NULL;
+		c->starved = false;
 		return c;
 	}
 	return NULL;
@@ -388,11 +390,6 @@ static void lframe(struct bxps *n, struct lconn *c, const struct lhdr *h,
 }
 
 /*
- * Read what @c has for us; false when it ended or broke the rules (then
- * it is closed). A body that finds no region memory waits in the socket
- * until some is free again.
- */
-/*
  * Read into @buf until *@got of @want bytes are there: 1 when they are,
  * 0 when the socket has no more for now, -1 when the connection ended.
  */
@@ -411,6 +408,13 @@ static int lrecv(int fd, void *buf, uint32_t want, uint32_t *got)
 	return 1;
 }
 
+/*
+ * Read what @c has for us; false when it ended or broke the rules (then
+ * it is closed). A body that finds no region memory waits in the socket,
+ * its connection starved: not polled for input (its bytes are still
+ * there, poll() would report them at once, round after round) but tried
+ * again every PS_LOCAL_RETRY_MS until memory is free.
+ */
 static bool lread(struct bxps *n, struct lconn *c)
 {
 	struct lhdr h;
@@ -426,8 +430,10 @@ static bool lread(struct bxps *n, struct lconn *c)
 		    (h.type == L_REQ && h.len > PS_SMALL_CAP))
 			return false;
 		if (!c->body) {
-			if (bx_buf_alloc(n->bx, h.len ? h.len : 8, &c->body))
-				return true;	/* again on the next round */
+			c->starved = bx_buf_alloc(n->bx, h.len ? h.len : 8,
+						  &c->body) != 0;
+			if (c->starved)
+				return true;
 			c->bgot = 0;
 		}
 		r = lrecv(c->fd, c->body, h.len, &c->bgot);
@@ -518,8 +524,12 @@ void ps_local_poll(struct bxps *n, int timeout_ms)
 		idx[nc++] = (int)i;
 		pfd[np++] = (struct pollfd){
 			.fd = c->fd,
-			.events = (short)(POLLIN | (c->out ? POLLOUT : 0)),
+			.events = (short)((c->starved ? 0 : POLLIN) |
+					  (c->out ? POLLOUT : 0)),
 		};
+		if (c->starved &&
+		    (timeout_ms < 0 || timeout_ms > PS_LOCAL_RETRY_MS))
+			timeout_ms = PS_LOCAL_RETRY_MS;
 	}
 	pthread_mutex_unlock(&n->llock);
 	if (n->ldone)
@@ -537,7 +547,7 @@ void ps_local_poll(struct bxps *n, int timeout_ms)
 		bool ok = true;
 
 		/* Read first: a frame that fails to find memory waits. */
-		if (rev & (POLLIN | POLLHUP | POLLERR))
+		if (c->starved || (rev & (POLLIN | POLLHUP | POLLERR)))
 			ok = lread(n, c);
 		pthread_mutex_lock(&n->llock);
 		if (c->fd >= 0 && (!ok || (c->out && lflush(c))))
