@@ -83,6 +83,9 @@ rounded to whole units, before any worker pulls the next step. The
 workers and servers meet through the store after the pushes and after
 the apply. Every transport reaches the reference's parameters in this
 mode too (--transport local --mode sync).
+A transport of the list may name its own mode, T:sync or T:async (e.g.
+--transport bx,rpc-uv,bx:sync,rpc-uv:sync: both modes in one launch);
+its lines then say transport=T:MODE.
 """
 
 import argparse
@@ -580,7 +583,8 @@ def mode_text(a):
 def worker_run(a, name, rank, nworkers, world, shape, store):
     from bx import kv
     rdv = kv.Rendezvous(store, prefix=f"embedding_ps/{name}", timeout=600)
-    if name == "rpc-ibv":
+    base = name.split(":")[0]
+    if base == "rpc-ibv":
         # Every process says whether ibv can run there; all skip if one
         # cannot (init_rpc would hang or fail on some ranks only).
         rdv.put(f"ibv/{rank}", ibv_problem())
@@ -591,10 +595,10 @@ def worker_run(a, name, rank, nworkers, world, shape, store):
                 say(f"embedding_ps: transport={name} unavailable: "
                     f"{why[0]}")
             return 0
-    if name == "bx":
+    if base == "bx":
         tp = BxTransport(a, shape, rdv)
     else:
-        rpc_init(a, f"worker{rank}", rank, world, name[4:])
+        rpc_init(a, f"worker{rank}", rank, world, base[4:])
         tp = RpcTransport(a, shape, rdv)
     rdv.barrier("ready", nworkers)
     if rank == 0:
@@ -626,7 +630,7 @@ def worker_run(a, name, rank, nworkers, world, shape, store):
             rc = 1
     tp.close()
     rdv.done()
-    if name != "bx":
+    if base != "bx":
         from torch.distributed import rpc
         rpc.shutdown()
     return rc
@@ -637,12 +641,13 @@ def server_run(a, name, s, nworkers, world, rank, shape, store):
     rdv = kv.Rendezvous(store, prefix=f"embedding_ps/{name}", timeout=600)
     b = shape.bounds()
     begin, end = b[s], b[s + 1]
-    if name == "rpc-ibv":
+    base = name.split(":")[0]
+    if base == "rpc-ibv":
         rdv.put(f"ibv/{rank}", ibv_problem())
         if any(rdv.get(f"ibv/{r}") is not None for r in range(world)):
             return 0
     srv = sync = None
-    if name == "bx":
+    if base == "bx":
         if a.mode == "sync":
             # One call per push request, with its arrays: kept for the
             # step's mean (vals is bound below, before any push).
@@ -666,7 +671,7 @@ def server_run(a, name, s, nworkers, world, rank, shape, store):
             sync = SyncStore(vals, begin, nworkers, shape.dim)
         _SHARD.update(t=t, begin=begin, lock=threading.Lock(), pulled=0,
                       pushed=0, sync=sync)
-        rpc_init(a, f"ps{s}", rank, world, name[4:])
+        rpc_init(a, f"ps{s}", rank, world, base[4:])
     say(f"embedding_ps: transport={name} server {s} of {a.nservers} "
         f"[{begin}, {end}) ready")
     # No deadline while the workers train: they take what they take.
@@ -805,11 +810,14 @@ def main(argv=None):
                     "('-': stdout; default $EMBEDDING_PS_STEP_LOG)")
     a = ap.parse_args(argv)
     names = [t for t in a.transport.split(",") if t]
-    bad = [t for t in names if t not in TRANSPORTS]
+    modes = {t: t.partition(":")[2] or a.mode for t in names}
+    bad = [t for t in names if t.partition(":")[0] not in TRANSPORTS or
+           modes[t] not in ("async", "sync") or t.startswith("local:")]
     if bad or not names:
         ap.error(f"--transport: {', '.join(bad) or 'none'}; one or more of "
-                 f"{', '.join(TRANSPORTS)}")
-    if a.mode == "sync" and (a.free or a.overlap == "on"):
+                 f"{', '.join(TRANSPORTS)}; all but local may end in "
+                 ":sync or :async")
+    if "sync" in modes.values() and (a.free or a.overlap == "on"):
         ap.error("--mode sync meets every step: not with --free or "
                  "--overlap on")
     shape = Shape(a)
@@ -828,15 +836,18 @@ def main(argv=None):
     store = bxt.store(timeout=600)
     rc = 0
     for name in names:
+        ra = argparse.Namespace(**vars(a))
+        ra.mode = modes[name]
         if rank == 0:
-            say(f"embedding_ps: run transport={name}: {WHAT[name]}; "
+            say(f"embedding_ps: run transport={name}: "
+                f"{WHAT[name.partition(':')[0]]}; "
                 f"{nworkers} worker(s), {a.nservers} server(s), "
                 f"{shape.rows} rows x {shape.dim}, {a.steps} steps, "
-                f"{mode_text(a)}")
+                f"{mode_text(ra)}")
         if rank < nworkers:
-            rc |= worker_run(a, name, rank, nworkers, world, shape, store)
+            rc |= worker_run(ra, name, rank, nworkers, world, shape, store)
         else:
-            rc |= server_run(a, name, rank - nworkers, nworkers, world,
+            rc |= server_run(ra, name, rank - nworkers, nworkers, world,
                              rank, shape, store)
     return rc
 

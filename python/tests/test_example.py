@@ -66,15 +66,26 @@ def torchrun(tmp_path, nproc, *args):
 
 
 def test_rpc_by_torchrun_reaches_the_reference(tmp_path):
+    """Lock-step and --mode sync (rpc-uv:sync, in the same launch): RPC
+    reaches the one-process reference of each mode bit for bit (bx does
+    in the guests' test); the two modes differ."""
     ref = run("--transport", "local", "--workers", "2", *SIZE)
     assert ref.returncode == 0, ref.stderr
-    tr = torchrun(tmp_path, 4, "--transport", "rpc-uv,rpc-ibv",
+    sref = run("--transport", "local", "--workers", "2", "--mode", "sync",
+               *SIZE)
+    assert sref.returncode == 0, sref.stderr
+    assert digest(sref.stdout, "local") != digest(ref.stdout, "local")
+    tr = torchrun(tmp_path, 4, "--transport", "rpc-uv,rpc-ibv,rpc-uv:sync",
                   "--nservers", "2", *SIZE)
     out = tr.stdout
     assert tr.returncode == 0, out + tr.stderr
     assert digest(out, "rpc-uv") == digest(ref.stdout, "local")
+    assert digest(out, "rpc-uv:sync") == digest(sref.stdout, "local")
     assert re.search(r"run transport=rpc-uv: .*uv \(TCP\).*2 worker\(s\), "
-                     r"2 server\(s\), 20000 rows x 16", out)
+                     r"2 server\(s\), 20000 rows x 16, 20 steps, lock-step",
+                     out)
+    assert re.search(r"run transport=rpc-uv:sync: .*uv \(TCP\).*20 steps, "
+                     r"sync \(each step's mean applied by the servers\)", out)
     for w in (0, 1):
         assert re.search(rf"transport=rpc-uv worker={w} steps=20 .*"
                          r"pull_us_p99=\d+ .*cpu_ms_per_step=", out), out
@@ -103,23 +114,6 @@ def test_overlap_by_torchrun(tmp_path):
         assert re.search(rf"transport=rpc-uv worker={w} steps=20 ", out), out
 
 
-def test_sync_by_torchrun_reaches_the_reference(tmp_path):
-    """--mode sync: the servers apply each step's mean once every
-    worker pushed; RPC reaches the one-process reference of that mode
-    bit for bit (bx does in the guests' test)."""
-    ref = run("--transport", "local", "--workers", "2", "--mode", "sync",
-              *SIZE)
-    assert ref.returncode == 0, ref.stderr
-    lock = run("--transport", "local", "--workers", "2", *SIZE)
-    assert digest(lock.stdout, "local") != digest(ref.stdout, "local")
-    tr = torchrun(tmp_path, 4, "--transport", "rpc-uv", "--nservers", "2",
-                  "--mode", "sync", *SIZE)
-    out = tr.stdout
-    assert tr.returncode == 0, out + tr.stderr
-    assert "20 steps, sync (each step's mean applied by the servers)" in out
-    assert digest(out, "rpc-uv") == digest(ref.stdout, "local")
-
-
 def test_arguments():
     r = run("--transport", "local", "--classes", "32", "--dim", "16")
     assert r.returncode != 0 and "--classes" in r.stderr
@@ -127,5 +121,10 @@ def test_arguments():
     assert r.returncode != 0 and "--transport: tcp" in r.stderr
     r = run("--transport", "local", "--mode", "sync", "--free")
     assert r.returncode != 0 and "not with --free" in r.stderr
+    r = run("--transport", "rpc-uv:sync", "--overlap", "on")
+    assert r.returncode != 0 and "not with --free" in r.stderr
+    for t in ("bx:fast", "local:sync"):
+        r = run("--transport", t)
+        assert r.returncode != 0 and f"--transport: {t};" in r.stderr
     r = run("--transport", "rpc-uv", "--rows", "100")
     assert r.returncode != 0 and "no worker" in r.stderr

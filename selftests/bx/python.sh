@@ -34,18 +34,19 @@
 #             1 and 2 serve the halves of a sparse embedding model
 #             (BX_TORCH_ROWS x BX_TORCH_DIM, default 20000 x 16, rows
 #             permuted over the servers) and its dense layer, guest 0's
-#             worker process(es) (BX_TORCH_WORKERS, default 1) train it
-#             BX_TORCH_STEPS (default 50) steps, over each transport
-#             of BX_TORCH_TRANSPORTS in turn (default bx, then torch
-#             RPC pinned to TensorPipe's uv transport, TCP, then to its
-#             ibv transport, RDMA over rxe0): all reach the same
-#             parameters, bit for bit (their sha256), the servers' hosts
-#             sent RDMA packets over bx and ibv and none over uv, and
-#             each reports its step time, pull and push latencies, its
-#             CPU and the servers' per step; then a launch with --mode
-#             sync (two workers, 20 steps, each step's mean applied by
-#             the servers once both pushed: bx.kv's per-request handler)
-#             over bx and rpc-uv, which reach the same parameters
+#             worker processes (BX_TORCH_WORKERS, default 2) train it
+#             BX_TORCH_STEPS (default 30) steps, over each transport
+#             of BX_TORCH_TRANSPORTS in turn, in the same processes
+#             (default bx, then torch RPC pinned to TensorPipe's uv
+#             transport, TCP, then to its ibv transport, RDMA over
+#             rxe0, in lock-step; then bx and rpc-uv in sync mode, each
+#             step's mean applied by the servers once both workers
+#             pushed: bx.kv's per-request handler): in each mode all
+#             reach the same parameters, bit for bit (their sha256),
+#             and the modes differ; the servers' hosts sent RDMA
+#             packets over bx and ibv and none over uv, and each
+#             reports its step time, pull and push latencies, its CPU
+#             and the servers' per step
 . "$(dirname "$0")/lib.sh"
 
 PYDIR=${BX_PYTHON_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/python}
@@ -106,7 +107,7 @@ pytest_ok() {
 }
 
 pytest_run() {
-	(cd /tmp && python3 -m pytest -q -p no:cacheprovider -o console_output_style=classic \
+	(cd /tmp && python3 -m pytest -q -p no:cacheprovider -o console_output_style=classic --durations=6 \
 		-rs "$@" 2>&1) | sed 's/^/# /'
 }
 
@@ -196,11 +197,11 @@ case_kv() {
 }
 
 EX=$PYDIR/examples/embedding_ps.py
-TSTEPS=${BX_TORCH_STEPS:-50}
-TWORKERS=${BX_TORCH_WORKERS:-1}
+TSTEPS=${BX_TORCH_STEPS:-30}
+TWORKERS=${BX_TORCH_WORKERS:-2}
 TROWS=${BX_TORCH_ROWS:-20000}
 TDIM=${BX_TORCH_DIM:-16}
-TTRANSPORTS=${BX_TORCH_TRANSPORTS:-bx,rpc-uv,rpc-ibv}
+TTRANSPORTS=${BX_TORCH_TRANSPORTS:-bx,rpc-uv,rpc-ibv,bx:sync,rpc-uv:sync}
 # The whole launch, as a barrier timeout (lib.sh scales it by BX_SLOW):
 # torch's imports, then each transport's steps (rpc-ibv's the slowest).
 TDONE=$((900 + 6 * TSTEPS * TWORKERS))
@@ -216,7 +217,7 @@ torchrun_ps() {
 	out=$1
 	shift
 	n=1
-	[ "$ID" -eq 0 ] && n=${NWORKERS:-$TWORKERS}
+	[ "$ID" -eq 0 ] && n=$TWORKERS
 	rm -rf /tmp/trlog
 	: > /tmp/emb.raw
 	# shellcheck disable=SC2086
@@ -261,54 +262,40 @@ case_torch() {
 	fi
 	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
 		# Each bx server's counters clean.
-		grep -q "^embedding_ps: transport=bx served .* bad 0 errors 0$" /tmp/emb.out ||
-			case ",$TTRANSPORTS," in *,bx,*)
-				echo "# FAIL: the bx server's counters"; ERR=1 ;;
-			esac
+		for t in $(echo "$TTRANSPORTS" | tr , ' '); do
+			case $t in bx|bx:*) ;; *) continue ;; esac
+			grep -q "^embedding_ps: transport=$t served .* bad 0 errors 0$" /tmp/emb.out ||
+				{ echo "# FAIL: the bx server's counters ($t)"; ERR=1; }
+		done
 	fi
 	if [ "$ID" -eq 0 ]; then
-		# Every transport's parameters, the same bit for bit; every
-		# worker's line; RDMA packets on bx and rpc-ibv, none on rpc-uv.
-		first=
+		# Every transport's parameters, the same bit for bit in each
+		# mode (and not the same in both); every worker's line; RDMA
+		# packets on bx and rpc-ibv, none on rpc-uv.
+		async= sync=
 		for t in $(echo "$TTRANSPORTS" | tr , ' '); do
 			h=$(sed -n "s/^embedding_ps: transport=$t params sha256 //p" /tmp/emb.out)
 			echo "# final parameters over $t: ${h:-none}"
 			[ -n "$h" ] || { echo "# FAIL: no parameters over $t"; ERR=1; continue; }
-			first=${first:-$h}
-			[ "$h" = "$first" ] ||
+			case $t in
+			*:sync) sync=${sync:-$h}; want=$sync ;;
+			*) async=${async:-$h}; want=$async ;;
+			esac
+			[ "$h" = "$want" ] ||
 				{ echo "# FAIL: $t reached other parameters"; ERR=1; }
 			[ "$(grep -c "^embedding_ps: transport=$t worker=" /tmp/emb.out)" -eq "$TWORKERS" ] ||
 				{ echo "# FAIL: not every worker's figures over $t"; ERR=1; }
 			p=$(sed -n "s/^embedding_ps: transport=$t servers=.* rdma_pkts=\([0-9]*\) .*/\1/p" /tmp/emb.out)
-			case $t:${p:-x} in
+			case ${t%%:*}:${p:-x} in
 			rpc-uv:0|bx:[1-9]*|rpc-ibv:[1-9]*) ;;
 			*) echo "# FAIL: $t: the servers' hosts sent ${p:-?} RDMA packets"; ERR=1 ;;
 			esac
 		done
+		# Two workers: a step's mean is not the sum of their pushes.
+		[ -z "$sync" ] || [ "$sync" != "$async" ] ||
+			{ echo "# FAIL: sync mode reached lock-step's parameters"; ERR=1; }
 	fi
 	b torch.done "$TDONE"
-	# --mode sync (each step's mean applied by the servers once every
-	# worker pushed: bx.kv's per-request handler), bx and rpc-uv:
-	# the same parameters bit for bit.
-	b torch.sync 300
-	if [ "$ID" -le 2 ]; then
-		# Two workers: the mean of their pushes is not their sum.
-		NWORKERS=2
-		torchrun_ps /tmp/emb.sync --transport bx,rpc-uv --mode sync \
-			--steps 20 ||
-			{ echo "# FAIL: sync torchrun on node $ID exited $rc"; ERR=1; }
-		NWORKERS=
-		grep "^embedding_ps: .*\(sha256\|run transport\)" /tmp/emb.sync | sed 's/^/# /'
-		[ -z "$ERR" ] || grep -v "^embedding_ps: \|^[IW][0-9]* \|^WARNING: Logging" \
-			/tmp/emb.raw | tail -30 | sed 's/^/# /'
-	fi
-	if [ "$ID" -eq 0 ]; then
-		hb=$(sed -n "s/^embedding_ps: transport=bx params sha256 //p" /tmp/emb.sync)
-		hr=$(sed -n "s/^embedding_ps: transport=rpc-uv params sha256 //p" /tmp/emb.sync)
-		[ -n "$hb" ] && [ "$hb" = "$hr" ] ||
-			{ echo "# FAIL: sync: bx ${hb:-none}, rpc-uv ${hr:-none}"; ERR=1; }
-	fi
-	b torch.sync.done "$TDONE"
 	result
 }
 
