@@ -235,6 +235,31 @@ int64_t bxps_pull(struct bxps *n, const struct bxps_opts *o,
 int64_t bxps_pushpull(struct bxps *n, const struct bxps_opts *o,
 		      const struct bxps_kv *kv);
 
+/* bxps_sliced()'s @what: or'ed */
+#define BXPS_OP_PUSH	1
+#define BXPS_OP_PULL	2
+
+/**
+ * struct bxps_slice - one server's part of a request (bxps_sliced())
+ * @server:    the server's rank
+ * @kv:        its keys (at least one, ascending), values and lengths
+ */
+struct bxps_slice {
+	int		server;
+	struct bxps_kv	kv;
+};
+
+/**
+ * bxps_sliced() - a push (@what BXPS_OP_PUSH), pull (BXPS_OP_PULL) or
+ * push-pull (both) whose keys the caller split: each of the @nslices
+ * slices goes to its server, whatever key ranges the servers own (ps-lite's
+ * KVWorker::set_slicer). A pull's answers are put together in the order
+ * of the slices. Return: as bxps_push(); -EINVAL also for a server rank
+ * out of range, an empty slice or more than 256 slices.
+ */
+int64_t bxps_sliced(struct bxps *n, const struct bxps_opts *o, int what,
+		    const struct bxps_slice *slices, uint32_t nslices);
+
 /**
  * bxps_request() - a SimpleApp request: @head and @body to node @to, or
  * to every live node of group @to (BXPS_* or'ed, a value below 8)

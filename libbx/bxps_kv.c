@@ -348,21 +348,21 @@ static void req_hdr(struct bxps *n, struct psw_msg *h, const struct bxps_opts *o
 	h->part = part;
 }
 
-static int64_t kv_request(struct bxps *n, const struct bxps_opts *o,
-			  const struct bxps_kv *kv, uint8_t flags)
+/*
+ * Check one server's part: keys ascending and below the last key, the
+ * values as long as the lengths say (a push); its value bytes in *@vb.
+ */
+static int slice_ok(const struct bxps_kv *kv, unsigned int esize, bool push,
+		    uint64_t *vb)
 {
-	uint32_t S = (uint32_t)n->cfg.num_servers, nparts = 0, part = 0;
-	unsigned int esize = psw_dtype_size((unsigned int)o->dtype);
-	bool push = flags & PSW_F_PUSH;
-	uint64_t per = 0, total = 0;
-	size_t first[PS_MAX_NODES + 1];
-	struct preq *r;
-	int64_t id;
+	uint64_t total = 0;
 
-	if (!esize || (kv->nkeys && !kv->keys))
+	if (kv->nkeys && !kv->keys)
 		return -EINVAL;
-	if (psw_split(S, kv->keys, kv->nkeys, first))
-		return -EINVAL;
+	for (uint32_t i = 0; i < kv->nkeys; i++)
+		if ((i && kv->keys[i] <= kv->keys[i - 1]) ||
+		    kv->keys[i] == UINT64_MAX)
+			return -EINVAL;
 	if (kv->lens) {
 		for (uint32_t i = 0; i < kv->nkeys; i++) {
 			if (kv->lens[i] < 0)
@@ -371,75 +371,140 @@ static int64_t kv_request(struct bxps *n, const struct bxps_opts *o,
 		}
 		if (push && total * esize != kv->val_bytes)
 			return -EINVAL;
-	} else if (push) {
+	} else if (push && kv->nkeys &&
+		   kv->val_bytes % ((uint64_t)kv->nkeys * esize)) {
 		/* The same length for every key. */
-		if (!kv->nkeys || kv->val_bytes % ((uint64_t)kv->nkeys * esize))
-			return kv->nkeys || kv->val_bytes ? -EINVAL : 0;
-		per = kv->val_bytes / kv->nkeys;
+		return -EINVAL;
 	}
 	if (push && kv->val_bytes && !kv->vals)
 		return -EINVAL;
-	for (uint32_t s = 0; s < S; s++)
-		nparts += first[s + 1] > first[s];
-	r = preq_new(n, nparts, o, flags | (kv->lens ? PSW_F_LENS : 0));
+	*vb = push ? kv->val_bytes : 0;
+	return 0;
+}
+
+/* Send each slice (checked, none empty) as part i of one request. */
+static int64_t send_slices(struct bxps *n, const struct bxps_opts *o,
+			   uint8_t flags, const struct bxps_slice *sl,
+			   uint32_t nsl)
+{
+	struct preq *r;
+	int64_t id;
+
+	r = preq_new(n, nsl, o, flags);
 	if (!r)
 		return -ENOMEM;
 	id = r->id;
-	if (!nparts) {
+	if (!nsl) {
 		finish(n, r);
 		return id;
 	}
 	/* Each part's node first: an answer may come before the loop ends. */
-	for (uint32_t s = 0, p = 0; s < S; s++)
-		if (first[s + 1] > first[s])
-			r->parts[p++].node =
-				ps_node_index(n, psw_node_id(PSW_ROLE_SERVER, s));
+	for (uint32_t p = 0; p < nsl; p++)
+		r->parts[p].node = ps_node_index(n,
+			psw_node_id(PSW_ROLE_SERVER, (uint32_t)sl[p].server));
 	pthread_mutex_lock(&n->lock);
-	n->stats.requests += nparts;
+	n->stats.requests += nsl;
 	pthread_mutex_unlock(&n->lock);
-	/* Byte offsets of the values of each server's first key. */
-	uint64_t voff = 0;
-
-	for (uint32_t s = 0; s < S; s++) {
-		size_t a = first[s], b = first[s + 1];
+	for (uint32_t p = 0; p < nsl; p++) {
+		const struct bxps_kv *kv = &sl[p].kv;
+		bool push = flags & PSW_F_PUSH;
 		uint8_t hdr[PSW_HDR_LEN];
 		static const uint8_t pad[8];
 		const void *seg[5];
-		uint64_t len[5], vb = 0;
+		uint64_t len[5];
 		struct psw_msg h;
 		int ret;
 
+		req_hdr(n, &h, o, r, p);
+		h.flags = flags | (kv->lens ? PSW_F_LENS : 0);
+		h.nkeys = kv->nkeys;
+		h.vbytes = push ? kv->val_bytes : 0;
+		psw_encode_hdr(hdr, &h);
+		seg[0] = hdr;
+		len[0] = PSW_HDR_LEN;
+		seg[1] = kv->keys;
+		len[1] = 8ull * kv->nkeys;
+		seg[2] = kv->lens;
+		len[2] = kv->lens ? 4ull * kv->nkeys : 0;
+		seg[3] = pad;
+		len[3] = kv->lens && (kv->nkeys & 1) ? 4 : 0;
+		seg[4] = push ? kv->vals : NULL;
+		len[4] = h.vbytes;
+		/* After the last send @r may be gone: use nothing of it. */
+		ret = ps_send(n, r->parts[p].node, seg, len, 5, r, p);
+		if (ret)
+			ps_part_fail(n, r, p, ret);
+	}
+	return id;
+}
+
+static int64_t kv_request(struct bxps *n, const struct bxps_opts *o,
+			  const struct bxps_kv *kv, uint8_t flags)
+{
+	uint32_t S = (uint32_t)n->cfg.num_servers, nsl = 0;
+	unsigned int esize = psw_dtype_size((unsigned int)o->dtype);
+	bool push = flags & PSW_F_PUSH;
+	struct bxps_slice sl[PS_MAX_NODES];
+	size_t first[PS_MAX_NODES + 1];
+	uint64_t per = 0, voff = 0, vb;
+	int ret;
+
+	if (!esize)
+		return -EINVAL;
+	ret = slice_ok(kv, esize, push, &vb);
+	if (ret)
+		return ret;
+	if (push && !kv->lens && !kv->nkeys && kv->val_bytes)
+		return -EINVAL;
+	if (push && !kv->lens && kv->nkeys)
+		per = kv->val_bytes / kv->nkeys;
+	if (psw_split(S, kv->keys, kv->nkeys, first))
+		return -EINVAL;
+	/* Each server's keys, and the values from its first key's. */
+	for (uint32_t s = 0; s < S; s++) {
+		size_t a = first[s], b = first[s + 1];
+		struct bxps_kv *k = &sl[nsl].kv;
+
 		if (a == b)
 			continue;
+		vb = 0;
 		if (kv->lens) {
 			for (size_t i = a; i < b; i++)
 				vb += (uint64_t)kv->lens[i] * esize;
 		} else {
 			vb = per * (b - a);
 		}
-		req_hdr(n, &h, o, r, part);
-		h.flags = r->flags;
-		h.nkeys = (uint32_t)(b - a);
-		h.vbytes = push ? vb : 0;
-		psw_encode_hdr(hdr, &h);
-		seg[0] = hdr;
-		len[0] = PSW_HDR_LEN;
-		seg[1] = kv->keys + a;
-		len[1] = 8 * (b - a);
-		seg[2] = kv->lens ? kv->lens + a : NULL;
-		len[2] = kv->lens ? 4 * (b - a) : 0;
-		seg[3] = pad;
-		len[3] = kv->lens && ((b - a) & 1) ? 4 : 0;
-		seg[4] = push ? (const uint8_t *)kv->vals + voff : NULL;
-		len[4] = push ? vb : 0;
+		sl[nsl].server = (int)s;
+		k->keys = kv->keys + a;
+		k->nkeys = (uint32_t)(b - a);
+		k->lens = kv->lens ? kv->lens + a : NULL;
+		k->vals = push ? (const uint8_t *)kv->vals + voff : NULL;
+		k->val_bytes = push ? vb : 0;
 		voff += vb;
-		/* After the last send @r may be gone: use nothing of it. */
-		ret = ps_send(n, r->parts[part].node, seg, len, 5, r, part);
-		if (ret)
-			ps_part_fail(n, r, part, ret);
-		part++;
+		nsl++;
 	}
-	return id;
+	return send_slices(n, o, flags, sl, nsl);
+}
+
+int64_t bxps_sliced(struct bxps *n, const struct bxps_opts *o, int what,
+		    const struct bxps_slice *sl, uint32_t nslices)
+{
+	unsigned int esize = psw_dtype_size((unsigned int)o->dtype);
+	uint8_t flags = (what & BXPS_OP_PUSH ? PSW_F_PUSH : 0) |
+			(what & BXPS_OP_PULL ? PSW_F_PULL : 0);
+	uint64_t vb;
+
+	if (!esize || !flags || (what & ~(BXPS_OP_PUSH | BXPS_OP_PULL)) ||
+	    nslices > PS_MAX_NODES || (nslices && !sl))
+		return -EINVAL;
+	for (uint32_t i = 0; i < nslices; i++) {
+		if (sl[i].server < 0 || sl[i].server >= n->cfg.num_servers ||
+		    !sl[i].kv.nkeys)
+			return -EINVAL;
+		if (slice_ok(&sl[i].kv, esize, flags & PSW_F_PUSH, &vb))
+			return -EINVAL;
+	}
+	return send_slices(n, o, flags, sl, nslices);
 }
 
 int64_t bxps_push(struct bxps *n, const struct bxps_opts *o,

@@ -12,6 +12,7 @@
 
 #include <bxps.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "ps/base.h"
 #include "ps/internal/logging.h"
 #include "ps/internal/postoffice.h"
+#include "ps/range.h"
 #include "ps/sarray.h"
 #include "ps/simple_app.h"
 
@@ -101,10 +103,24 @@ template <typename Val>
 class KVWorker {
  public:
   using Callback = std::function<void()>;
+  /* Per server: whether it gets a part, and the part. */
+  using SlicedKVs = std::vector<std::pair<bool, KVPairs<Val>>>;
+  using Slicer = std::function<void(const KVPairs<Val>& send,
+                                    const std::vector<Range>& ranges, SlicedKVs* sliced)>;
 
   explicit KVWorker(int app_id, int customer_id = 0)
       : app_id_(app_id), customer_id_(customer_id) {}
   virtual ~KVWorker() {}
+
+  /*
+   * Split requests with @slicer instead of by the servers' key ranges
+   * (bxps_sliced()): sliced[i] goes to server i. A pull's answers are put
+   * together in the order of the parts' first keys.
+   */
+  void set_slicer(const Slicer& slicer) {
+    CHECK(slicer) << "invalid slicer";
+    slicer_ = slicer;
+  }
 
   int Push(const std::vector<Key>& keys, const std::vector<Val>& vals,
            const std::vector<int>& lens = {}, int cmd = 0, const Callback& cb = nullptr,
@@ -192,6 +208,7 @@ class KVWorker {
     SArray<Val>* sa_vals = nullptr;
     SArray<int>* sa_lens = nullptr;
     bool kept = false;  // the library keeps the answer (bxps_result)
+    SlicedKVs sliced;   // the slicer's parts, sent from here
   };
 
   static void Done(struct bxps* n, int64_t id, int status, int rank, void* arg) {
@@ -259,8 +276,45 @@ class KVWorker {
            const int* lens, size_t nlens, int cmd, int priority, Ctx* c) {
     struct bxps_opts o = Opts(cmd, priority, c);
     struct bxps_kv kv = KV(keys, nkeys, vals, nvals, lens, nlens);
-    (void)what;
-    return Check(bxps_push(Postoffice::Get()->node(), &o, &kv), c);
+    return Check(Issue(what, o, kv, c), c);
+  }
+
+  /* @kv to the servers: split by their key ranges, or by the slicer. */
+  int64_t Issue(int what, const struct bxps_opts& o, const struct bxps_kv& kv, Ctx* c) {
+    struct bxps* n = Postoffice::Get()->node();
+    if (!slicer_) {
+      if (!(what & BXPS_F_PULL_)) return bxps_push(n, &o, &kv);
+      return what & BXPS_F_PUSH_ ? bxps_pushpull(n, &o, &kv) : bxps_pull(n, &o, &kv);
+    }
+    /* The caller's data, seen (not copied) as ps-lite's KVPairs. */
+    KVPairs<Val> send;
+    Key* k = const_cast<Key*>(kv.keys);
+    send.keys = SArray<Key>(k, kv.nkeys);
+    if (kv.vals && (what & BXPS_F_PUSH_))
+      send.vals = SArray<Val>(static_cast<Val*>(const_cast<void*>(kv.vals)),
+                              kv.val_bytes / sizeof(Val));
+    if (kv.lens) send.lens = SArray<int>(const_cast<int*>(kv.lens), kv.nkeys);
+    send.priority = o.priority;
+    const std::vector<Range>& ranges = Postoffice::Get()->GetServerKeyRanges();
+    c->sliced.clear();
+    slicer_(send, ranges, &c->sliced);
+    CHECK_LE(c->sliced.size(), ranges.size()) << "a part for each server at most";
+    std::vector<struct bxps_slice> sl;
+    for (size_t i = 0; i < c->sliced.size(); i++) {
+      const KVPairs<Val>& p = c->sliced[i].second;
+      if (!c->sliced[i].first || p.keys.empty()) continue;
+      struct bxps_slice x;
+      std::memset(&x, 0, sizeof(x));
+      x.server = static_cast<int>(i);
+      x.kv = KV(p.keys.data(), p.keys.size(), p.vals.data(), p.vals.size(),
+                p.lens.empty() ? nullptr : p.lens.data(), p.lens.size());
+      sl.push_back(x);
+    }
+    std::stable_sort(sl.begin(), sl.end(), [](const bxps_slice& a, const bxps_slice& b) {
+      return a.kv.keys[0] < b.kv.keys[0];
+    });
+    int op = (what & BXPS_F_PUSH_ ? BXPS_OP_PUSH : 0) | (what & BXPS_F_PULL_ ? BXPS_OP_PULL : 0);
+    return bxps_sliced(n, &o, op, sl.data(), static_cast<uint32_t>(sl.size()));
   }
 
   /* Pull or push-pull into a vector: its memory if sized, else resized. */
@@ -281,8 +335,7 @@ class KVWorker {
     } else {
       c->kept = true;
     }
-    struct bxps* n = Postoffice::Get()->node();
-    return Check(what & BXPS_F_PUSH_ ? bxps_pushpull(n, &o, &kv) : bxps_pull(n, &o, &kv), c);
+    return Check(Issue(what, o, kv, c), c);
   }
 
   int ZRecv(int what, const SArray<Key>& keys, const SArray<Val>& vals, SArray<Val>* out,
@@ -302,12 +355,12 @@ class KVWorker {
     } else {
       c->kept = true;
     }
-    struct bxps* n = Postoffice::Get()->node();
-    return Check(what & BXPS_F_PUSH_ ? bxps_pushpull(n, &o, &kv) : bxps_pull(n, &o, &kv), c);
+    return Check(Issue(what, o, kv, c), c);
   }
 
   int app_id_;
   int customer_id_;
+  Slicer slicer_;
 };
 
 template <typename Val>

@@ -15,8 +15,9 @@
 #         SArrays (no copy) and ZPull, push-pull, an aggregating handle
 #         that answers a round when every worker pushed (cmd, priority),
 #         int64 and half values, SimpleApp request/response to the server
-#         group, and a push of the wrong length failing with the owning
-#         server's rank; every process exits 0
+#         group, a custom slicer (set_slicer: each key to the server
+#         after its owner), and a push of the wrong length failing with
+#         the owning server's rank; every process exits 0
 #   local  the main job with every node on guest 0, DMLC_PS_ROOT_URI
 #         127.0.0.1, as ps-lite's local launches: same-host nodes talk
 #         over bxps's Unix-socket path
@@ -103,7 +104,7 @@ case_main() {
 	start_job main
 	try job_wait
 	if [ "$ID" -eq 3 ]; then
-		for c in push_pull lens pushpull aggregate types simple badlen; do
+		for c in push_pull lens pushpull aggregate types simple slicer badlen; do
 			for f in $LOGS; do
 				grep -q "pslite: ok $c " "$f" ||
 					{ echo "# FAIL: $f: no ok $c"; ERR=1; }
@@ -232,7 +233,7 @@ case_local() {
 		done
 		try job_wait
 		for f in /tmp/ps.local.worker.*; do
-			for c in push_pull lens pushpull aggregate types simple badlen; do
+			for c in push_pull lens pushpull aggregate types simple slicer badlen; do
 				grep -q "pslite: ok $c " "$f" ||
 					{ echo "# FAIL: $f: no ok $c"; ERR=1; }
 			done

@@ -18,6 +18,8 @@
  *     types      int64 and half values summed exactly
  *     simple     SimpleApp request to the server group, every server
  *                answers with its rank
+ *     slicer     set_slicer sends every key to the server after its
+ *                owner: pulled through it, the sums; by key range, zeros
  *     badlen     (worker 0) a push whose length is not the stored one
  *                fails with the error of the server that owns the key
  *   pslite_test kill   workers keep requests in flight to both servers
@@ -273,6 +275,45 @@ static void Simple(SimpleApp* app, std::vector<std::string>* answers, std::mutex
   ok("simple");
 }
 
+/* ps-lite's set_slicer: every key to the server after the one owning it. */
+static void NextServer(const KVPairs<float>& send, const std::vector<Range>& ranges,
+                       KVWorker<float>::SlicedKVs* sliced) {
+  size_t S = ranges.size(), n = send.keys.size();
+  size_t per = n ? send.vals.size() / n : 0;
+  sliced->assign(S, std::make_pair(false, KVPairs<float>()));
+  for (size_t i = 0; i < n; ++i) {
+    Key k = send.keys[i];
+    size_t owner = 0;
+    while (owner + 1 < S && k >= ranges[owner].end()) ++owner;
+    auto& to = (*sliced)[(owner + 1) % S];
+    to.first = true;
+    to.second.keys.push_back(k);
+    for (size_t j = 0; j < per; ++j) to.second.vals.push_back(send.vals[i * per + j]);
+  }
+}
+
+static void Slicer() {
+  const int n = 64;
+  KVWorker<float> sliced(0, 0), plain(0, 0);
+  sliced.set_slicer(NextServer);
+  std::vector<Key> keys(n);
+  std::vector<float> ones(n, 1.0f);
+  for (int i = 0; i < n; ++i) keys[i] = spread(i, n, 5);
+  EXPECT(sliced.Wait(sliced.Push(keys, ones)) == 0, "slicer");
+  WorkersBarrier();
+  /* Through the slicer: every worker's push, summed. */
+  std::vector<float> got;
+  EXPECT(sliced.Wait(sliced.Pull(keys, &got)) == 0 && got.size() == keys.size(), "slicer");
+  for (int i = 0; i < n; ++i) EXPECT(got[i] == static_cast<float>(NumWorkers()), "slicer");
+  /* By key range: the owners never saw these keys (they answer 0). */
+  std::vector<float> owners;
+  EXPECT(plain.Wait(plain.Pull(keys, &owners)) == 0 && owners.size() == keys.size(),
+         "slicer");
+  for (int i = 0; i < n; ++i) EXPECT(owners[i] == 0.0f, "slicer");
+  WorkersBarrier();
+  ok("slicer");
+}
+
 static void BadLen(KVWorker<float>* kv) {
   if (MyRank() == 0) {
     Key key = spread(1, 2, 4);  // the last server's
@@ -429,6 +470,7 @@ int main(int argc, char** argv) {
       Aggregate();
       Types();
       Simple(&app, &answers, &mu);
+      Slicer();
       BadLen(&kv);
     }
   }
