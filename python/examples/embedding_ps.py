@@ -83,9 +83,11 @@ rounded to whole units, before any worker pulls the next step. The
 workers and servers meet through the store after the pushes and after
 the apply. Every transport reaches the reference's parameters in this
 mode too (--transport local --mode sync).
-A transport of the list may name its own mode, T:sync or T:async (e.g.
---transport bx,rpc-uv,bx:sync,rpc-uv:sync: both modes in one launch);
-its lines then say transport=T:MODE.
+A transport of the list may name its own mode, T:sync, T:async or
+T:overlap (async with --overlap on), e.g. --transport
+bx,rpc-uv,bx:sync,rpc-uv:sync (both modes in one launch) or
+bx,bx:overlap (lock-step against overlap); its lines then say
+transport=T:MODE.
 """
 
 import argparse
@@ -812,11 +814,12 @@ def main(argv=None):
     names = [t for t in a.transport.split(",") if t]
     modes = {t: t.partition(":")[2] or a.mode for t in names}
     bad = [t for t in names if t.partition(":")[0] not in TRANSPORTS or
-           modes[t] not in ("async", "sync") or t.startswith("local:")]
+           modes[t] not in ("async", "sync", "overlap") or
+           t.startswith("local:")]
     if bad or not names:
         ap.error(f"--transport: {', '.join(bad) or 'none'}; one or more of "
                  f"{', '.join(TRANSPORTS)}; all but local may end in "
-                 ":sync or :async")
+                 ":sync, :async or :overlap")
     if "sync" in modes.values() and (a.free or a.overlap == "on"):
         ap.error("--mode sync meets every step: not with --free or "
                  "--overlap on")
@@ -838,6 +841,8 @@ def main(argv=None):
     for name in names:
         ra = argparse.Namespace(**vars(a))
         ra.mode = modes[name]
+        if ra.mode == "overlap":
+            ra.mode, ra.overlap = "async", "on"
         if rank == 0:
             say(f"embedding_ps: run transport={name}: "
                 f"{WHAT[name.partition(':')[0]]}; "

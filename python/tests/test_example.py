@@ -100,18 +100,22 @@ def test_rpc_by_torchrun_reaches_the_reference(tmp_path):
 
 
 def test_overlap_by_torchrun(tmp_path):
-    """--overlap on: step n + 1's pull on the wire with step n's push
-    (rpc_async here; bx.kv's futures in the guests' test); the updates
-    stay exact, every worker reports."""
-    tr = torchrun(tmp_path, 3, "--transport", "rpc-uv", "--nservers", "1",
-                  "--overlap", "on", *SIZE)
+    """rpc-uv:overlap (--overlap on for that run), after rpc-uv in
+    lock-step in the same launch: step n + 1's pull on the wire with
+    step n's push (rpc_async here; bx.kv's futures in the guests' test);
+    the updates stay exact, every worker reports."""
+    tr = torchrun(tmp_path, 3, "--transport", "rpc-uv,rpc-uv:overlap",
+                  "--nservers", "1", *SIZE)
     out = tr.stdout
     assert tr.returncode == 0, out + tr.stderr
+    assert "run transport=rpc-uv:overlap: " in out
     assert "20 steps, overlap (pull of step n + 1 with push of step n)" \
         in out, out
-    digest(out, "rpc-uv")
+    assert "20 steps, lock-step" in out, out
+    digest(out, "rpc-uv:overlap")
     for w in (0, 1):
-        assert re.search(rf"transport=rpc-uv worker={w} steps=20 ", out), out
+        assert re.search(rf"transport=rpc-uv:overlap worker={w} steps=20 ",
+                         out), out
 
 
 def test_arguments():

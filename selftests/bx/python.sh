@@ -279,6 +279,7 @@ case_torch() {
 			[ -n "$h" ] || { echo "# FAIL: no parameters over $t"; ERR=1; continue; }
 			case $t in
 			*:sync) sync=${sync:-$h}; want=$sync ;;
+			*:overlap) want=$h ;;	# as the calls interleave
 			*) async=${async:-$h}; want=$async ;;
 			esac
 			[ "$h" = "$want" ] ||

@@ -1612,6 +1612,12 @@ TORCH_SERVER_ROWS = (("server_cpu_ms_per_step", "server processes' CPU per step"
                      ("rdma_pkts", "RDMA packets from the server hosts", ""),
                      ("tcp_segs", "TCP segments from the server hosts", ""))
 TORCH_SERIES = ("step_ms", "pull_us", "push_us")
+# bx with step n + 1's pull overlapping step n's push (embedding_ps.py
+# --transport bx:overlap), against bx in lock-step: the rows compared.
+TORCH_OVERLAP = "bx:overlap"
+TORCH_OVERLAP_ROWS = (("step_ms_mean", "step time, mean"),
+                      ("step_ms_p50", "step time, p50"),
+                      ("step_ms_p99", "step time, p99"))
 
 
 @dataclass
@@ -1901,6 +1907,7 @@ def section_torch(r: Report, t: TorchRun) -> None:
         r.printf("\n**No results from:** %s\n", ", ".join(missing))
     if t.fails or not t.complete() or t.same_params() is False:
         r.bad = True
+    section_overlap(r, t)
     r.dat("torch_lines.txt", [ln + "\n" for ln in t.lines])
     have = False
     for tp in TORCH_TRANSPORTS:
@@ -1914,6 +1921,33 @@ def section_torch(r: Report, t: TorchRun) -> None:
         r.printf("\n![PyTorch example, bx against torch rpc](torch_steps.png)\n")
     else:
         r.printf("\nNo per-step data (embedding_ps.py --step-log): no plot.\n")
+
+
+def overlap_verdict(t: TorchRun) -> Optional[bool]:
+    """Whether overlap's mean step time is below lock-step's; None if
+    either did not run."""
+    a, b = t.mean("bx", "step_ms_mean"), t.mean(TORCH_OVERLAP, "step_ms_mean")
+    return None if a is None or b is None else b < a
+
+
+def section_overlap(r: Report, t: TorchRun) -> None:
+    """bx in lock-step against bx with the pulls overlapped, if both ran."""
+    if not t.workers.get(TORCH_OVERLAP) or not t.workers.get("bx"):
+        return
+    r.printf("\n### Pipelining: bx with step n + 1's pull overlapping step n's push\n\n")
+    r.printf("The same workers over bx, lock-step (pull, a barrier of the workers, compute, "
+             "push, a barrier) against --overlap on (step n + 1's pull issued before step n's "
+             "push, both awaited together, no barrier: bx.kv's futures). Overlap's "
+             "parameters depend on how the calls interleave, so they are not compared.\n\n")
+    r.printf("| | bx, lock-step | bx, overlap | overlap / lock-step |\n"
+             "| --- | ---: | ---: | ---: |\n")
+    for f, label in TORCH_OVERLAP_ROWS:
+        a, b = t.mean("bx", f), t.mean(TORCH_OVERLAP, f)
+        r.printf("| %s, ms | %s | %s | %s |\n", label, torch_fig(f, a), torch_fig(f, b),
+                 ratio(b, a))
+    v = overlap_verdict(t)
+    r.printf("\nOverlap improves the mean step time: %s\n",
+              "not measured" if v is None else "**yes**" if v else "**no**")
 
 
 def torch_rst(t: TorchRun) -> str:

@@ -153,7 +153,12 @@ mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
 	{
 		echo "bxrig: ready id 0 addr 192.0.2.1 flavor stock"
 		for tp in ${3:-bx rpc-uv rpc-ibv}; do
-			case $tp in bx) k=1 h=$hb ;; rpc-uv) k=2 h=$hu ;; *) k=4 h=$hi ;; esac
+			case $tp in
+			bx) k=1 h=$hb ;;
+			bx:overlap) k=0.5 h=$H2 ;;	# its own parameters
+			rpc-uv) k=2 h=$hu ;;
+			*) k=4 h=$hi ;;
+			esac
 			printf '# embedding_ps: run transport=%s: what %s runs on\r\n' "$tp" "$tp"
 			if [ "$h" = u ]; then
 				printf '# embedding_ps: transport=%s unavailable: no RDMA device here\r\n' "$tp"
@@ -207,7 +212,7 @@ mkpslite() {	# DIR RATE1 RATE16 [DROP]
 }
 
 echo "TAP version 13"
-echo "1..157"
+echo "1..162"
 
 # The incast's four settings that every run has, the window off at 1 s.
 I4="off:1000000 on:1000000 small:1000000 tcp:1000000"
@@ -419,6 +424,17 @@ if command -v gnuplot > /dev/null; then
 else
 	skip "torch: the plot" "no gnuplot"
 fi
+# bx:overlap beside them: its own table against bx in lock-step, its
+# parameters (others) not compared.
+mktorch "$tmp/torchov" "$H1 $H1 $H1" "bx bx:overlap rpc-uv rpc-ibv"
+ok "torchov: report exits 0" tools/bench/report.sh "$tmp/torchov"
+ok "torchov: overlap against lock-step" \
+	row "$tmp/torchov/report.md" "step time, mean, ms [|] 18[.]8 [|] 9[.]38 [|] 0[.]50"
+ok "torchov: the verdict" grep -q "^Overlap improves the mean step time: [*][*]yes[*][*]$" "$tmp/torchov/report.md"
+ok "torchov: the main table's parameters still identical" \
+	row "$tmp/torchov/report.md" "final parameters [(]sha256[)] [|] a{16} [|] a{16} [|] a{16} [|] identical [|] "
+ok "torch: no overlap, no pipelining section" sh -c "! grep -q Pipelining '$tmp/torch/report.md'"
+
 mktorch "$tmp/torchdiff" "$H1 $H1 $H2"
 ok "torchdiff: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchdiff' > /dev/null 2>&1"
 ok "torchdiff: the parameters DIFFERENT" \
