@@ -19,7 +19,9 @@
  *     simple     SimpleApp request to the server group, every server
  *                answers with its rank
  *     slicer     set_slicer sends every key to the server after its
- *                owner: pulled through it, the sums; by key range, zeros
+ *                owner: pulled through it, the sums; by key range, zeros;
+ *                bxps_sliced refuses a server out of range, an unknown
+ *                op, descending keys and an empty slice (-EINVAL)
  *     badlen     (worker 0) a push whose length is not the stored one
  *                fails with the error of the server that owns the key
  *   pslite_test kill   workers keep requests in flight to both servers
@@ -310,6 +312,29 @@ static void Slicer() {
   EXPECT(plain.Wait(plain.Pull(keys, &owners)) == 0 && owners.size() == keys.size(),
          "slicer");
   for (int i = 0; i < n; ++i) EXPECT(owners[i] == 0.0f, "slicer");
+  /* Slices refused before anything is sent. */
+  struct bxps* node = Postoffice::Get()->node();
+  struct bxps_opts o;
+  std::memset(&o, 0, sizeof(o));
+  o.dtype = BXPS_F32;
+  uint64_t k2[2] = {5, 3};
+  float v2[2] = {1, 1};
+  struct bxps_slice bad;
+  std::memset(&bad, 0, sizeof(bad));
+  bad.server = NumServers();  // no such server
+  bad.kv.keys = k2;
+  bad.kv.nkeys = 1;
+  bad.kv.vals = v2;
+  bad.kv.val_bytes = sizeof(float);
+  EXPECT(bxps_sliced(node, &o, BXPS_OP_PUSH, &bad, 1) == -EINVAL, "slicer");
+  bad.server = 0;
+  EXPECT(bxps_sliced(node, &o, 8, &bad, 1) == -EINVAL, "slicer");  // no such op
+  bad.kv.nkeys = 2;  // descending
+  bad.kv.val_bytes = 2 * sizeof(float);
+  EXPECT(bxps_sliced(node, &o, BXPS_OP_PUSH, &bad, 1) == -EINVAL, "slicer");
+  bad.kv.nkeys = 0;  // empty
+  bad.kv.val_bytes = 0;
+  EXPECT(bxps_sliced(node, &o, BXPS_OP_PULL, &bad, 1) == -EINVAL, "slicer");
   WorkersBarrier();
   ok("slicer");
 }
