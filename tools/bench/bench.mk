@@ -8,7 +8,8 @@
 #                        ibv (3 guests), tensor conversions (host),
 #                        the fast path's instruction counts, the
 #                        report: $(O)/bench/
-#   make bench-fastpath  only the instruction counts (host, callgrind)
+#   make bench-fastpath  only the instruction counts (host, callgrind);
+#                        FASTPATH_BASE=REF adds REF's counts beside them
 #   make bench-report    only the report again, from the kept run
 #
 # Both write the run's summary into BENCH_DOC (performance.rst).
@@ -52,7 +53,7 @@ $(BENCH_DIR)/fastpath: $(FASTPATH_DEPS)
 .PHONY: bench bench-run bench-fastpath bench-report
 
 bench-fastpath: $(BENCH_DIR)/fastpath
-	CC="$(CC)" tools/bench/fastpath.sh $< $(BENCH_DIR)
+	CC="$(CC)" FASTPATH_BASE="$(FASTPATH_BASE)" tools/bench/fastpath.sh $< $(BENCH_DIR)
 
 # Like check and demo: install what is missing, then re-enter make.
 bench: deps

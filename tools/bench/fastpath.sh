@@ -12,22 +12,72 @@
 # bx_* function it reaches, with calls and instructions (Ir) per call,
 # inclusive of what they call. The raw profile stays in
 # OUTDIR/fastpath.callgrind.
+#
+# FASTPATH_BASE=REF (a git revision): the same fastpath.c is also built
+# against REF's kmod/wire.[ch], kmod/flow.[ch] and libbx/alloc.[ch] and
+# counted, and fastpath.md begins with both whole operations side by
+# side (before, after, after / before).
 set -euo pipefail
 
 bin=${1:?usage: fastpath.sh BINARY OUTDIR [ITERATIONS]}
 out=${2:?usage: fastpath.sh BINARY OUTDIR [ITERATIONS]}
 iters=${3:-100000}
+base=${FASTPATH_BASE:-}
+top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v valgrind > /dev/null ||
 	{ echo "fastpath: valgrind is missing (make deps)" >&2; exit 1; }
 mkdir -p "$out"
 prof=$out/fastpath.callgrind
 
-valgrind --tool=callgrind --callgrind-out-file="$prof" \
-	--compress-strings=no --compress-pos=no "$bin" "$iters" \
-	> "$out/fastpath.log" 2>&1 ||
-	{ echo "fastpath: $bin failed:" >&2; tail "$out/fastpath.log" >&2; exit 1; }
+# count BINARY PROFILE LOG: run it under callgrind.
+count() {
+	valgrind --tool=callgrind --callgrind-out-file="$2" \
+		--compress-strings=no --compress-pos=no "$1" "$iters" \
+		> "$3" 2>&1 ||
+		{ echo "fastpath: $1 failed:" >&2; tail "$3" >&2; exit 1; }
+}
+
+# Inclusive Ir per call of the fp_op_* steps of a profile: "name Ir".
+ops_of() {
+	awk '/^fn=/ { cur = substr($0, 4); next }
+	/^cfn=/ { callee = substr($0, 5); next }
+	/^calls=/ { split(substr($0, 7), a, " "); n[callee] += a[1]; pending = 1; next }
+	/^[0-9]/ { if (pending) { incl[cur] += $2; pending = 0 } else self[cur] += $2; next }
+	END { for (f in n) if (f ~ /^fp_op_/) printf("%s %.0f\n", f, (self[f] + incl[f]) / n[f]) }' "$1"
+}
+
+count "$bin" "$prof" "$out/fastpath.log"
+
+if [ -n "$base" ]; then
+	src=$out/fastpath-base
+	rm -rf "$src" && mkdir -p "$src/tools/bench" "$src/kmod" "$src/libbx"
+	rev=$(git -C "$top" rev-parse --short "$base")
+	for f in kmod/wire.c kmod/wire.h kmod/flow.c kmod/flow.h libbx/alloc.c libbx/alloc.h; do
+		git -C "$top" show "$rev:$f" > "$src/$f"
+	done
+	cp "$top/tools/bench/fastpath.c" "$src/tools/bench/"
+	# shellcheck disable=SC2086
+	${CC:-cc} -std=gnu11 -Wall -Wextra -O2 -g -I"$top/tools/testing/unit/shim" \
+		-I"$top/uapi" -o "$src/fastpath" "$src/tools/bench/fastpath.c" \
+		"$src/kmod/wire.c" "$src/kmod/flow.c" "$src/libbx/alloc.c" -lpthread
+	count "$src/fastpath" "$src/fastpath.callgrind" "$src/fastpath.log"
+	ops_of "$src/fastpath.callgrind" | sort > "$src/ops.before"
+	ops_of "$prof" | sort > "$src/ops.after"
+	join "$src/ops.before" "$src/ops.after" | awk -v rev="$rev" '
+	BEGIN {
+		name["fp_op_push_eager"] = "eager push, 64 B"
+		name["fp_op_pull_rdv"] = "rendezvous pull, 1 MiB"
+		printf("Whole operations, before (the pure files at %s) and after (this\n", rev)
+		printf("tree), the same fastpath.c; Ir per operation, both hosts:\n\n")
+		printf("| operation | before | after | after / before |\n| --- | ---: | ---: | ---: |\n")
+	}
+	{ printf("| %s | %s | %s | %.2f |\n", name[$1] ? name[$1] : $1, $2, $3, $3 / $2) }
+	END { printf("\n") }' > "$src/ops.md"
+fi
 
 # Inclusive cost = self cost + cost of calls; calls counted per callee.
+{
+[ -z "$base" ] || cat "$out/fastpath-base/ops.md"
 awk -v iters="$iters" -v cc="$(${CC:-cc} --version | head -1)" '
 /^fn=/ { cur = substr($0, 4); next }
 /^cfn=/ { callee = substr($0, 5); next }
@@ -88,5 +138,6 @@ END {
 			if (M[j] < M[i]) { t = M[i]; M[i] = M[j]; M[j] = t }
 	for (i = 1; i <= n; i++)
 		printf("| `%s` | %d | %.1f |\n", M[i], ncalls[M[i]], ir(M[i]))
-}' "$prof" > "$out/fastpath.md"
+}' "$prof"
+} > "$out/fastpath.md"
 echo "fastpath: $out/fastpath.md"
