@@ -3,9 +3,6 @@
  * bx: flow control logic (see flow.h). Pure: compiles in the kernel and
  * in user space.
  */
-#include <linux/errno.h>
-#include <linux/limits.h>
-
 #include "flow.h"
 
 /* ---- credits ----------------------------------------------------------- */
@@ -34,128 +31,7 @@ void bx_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch)
 	bx_credits_set_batch(c, batch);
 }
 
-int bx_credits_add(struct bx_credits *c, u32 n)
-{
-	if (n > c->max - c->credits)
-		return -EPROTO;
-	c->credits += n;
-	return 0;
-}
-
-bool bx_credits_take(struct bx_credits *c)
-{
-	if (c->credits < 2) {
-		c->stalls++;
-		return false;
-	}
-	c->credits--;
-	c->used++;
-	return true;
-}
-
-bool bx_credits_take_update(struct bx_credits *c)
-{
-	if (!c->credits)
-		return false;
-	c->credits--;
-	c->used++;
-	c->updates++;
-	c->update_queued = false;
-	return true;
-}
-
-u16 bx_credits_grant_take(struct bx_credits *c)
-{
-	u16 g = c->grant > U16_MAX ? U16_MAX : c->grant;
-
-	c->grant -= g;
-	c->granted += g;
-	return g;
-}
-
-void bx_credits_untake(struct bx_credits *c, u16 grant)
-{
-	c->credits++;
-	c->used--;
-	c->grant += grant;
-	c->granted -= grant;
-}
-
-void bx_credits_posted(struct bx_credits *c)
-{
-	c->grant++;
-}
-
-bool bx_credits_update_due(struct bx_credits *c, bool data_queued)
-{
-	u32 need;
-
-	if (c->update_queued || (data_queued && c->credits >= 2))
-		return false;
-	need = data_queued ? 2 : c->batch < 2 ? 2 : c->batch;
-	if (c->grant < need)
-		return false;
-	c->update_queued = true;
-	return true;
-}
-
 /* ---- windows ----------------------------------------------------------- */
-
-bool bx_win_fits(const struct bx_win *w, const struct bx_win_lim *lim,
-		 u64 bytes, u32 reads)
-{
-	if (!w->ops)
-		return true;
-	return w->ops < lim->ops && bytes <= lim->bytes &&
-	       w->bytes <= lim->bytes - bytes && reads <= lim->reads &&
-	       w->reads <= lim->reads - reads;
-}
-
-void bx_win_charge(struct bx_win *w, u64 bytes, u32 reads)
-{
-	w->bytes += bytes;
-	w->ops++;
-	w->reads += reads;
-	if (w->bytes > w->peak_bytes)
-		w->peak_bytes = w->bytes;
-	if (w->ops > w->peak_ops)
-		w->peak_ops = w->ops;
-	if (w->reads > w->peak_reads)
-		w->peak_reads = w->reads;
-}
-
-bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads)
-{
-	if (!w->ops || w->bytes < bytes || w->reads < reads)
-		return false;
-	w->bytes -= bytes;
-	w->ops--;
-	w->reads -= reads;
-	return true;
-}
-
-bool bx_win_idle(const struct bx_win *w)
-{
-	return !w->ops && !w->bytes && !w->reads && !w->small;
-}
-
-bool bx_win_fits_small(const struct bx_win *w, const struct bx_win_lim *lim)
-{
-	return w->small < lim->ops;
-}
-
-void bx_win_charge_small(struct bx_win *w)
-{
-	w->small++;
-}
-
-bool bx_win_release_small(struct bx_win *w)
-{
-	if (!w->small)
-		return false;
-	w->small--;
-	return true;
-}
 
 /* ---- deficit round robin ------------------------------------------------ */
 
@@ -296,9 +172,4 @@ struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f)
 	if (f->active)
 		drr_unlink(d, f);
 	return items;
-}
-
-bool bx_drr_empty(const struct bx_drr *d)
-{
-	return !d->head;
 }

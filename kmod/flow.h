@@ -15,6 +15,9 @@
  *
  * Each side may post a different number of buffers (at least 3).
  *
+ * The calls made per message and per operation (credits and windows)
+ * are inline here; what runs per connection or per round is in flow.c.
+ *
  * Windows. A window counts what is in flight -- bytes, operations and
  * RDMA READs -- against limits. An operation fits when every count stays
  * within its limit, or when the window is empty: an operation larger
@@ -30,6 +33,8 @@
 #ifndef _BX_FLOW_H
 #define _BX_FLOW_H
 
+#include <linux/errno.h>
+#include <linux/limits.h>
 #include <linux/types.h>
 
 /* ---- credits ----------------------------------------------------------- */
@@ -61,11 +66,38 @@ struct bx_credits {
 
 void bx_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch);
 /* The peer granted @n more; -EPROTO if that is more than it has. */
-int bx_credits_add(struct bx_credits *c, u32 n);
+static inline int bx_credits_add(struct bx_credits *c, u32 n)
+{
+	if (n > c->max - c->credits)
+		return -EPROTO;
+	c->credits += n;
+	return 0;
+}
+
 /* Spend a credit on a data message (never the last one); false: wait. */
-bool bx_credits_take(struct bx_credits *c);
+static inline bool bx_credits_take(struct bx_credits *c)
+{
+	if (c->credits < 2) {
+		c->stalls++;
+		return false;
+	}
+	c->credits--;
+	c->used++;
+	return true;
+}
+
 /* Spend a credit on a bare credit update (may be the last one). */
-bool bx_credits_take_update(struct bx_credits *c);
+static inline bool bx_credits_take_update(struct bx_credits *c)
+{
+	if (!c->credits)
+		return false;
+	c->credits--;
+	c->used++;
+	c->updates++;
+	c->update_queued = false;
+	return true;
+}
+
 /*
  * Set the batch, kept within [1, min(max, own) / 2]: the peer must be
  * able to owe it to us, and we must be able to owe it to the peer (an
@@ -75,11 +107,30 @@ void bx_credits_set_batch(struct bx_credits *c, u32 batch);
 /* Our receive buffer count, when it differs from the peer's. */
 void bx_credits_set_own(struct bx_credits *c, u32 own);
 /* Take the grant a message carries (all of it, up to 16 bits). */
-u16 bx_credits_grant_take(struct bx_credits *c);
+static inline u16 bx_credits_grant_take(struct bx_credits *c)
+{
+	u16 g = c->grant > U16_MAX ? U16_MAX : c->grant;
+
+	c->grant -= g;
+	c->granted += g;
+	return g;
+}
+
 /* Put back what take()/grant_take() took, when the send failed. */
-void bx_credits_untake(struct bx_credits *c, u16 grant);
+static inline void bx_credits_untake(struct bx_credits *c, u16 grant)
+{
+	c->credits++;
+	c->used--;
+	c->grant += grant;
+	c->granted -= grant;
+}
+
 /* One of our receive buffers was reposted. */
-void bx_credits_posted(struct bx_credits *c);
+static inline void bx_credits_posted(struct bx_credits *c)
+{
+	c->grant++;
+}
+
 /*
  * Should a bare credit update be sent now (@data_queued: data messages
  * wait to be sent)? Never when a data message can go (it carries the
@@ -91,7 +142,19 @@ void bx_credits_posted(struct bx_credits *c);
  * Requires max >= 3 (with 2 buffers, two blocked peers could only trade
  * updates). Marks the update queued.
  */
-bool bx_credits_update_due(struct bx_credits *c, bool data_queued);
+static inline bool bx_credits_update_due(struct bx_credits *c,
+					 bool data_queued)
+{
+	u32 need;
+
+	if (c->update_queued || (data_queued && c->credits >= 2))
+		return false;
+	need = data_queued ? 2 : c->batch < 2 ? 2 : c->batch;
+	if (c->grant < need)
+		return false;
+	c->update_queued = true;
+	return true;
+}
 
 /* ---- windows ----------------------------------------------------------- */
 
@@ -123,16 +186,64 @@ struct bx_win {
 	u64	waits;
 };
 
-bool bx_win_fits(const struct bx_win *w, const struct bx_win_lim *lim,
-		 u64 bytes, u32 reads);
-void bx_win_charge(struct bx_win *w, u64 bytes, u32 reads);
+static inline bool bx_win_fits(const struct bx_win *w,
+			       const struct bx_win_lim *lim, u64 bytes, u32 reads)
+{
+	if (!w->ops)
+		return true;
+	return w->ops < lim->ops && bytes <= lim->bytes &&
+	       w->bytes <= lim->bytes - bytes && reads <= lim->reads &&
+	       w->reads <= lim->reads - reads;
+}
+
+static inline void bx_win_charge(struct bx_win *w, u64 bytes, u32 reads)
+{
+	w->bytes += bytes;
+	w->ops++;
+	w->reads += reads;
+	if (w->bytes > w->peak_bytes)
+		w->peak_bytes = w->bytes;
+	if (w->ops > w->peak_ops)
+		w->peak_ops = w->ops;
+	if (w->reads > w->peak_reads)
+		w->peak_reads = w->reads;
+}
+
 /* Returns false (and changes nothing) on underflow: a caller bug. */
-bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads);
-bool bx_win_idle(const struct bx_win *w);
+static inline bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads)
+{
+	if (!w->ops || w->bytes < bytes || w->reads < reads)
+		return false;
+	w->bytes -= bytes;
+	w->ops--;
+	w->reads -= reads;
+	return true;
+}
+
+static inline bool bx_win_idle(const struct bx_win *w)
+{
+	return !w->ops && !w->bytes && !w->reads && !w->small;
+}
+
 /* A small operation (of a few bytes, whatever they are) fits. */
-bool bx_win_fits_small(const struct bx_win *w, const struct bx_win_lim *lim);
-void bx_win_charge_small(struct bx_win *w);
-bool bx_win_release_small(struct bx_win *w);
+static inline bool bx_win_fits_small(const struct bx_win *w,
+				     const struct bx_win_lim *lim)
+{
+	return w->small < lim->ops;
+}
+
+static inline void bx_win_charge_small(struct bx_win *w)
+{
+	w->small++;
+}
+
+static inline bool bx_win_release_small(struct bx_win *w)
+{
+	if (!w->small)
+		return false;
+	w->small--;
+	return true;
+}
 
 /* ---- deficit round robin ------------------------------------------------ */
 
@@ -203,6 +314,9 @@ struct bx_drr_item *bx_drr_find_if(struct bx_drr *d,
 				   void *arg, struct bx_drr_flow **flow);
 /* Remove every item of @f (for failing them); @f becomes inactive. */
 struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f);
-bool bx_drr_empty(const struct bx_drr *d);
+static inline bool bx_drr_empty(const struct bx_drr *d)
+{
+	return !d->head;
+}
 
 #endif /* _BX_FLOW_H */

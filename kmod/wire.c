@@ -16,38 +16,41 @@
 
 #include "wire.h"
 
-static bool has_rdv(u8 type)
+/* What each message type may carry: parse and build read it once. */
+#define WT_VALID	0x01	/* a type of this protocol */
+#define WT_RDV		0x02	/* 1..BX_WIRE_MAX_RDV descriptors follow */
+#define WT_INLINE	0x04	/* len bytes of payload follow */
+#define WT_PUSH		0x08	/* numbered: may carry a lag */
+#define WT_STATUS	0x10	/* carries a status */
+#define WT_RDMA_LEN	0x20	/* len counts bytes RDMA moves, none follow */
+
+static const u8 wire_types[__BX_MSG_MAX] = {
+	[BX_MSG_CREDIT]		= WT_VALID,
+	[BX_MSG_PUSH]		= WT_VALID | WT_INLINE | WT_PUSH,
+	[BX_MSG_PUSH_RDV]	= WT_VALID | WT_RDV | WT_PUSH | WT_RDMA_LEN,
+	[BX_MSG_PUSH_DONE]	= WT_VALID | WT_STATUS,
+	[BX_MSG_PULL_REQ]	= WT_VALID | WT_RDV | WT_INLINE,
+	[BX_MSG_PULL_RESP]	= WT_VALID | WT_INLINE | WT_STATUS,
+	[BX_MSG_PULL_WRITTEN]	= WT_VALID | WT_STATUS | WT_RDMA_LEN,
+	[BX_MSG_NACK]		= WT_VALID | WT_STATUS,
+	[BX_MSG_READY]		= WT_VALID,
+};
+
+/* The WT_* bits of @type; 0 for a type this protocol does not have. */
+static u8 wire_type(u8 type)
 {
-	return type == BX_MSG_PUSH_RDV || type == BX_MSG_PULL_REQ;
+	return type < __BX_MSG_MAX ? wire_types[type] : 0;
 }
 
-static bool has_inline(u8 type)
+static size_t wire_size(u8 t, const struct bx_msg *msg)
 {
-	return type == BX_MSG_PUSH || type == BX_MSG_PULL_REQ ||
-	       type == BX_MSG_PULL_RESP;
-}
-
-static bool is_push(u8 type)
-{
-	return type == BX_MSG_PUSH || type == BX_MSG_PUSH_RDV;
-}
-
-static bool has_status(u8 type)
-{
-	return type == BX_MSG_PUSH_DONE || type == BX_MSG_PULL_RESP ||
-	       type == BX_MSG_PULL_WRITTEN || type == BX_MSG_NACK;
-}
-
-/* Whether hdr.len may be non-zero without inline bytes following. */
-static bool has_rdma_len(u8 type)
-{
-	return type == BX_MSG_PUSH_RDV || type == BX_MSG_PULL_WRITTEN;
+	return BX_WIRE_HDR_LEN + (size_t)msg->nrdv * BX_WIRE_RDV_LEN +
+	       ((t & WT_INLINE) ? msg->len : 0);
 }
 
 size_t bx_wire_size(const struct bx_msg *msg)
 {
-	return BX_WIRE_HDR_LEN + (size_t)msg->nrdv * BX_WIRE_RDV_LEN +
-	       (has_inline(msg->type) ? msg->len : 0);
+	return wire_size(wire_type(msg->type), msg);
 }
 
 /* Check the descriptor list of a PUSH_RDV or PULL_REQ. */
@@ -85,10 +88,14 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 {
 	const struct bx_wire_hdr *hdr = buf;
 	const struct bx_wire_rdv *rdv;
-	u8 i;
+	u8 i, t;
 
 	/* Shorter than a header: nothing in it can be trusted. */
 	if (received < BX_WIRE_HDR_LEN)
+		return -EBADMSG;
+	/* Unknown type: not our protocol. */
+	t = wire_type(hdr->type);
+	if (!t)
 		return -EBADMSG;
 
 	/*
@@ -110,43 +117,46 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 	msg->nrdv = hdr->nrdv;
 	msg->lag = be16_to_cpu(hdr->lag);
 
-	/* Unknown type, flag bits or reserved bits: not our protocol. */
-	if (msg->type == 0 || msg->type >= __BX_MSG_MAX)
-		return -EBADMSG;
+	/* Unknown flag bits: not our protocol either. */
 	if (msg->flags & ~BX_WIRE_F_KNOWN)
 		return -EBADMSG;
 	/* A floor only on a numbered push, and below its number. */
-	if (msg->lag && (!is_push(msg->type) || !msg->seq ||
+	if (msg->lag && (!(t & WT_PUSH) || !msg->seq ||
 			 (msg->lag != BX_WIRE_LAG_UNKNOWN &&
 			  msg->lag >= msg->seq)))
 		return -EBADMSG;
 	/* Status only where a status is defined, and only known codes. */
-	if (msg->status >= __BX_ST_MAX ||
-	    (msg->status && !has_status(msg->type)))
+	if (msg->status &&
+	    (msg->status >= __BX_ST_MAX || !(t & WT_STATUS)))
 		return -EBADMSG;
 	/* A NACK without an error is meaningless. */
 	if (msg->type == BX_MSG_NACK && msg->status == BX_ST_OK)
 		return -EBADMSG;
 	/* Descriptors exactly where they belong, 1..16 of them. */
-	if (has_rdv(msg->type) ?
-	    (!msg->nrdv || msg->nrdv > BX_WIRE_MAX_RDV) : msg->nrdv)
+	if ((t & WT_RDV) ? !msg->nrdv || msg->nrdv > BX_WIRE_MAX_RDV :
+	    msg->nrdv)
 		return -EBADMSG;
-	/* A length only where the type gives it a meaning. */
-	if (msg->len && !has_inline(msg->type) && !has_rdma_len(msg->type))
-		return -EBADMSG;
-	/* Inline payload within the receiver's limit. */
-	if (has_inline(msg->type) && msg->len > max_inline)
+	/*
+	 * A length only where the type gives it a meaning: inline payload
+	 * within the receiver's limit, an RDMA length no larger than any
+	 * transfer.
+	 */
+	if (msg->len &&
+	    ((t & WT_INLINE) ? msg->len > max_inline :
+	     !(t & WT_RDMA_LEN) || msg->len > BX_WIRE_XFER_MAX))
 		return -EBADMSG;
 	/* READY carries nothing but credits. */
 	if (msg->type == BX_MSG_READY &&
 	    (msg->service || msg->req_id || msg->seq))
 		return -EBADMSG;
-	/* An RDMA-written response is no larger than any transfer. */
-	if (has_rdma_len(msg->type) && msg->len > BX_WIRE_XFER_MAX)
-		return -EBADMSG;
 	/* Exact size: header + descriptors + inline payload, nothing more. */
-	if (received != bx_wire_size(msg))
+	if (received != wire_size(t, msg))
 		return -EBADMSG;
+	if (!msg->nrdv) {
+		if (msg->len && (t & WT_INLINE))
+			msg->payload = hdr + 1;
+		return 0;
+	}
 
 	rdv = (const struct bx_wire_rdv *)(hdr + 1);
 	for (i = 0; i < msg->nrdv; i++) {
@@ -154,10 +164,9 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		msg->rdv[i].rkey = be32_to_cpu(rdv[i].rkey);
 		msg->rdv[i].len = be32_to_cpu(rdv[i].len);
 	}
-	if (msg->nrdv && check_rdv(msg, max_inline))
+	if (check_rdv(msg, max_inline))
 		return -EBADMSG;
-
-	if (has_inline(msg->type) && msg->len)
+	if (msg->len && (t & WT_INLINE))
 		msg->payload = (const u8 *)(rdv + msg->nrdv);
 	return 0;
 }
@@ -173,12 +182,12 @@ size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg)
 	struct bx_wire_hdr *hdr = buf;
 	struct bx_wire_rdv *rdv;
 	size_t total;
-	u8 i;
+	u8 i, t;
 
-	if (msg->type == 0 || msg->type >= __BX_MSG_MAX ||
-	    msg->nrdv > BX_WIRE_MAX_RDV)
+	t = wire_type(msg->type);
+	if (!t || msg->nrdv > BX_WIRE_MAX_RDV)
 		return 0;
-	total = bx_wire_size(msg);
+	total = wire_size(t, msg);
 	if (total > bufsize)
 		return 0;
 
@@ -198,7 +207,7 @@ size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg)
 		rdv[i].rkey = cpu_to_be32(msg->rdv[i].rkey);
 		rdv[i].len = cpu_to_be32(msg->rdv[i].len);
 	}
-	if (has_inline(msg->type) && msg->len && msg->payload)
+	if ((t & WT_INLINE) && msg->len && msg->payload)
 		memcpy(rdv + msg->nrdv, msg->payload, msg->len);
 	return total;
 }
