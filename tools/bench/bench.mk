@@ -12,7 +12,8 @@
 #                        FASTPATH_BASE=REF adds REF's counts beside them
 #   make bench-report    only the report again, from the kept run
 #
-# Both write the run's summary into BENCH_DOC (performance.rst).
+# Both write the run's figures into BENCH_DOC (performance-figures.rst),
+# group by group.
 #
 # BENCH_ARGS passes options to tools/bench/bench.sh (e.g. "-s 5 -I 30",
 # "-P torch" for the PyTorch example alone); BENCH_TORCH_STEPS and
@@ -64,9 +65,9 @@ bench: deps
 BENCH_BASE ?=
 BENCH_BASE_KO := $(O)/bench-base/bx.ko
 
-# The run's summary goes into BENCH_DOC (between its bench-summary
-# markers) whatever the verdicts; bench.sh's status is make's.
-BENCH_DOC ?= Documentation/performance.rst
+# The run's figures go into BENCH_DOC (each group between its
+# bench-summary markers) whatever the verdicts; bench.sh's status is make's.
+BENCH_DOC ?= Documentation/performance-figures.rst
 
 bench-run: $(if $(BENCH_BASE),bench-base) all vm bench-fastpath
 	BENCH_BW_SETS="$(BENCH_BW_SETS)$(if $(BENCH_BASE), base)" \

@@ -15,10 +15,16 @@ Exit status 1 if the run is missing (neither DIR/run nor DIR/torch), a
 guest reported a failure, a cell is missing, or the PyTorch example
 lacks a transport's results or reached different parameters.
 
---update-doc FILE also replaces the text between the lines
-".. bench-summary-begin" and ".. bench-summary-end" of the
-reStructuredText document FILE with a summary of this run (exit status
-2 if it cannot).
+--update-doc FILE also puts a summary of this run into the
+reStructuredText document FILE (Documentation/performance-figures.rst),
+one group per part the run measured: "matrix" (the targets and bx
+against TCP), "torch" (the PyTorch example), "convert" (tensors to bx on
+the host) and "fastpath" (DIR/fastpath.md's whole operations). A group
+goes between the lines ".. bench-summary-begin: GROUP" and
+".. bench-summary-end: GROUP", replacing what was there, or after the
+last group if FILE has none of that name; the groups this run did not
+measure stay as they were. Exit status 2 if FILE has no such markers or
+they are malformed.
 
 Conventions: latency is the time of a whole operation (request and
 response). qperf and perftest report one-way latency (half a ping-pong),
@@ -2219,25 +2225,110 @@ class DocError(Exception):
     """The document cannot take the summary."""
 
 
-def update_doc(path: str, summary: str) -> None:
-    """Replace the text between the marker lines of the document at path
-    with summary."""
+DOC_GROUPS = ("matrix", "torch", "convert", "fastpath")
+
+
+def update_doc(path: str, groups: dict[str, str]) -> None:
+    """Put each group's text between its marker lines of the document at
+    path (after the last group if it has none yet), leaving the rest of
+    the document, and the groups not given, as they were."""
     try:
         text = read_text(path)
     except OSError as e:
         raise DocError("cannot read %s: %s" % (path, e.strerror))
     ls = text.splitlines(keepends=True)
-    begin = [i for i, ln in enumerate(ls) if ln.rstrip() == BEGIN_MARK]
-    end = [i for i, ln in enumerate(ls) if ln.rstrip() == END_MARK]
-    if len(begin) != 1 or len(end) != 1 or begin[0] > end[0]:
-        raise DocError("%s: needs one line \"%s\" and, after it, one line \"%s\" "
-                       "(found %d and %d)" % (path, BEGIN_MARK, END_MARK, len(begin), len(end)))
-    new = "".join(ls[:begin[0] + 1]) + "\n" + summary + "\n" + "".join(ls[end[0]:])
+
+    def marks(mark: str, name: str) -> list[int]:
+        return [i for i, ln in enumerate(ls) if ln.rstrip() == "%s: %s" % (mark, name)]
+
+    def is_end(ln: str) -> bool:
+        return ln.startswith(END_MARK + ": ")
+
+    if not any(ln.startswith(BEGIN_MARK + ": ") for ln in ls):
+        raise DocError("%s: needs lines \"%s: GROUP\" and, after each, \"%s: GROUP\" "
+                       "(found none)" % (path, BEGIN_MARK, END_MARK))
+    for name in DOC_GROUPS:
+        if name not in groups:
+            continue
+        begin, end = marks(BEGIN_MARK, name), marks(END_MARK, name)
+        if len(begin) > 1 or len(begin) != len(end) or (begin and begin[0] > end[0]):
+            raise DocError("%s: needs at most one line \"%s: %s\" and, after it, one line "
+                           "\"%s: %s\" (found %d and %d)" % (path, BEGIN_MARK, name, END_MARK,
+                                                              name, len(begin), len(end)))
+        block = ["%s: %s\n" % (BEGIN_MARK, name), "\n", groups[name].rstrip("\n") + "\n", "\n",
+                 "%s: %s\n" % (END_MARK, name)]
+        if begin:
+            ls[begin[0]:end[0] + 1] = block
+        else:
+            last = max(i for i, ln in enumerate(ls) if is_end(ln))
+            ls[last + 1:last + 1] = ["\n"] + block
+    new = "".join(ls)
     if new != text:
         try:
             write_text(path, new)
         except OSError as e:
             raise DocError("cannot write %s: %s" % (path, e.strerror))
+
+
+def fastpath_rst(path: str) -> Optional[str]:
+    """fastpath.md's whole operations (with the before and after of
+    FASTPATH_BASE if it has them) as the documentation's group; None
+    without fastpath.md."""
+    try:
+        ls = lines_of(read_text(path))
+    except OSError:
+        return None
+    out = []
+    for head in ("| operation | before | after | after / before |", "| operation | Ir |"):
+        if head not in ls:
+            continue
+        i = ls.index(head) + 2
+        rows = []
+        while i < len(ls) and ls[i].startswith("| "):
+            rows.append(tuple(c.strip() for c in ls[i].strip("|").split("|")))
+            i += 1
+        cols = tuple(c.strip() for c in head.strip("|").split("|"))
+        if len(cols) == 2:
+            cols = ("operation", "instructions")
+        out.append(rst_table(cols, rows))
+        what = [ln for ln in ls if ln.startswith("Whole operations, before")]
+        if what:
+            out.append(" ".join(ls[ls.index(what[0]):ls.index(what[0]) + 2]) + "\n")
+        break
+    if not out:
+        return None
+    return "\n".join(out) + "\nInstructions per operation of the portable fast path, both hosts " \
+        "together (tools/bench/fastpath.sh: callgrind on the host, fastpath.c driving " \
+        "kmod/wire.c, kmod/flow.c and libbx/alloc.c built -O2; no locks, verbs or copies " \
+        "of payload).\n"
+
+
+def overlap_rst(t: TorchRun) -> str:
+    """The pipelining line of the torch group, if both modes ran."""
+    a, b = t.mean("bx", "step_ms_mean"), t.mean(TORCH_OVERLAP, "step_ms_mean")
+    if a is None or b is None:
+        return ""
+    return ("\nPipelining: bx with step n + 1's pull overlapping step n's push (``--overlap "
+            "on``) against lock-step, mean step time %s / %s ms = %s; overlap improves the "
+            "mean step time: %s.\n" % (torch_fig("step_ms_mean", b),
+                                       torch_fig("step_ms_mean", a), ratio(b, a),
+                                       "yes" if b < a else "no"))
+
+
+def doc_groups(summary: Optional[str], torch: Optional[TorchRun],
+               conv: list[dict[str, str]], fastpath: str) -> dict[str, str]:
+    """The documentation's groups this run measured."""
+    g = {}
+    if summary is not None:
+        g["matrix"] = summary
+    if torch is not None:
+        g["torch"] = torch_rst(torch) + overlap_rst(torch)
+    if conv:
+        g["convert"] = convert_rst(conv)
+    fp = fastpath_rst(fastpath)
+    if fp:
+        g["fastpath"] = fp
+    return g
 
 
 # ---- the plots ------------------------------------------------------------
@@ -2388,7 +2479,7 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if doc:
         try:
-            update_doc(doc, torch_rst(torch) + ("\n" + convert_rst(conv) if conv else ""))
+            update_doc(doc, doc_groups(None, torch, conv, os.path.join(d, "fastpath.md")))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2
@@ -2413,7 +2504,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("dir", metavar="DIR", help="the output directory of bench.sh")
     ap.add_argument("--update-doc", metavar="FILE",
                     help="also put a summary of the run into the reStructuredText document "
-                    "FILE, between its lines \"%s\" and \"%s\"" % (BEGIN_MARK, END_MARK))
+                    "FILE, each group between its lines \"%s: GROUP\" and \"%s: GROUP\""
+                    % (BEGIN_MARK, END_MARK))
     args = ap.parse_args(argv)
     d = args.dir
     # paths as the shell wrote them (DIR/ gives DIR//report.md)
@@ -2465,9 +2557,8 @@ def main(argv: list[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if args.update_doc:
         try:
-            update_doc(args.update_doc, summary_rst(r, targets) +
-                       ("\n" + torch_rst(torch) if torch is not None else "") +
-                       ("\n" + convert_rst(conv) if conv else ""))
+            update_doc(args.update_doc, doc_groups(summary_rst(r, targets), torch, conv,
+                                                   r.fastpath))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2

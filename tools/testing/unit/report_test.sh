@@ -319,12 +319,12 @@ mkrun "$tmp/noincast" - - "30 30 30 30 28" "" - 0
 ok "noincast: report exits 0" tools/bench/report.sh "$tmp/noincast"
 
 # --update-doc FILE: the summary of run "good" between the marker lines
-# of a reStructuredText document, the rest of it as it was; without the
-# markers, an error and the document untouched.
+# of its group ("matrix") of a reStructuredText document, the rest of it
+# as it was; without markers, an error and the document untouched.
 doc=$tmp/doc.rst
 {
 	printf 'Performance\n===========\n\nBefore the summary.\n\n'
-	printf '.. bench-summary-begin\n\nAn old summary.\n\n.. bench-summary-end\n\nAfter it.\n'
+	printf '.. bench-summary-begin: matrix\n\nAn old summary.\n\n.. bench-summary-end: matrix\n\nAfter it.\n'
 } > "$doc"
 "$report" "$tmp/good" --update-doc "$doc" > "$tmp/doc.out" 2>&1
 ok "doc: report exits 0" [ $? -eq 0 ]
@@ -333,10 +333,10 @@ ok "doc: the summary has the targets and their verdicts" \
 	grep -Eq '^small-message latency, bx pull / raw verbs RTT .* 64 B 1[.]19, 4 KiB 1[.]19 +met$' "$doc"
 ok "doc: the summary says what it ran on" grep -q '^Measured on guest kernel test: 2 guests' "$doc"
 around() {	# FILE: its lines outside the summary, the markers included
-	sed -e '/^[.][.] bench-summary-begin$/,/^[.][.] bench-summary-end$/{//!d}' "$1"
+	sed -e '/^[.][.] bench-summary-begin: matrix$/,/^[.][.] bench-summary-end: matrix$/{//!d}' "$1"
 }
 ok "doc: the text around the summary is unchanged" \
-	[ "$(around "$doc")" = "$(printf 'Performance\n===========\n\nBefore the summary.\n\n.. bench-summary-begin\n.. bench-summary-end\n\nAfter it.')" ]
+	[ "$(around "$doc")" = "$(printf 'Performance\n===========\n\nBefore the summary.\n\n.. bench-summary-begin: matrix\n.. bench-summary-end: matrix\n\nAfter it.')" ]
 if command -v rst2html > /dev/null; then
 	ok "doc: valid reStructuredText" sh -c "rst2html --halt=warning '$doc' > /dev/null"
 else
@@ -350,7 +350,7 @@ printf 'No markers here.\n' > "$tmp/nomark.rst"
 ok "nomark: report exits 2" [ $? -eq 2 ]
 ok "nomark: the error names the markers" grep -q 'bench-summary-begin' "$tmp/nomark.out"
 ok "nomark: the document is untouched" [ "$(cat "$tmp/nomark.rst")" = "No markers here." ]
-printf '.. bench-summary-end\n.. bench-summary-begin\n' > "$tmp/swapped.rst"
+printf '.. bench-summary-end: matrix\n.. bench-summary-begin: matrix\n' > "$tmp/swapped.rst"
 ok "swapped: the markers in the wrong order are refused" \
 	sh -c "! '$report' '$tmp/good' --update-doc '$tmp/swapped.rst' > /dev/null 2>&1"
 
@@ -471,10 +471,31 @@ else
 fi
 cp "$tmp/doc1.rst" "$tmp/doc3.rst"
 "$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
-ok "torch: --update-doc puts the PyTorch table alone" \
-	sh -c "grep -q '^final parameters (sha256)' '$tmp/doc3.rst' && ! grep -q 'small-message' '$tmp/doc3.rst'"
+ok "torch: --update-doc adds the PyTorch group and keeps the matrix's" \
+	sh -c "grep -q '^final parameters (sha256)' '$tmp/doc3.rst' && grep -q 'small-message' '$tmp/doc3.rst'"
+ok "torch: ... after the matrix's group, each between its markers" \
+	sh -c "grep '^[.][.] bench-summary' '$tmp/doc3.rst' | tr '\\n' ' ' | grep -qx '.. bench-summary-begin: matrix .. bench-summary-end: matrix .. bench-summary-begin: torch .. bench-summary-end: torch .. bench-summary-begin: convert .. bench-summary-end: convert '"
 ok "torch: ... and the conversions' line" \
 	grep -q '^Tensors to bx on the host .* ratio 1.50 (target <= 2)' "$tmp/doc3.rst"
+# fastpath.md with FASTPATH_BASE's before and after: the fastpath group;
+# a second update of the same run changes nothing.
+{
+	printf 'Whole operations, before (the pure files at abc1234) and after (this\n'
+	printf 'tree), the same fastpath.c; Ir per operation, both hosts:\n\n'
+	printf '| operation | before | after | after / before |\n| --- | ---: | ---: | ---: |\n'
+	printf '| eager push, 64 B | 884 | 646 | 0.73 |\n\nInstructions per call\n'
+} > "$tmp/torch/fastpath.md"
+"$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
+ok "fastpath: the group with before and after" \
+	sh -c "sed -n '/^[.][.] bench-summary-begin: fastpath$/,/^[.][.] bench-summary-end: fastpath$/p' '$tmp/doc3.rst' | grep -Eq '^eager push, 64 B +884 +646 +0[.]73$'"
+cp "$tmp/doc3.rst" "$tmp/doc4.rst"
+"$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
+ok "fastpath: a second update changes nothing" cmp -s "$tmp/doc3.rst" "$tmp/doc4.rst"
+if command -v rst2html > /dev/null; then
+	ok "fastpath: valid reStructuredText" sh -c "rst2html --halt=warning '$tmp/doc3.rst' > /dev/null"
+else
+	skip "fastpath: valid reStructuredText" "no rst2html (python3-docutils)"
+fi
 ok "empty: no run and no torch: report exits 1" \
 	sh -c "mkdir -p '$tmp/empty' && ! tools/bench/report.sh '$tmp/empty' > /dev/null 2>&1"
 
