@@ -60,6 +60,7 @@ import itertools
 import queue
 import sys
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Sequence, Tuple
@@ -551,6 +552,8 @@ class Worker:
                       timeout_ms, max_inflight, region_size)
         self._lanes: List[_Lane] = []
         self._alock = threading.Lock()      # _lanes and their counts
+        #: Why a lane could not be added (an OSError), else None.
+        self.lanes_refused: Optional[OSError] = None
         weakref.finalize(self, _Lane.stop_all, self._lanes, False)
 
     def _handle(self) -> int:
@@ -666,12 +669,28 @@ class Worker:
             else:
                 lane = min(self._lanes, key=lambda ln: ln.pending)
                 if lane.pending and len(self._lanes) < self._nlanes:
-                    h = self._lib.kv_worker_create(*self._args)
-                    lane = _Lane(self, h, False)
-                    self._lanes.append(lane)
+                    lane = self._new_lane() or lane
             lane.pending += 1
             lane.q.put((fut, fn, k, vals, cl, result))
         return fut
+
+    def _new_lane(self) -> "Optional[_Lane]":
+        """Another lane with a libbx worker of its own (under _alock), or
+        None if its worker cannot be had (its region over the host's or
+        the user's limit, say): the calls then share the lanes there are,
+        no more are tried, and :attr:`lanes_refused` says why."""
+        try:
+            h = self._lib.kv_worker_create(*self._args)
+        except OSError as e:
+            self._nlanes = len(self._lanes)
+            self.lanes_refused = e
+            warnings.warn(f"bx.kv: no further lane ({e}); the "
+                          f"asynchronous calls share {len(self._lanes)}",
+                          RuntimeWarning, stacklevel=4)
+            return None
+        lane = _Lane(self, h, False)
+        self._lanes.append(lane)
+        return lane
 
     def push_async(self, keys: Any, values: Any, lens: Any = None) -> Any:
         """:meth:`push`, returning at once: a future (:func:`future_type`)

@@ -325,7 +325,11 @@ class BxTransport(Transport):
 
     def __init__(self, a, shape, rdv):
         import torch
-        self.w = rdv.worker(a.nservers, timeout_ms=120000)
+        # A region of 16 MiB (libbx's default is 64) for the worker and
+        # for its second lane each: a guest's processes share the
+        # module's region cap, a quarter of its memory.
+        self.w = rdv.worker(a.nservers, timeout_ms=120000,
+                            region_size=16 << 20)
         self.b = np.array(shape.bounds(), dtype=np.int64)
         self.cap = a.batch * a.bag + shape.classes + 1
         # Two: step n + 1's pull lands while step n's values are in use.

@@ -408,6 +408,36 @@ def test_async_calls_overlap():
         assert len(w._lanes) == 1
 
 
+class OneRegionKV(GatedKV):
+    """A second libbx worker's region is refused (the module's region
+    cap reached), as on a guest whose processes hold a quarter of its
+    memory."""
+
+    workers = 0
+
+    def kv_worker_create(self, *a, **k):
+        self.workers += 1
+        if self.workers > 1:
+            raise OSError(errno.ENOMEM, os.strerror(errno.ENOMEM))
+        return super().kv_worker_create(*a, **k)
+
+
+def test_async_lane_refused_shares_the_lanes():
+    lib = OneRegionKV()
+    with kv.Server(0, 10, VL, SVC, lib=lib), \
+            kv.Worker(["192.0.2.1"], key_max=10, val_len=VL, service=SVC,
+                      lib=lib) as w:
+        lib.gate.set()
+        first = w.push_async([1], [1.0] * VL)
+        with pytest.warns(RuntimeWarning, match="no further lane"):
+            futs = [w.pull_async([2]) for _ in range(4)]
+        first.wait()
+        assert all(list(f.wait()) == [0.0] * VL for f in futs)
+        assert len(w._lanes) == 1
+        assert w.lanes_refused.errno == errno.ENOMEM
+        w.push_async([3], [1.0] * VL).wait()     # no further attempt
+
+
 def test_async_region_out_and_close(two):
     _, _, w = two
     out = w.empty_array((2, VL))

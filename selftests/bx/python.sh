@@ -41,7 +41,10 @@
 #             transport, TCP, then to its ibv transport, RDMA over
 #             rxe0, in lock-step; then bx and rpc-uv in sync mode, each
 #             step's mean applied by the servers once both workers
-#             pushed: bx.kv's per-request handler): in each mode all
+#             pushed: bx.kv's per-request handler; then bx with
+#             --overlap on, step n + 1's pull on a second lane with
+#             step n's push, its parameters as the calls interleave,
+#             not compared): in each mode all
 #             reach the same parameters, bit for bit (their sha256),
 #             and the modes differ; the servers' hosts sent RDMA
 #             packets over bx and ibv and none over uv, and each
@@ -201,7 +204,7 @@ TSTEPS=${BX_TORCH_STEPS:-30}
 TWORKERS=${BX_TORCH_WORKERS:-2}
 TROWS=${BX_TORCH_ROWS:-20000}
 TDIM=${BX_TORCH_DIM:-16}
-TTRANSPORTS=${BX_TORCH_TRANSPORTS:-bx,rpc-uv,rpc-ibv,bx:sync,rpc-uv:sync}
+TTRANSPORTS=${BX_TORCH_TRANSPORTS:-bx,rpc-uv,rpc-ibv,bx:sync,rpc-uv:sync,bx:overlap}
 # The whole launch, as a barrier timeout (lib.sh scales it by BX_SLOW):
 # torch's imports, then each transport's steps (rpc-ibv's the slowest).
 TDONE=$((900 + 6 * TSTEPS * TWORKERS))
@@ -258,7 +261,7 @@ case_torch() {
 			{ echo "# FAIL: torchrun on node $ID exited $rc"; ERR=1; }
 		grep "^embedding_ps: " /tmp/emb.out | grep -v " progress " | sed 's/^/# /'
 		[ -z "$ERR" ] || grep -v "^embedding_ps: \|^[IW][0-9]* \|^WARNING: Logging" \
-			/tmp/emb.raw | tail -30 | sed 's/^/# /'
+			/tmp/emb.raw | tail -80 | sed 's/^/# /'
 	fi
 	if [ "$ID" -eq 1 ] || [ "$ID" -eq 2 ]; then
 		# Each bx server's counters clean.
