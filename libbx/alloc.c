@@ -85,6 +85,9 @@ struct lock {
 	_Atomic uint32_t	word;
 };
 
+/* Out of the fast path: kept out of line, so that it saves no registers. */
+#define COLD	__attribute__((noinline, cold))
+
 #define LOCK_SPINS	100
 
 static inline void cpu_relax(void)
@@ -101,7 +104,7 @@ static void futex(_Atomic uint32_t *w, int op, uint32_t val)
 	syscall(SYS_futex, w, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
 }
 
-static void lock_take_slow(struct lock *l)
+static COLD void lock_take_slow(struct lock *l)
 {
 	uint32_t c;
 
@@ -425,7 +428,7 @@ static uint64_t slab_take(struct klass *c, struct slab *s)
  * Detach the fully free slab s from its class and its pages; class lock
  * held. The caller then frees the span at the returned page.
  */
-static uint32_t slab_retire(struct bx_alloc *a, struct klass *c,
+static COLD uint32_t slab_retire(struct bx_alloc *a, struct klass *c,
 			    struct slab *s)
 {
 	list_del(&s->link);
@@ -467,7 +470,7 @@ static unsigned int reclaim(struct bx_alloc *a)
 }
 
 /* Serve one block of class ci from a new slab. No lock held. */
-static int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
+static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 {
 	struct klass *c = &a->cls[ci];
 	uint64_t min = 1ull << c->shift, bytes;
