@@ -4,11 +4,11 @@
  *
  * Operations wait in per-process queues on their connection (deficit
  * round robin, flow.h), pass the connection's and the host's windows
- * (bx_window_admit(), window.c), and bx_send_kick() posts what the windows, the peer's
- * credits and the send buffers allow: control messages first, then what
- * was admitted, the next piece of a cut transfer, the RDMA READs of
- * rendezvous pushes (receiver admission), and a bare credit update when
- * one is owed.
+ * (bx_window_admit(), window.c), and bx_send_kick() posts what the
+ * windows, the peer's credits and the send buffers allow: control
+ * messages first, then what was admitted, the next piece of a cut
+ * transfer, the RDMA READs of rendezvous pushes (receiver admission),
+ * and a bare credit update when one is owed.
  */
 
 #include <linux/slab.h>
