@@ -2291,9 +2291,10 @@ def fastpath_rst(path: str) -> Optional[str]:
         if len(cols) == 2:
             cols = ("operation", "instructions")
         out.append(rst_table(cols, rows))
-        what = [ln for ln in ls if ln.startswith("Whole operations, before")]
-        if what:
-            out.append(" ".join(ls[ls.index(what[0]):ls.index(what[0]) + 2]) + "\n")
+        if len(cols) == 4:
+            # no revision named: the documentation carries no commits
+            out.append("Before: the pure files of the revision FASTPATH_BASE named; after: "
+                       "this tree's; the same fastpath.c.\n")
         break
     if not out:
         return None
