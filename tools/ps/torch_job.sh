@@ -73,18 +73,18 @@ printf 'steps=%s workers=%s rows=%s dim=%s transports=%s fabric=%s guests=3 cpus
 # progress: every 10 s, how long it has run and the newest line of each
 # guest (the rig writes the guests' output to files as it comes).
 progress() {
-	local t0=$SECONDS g line last=
-	while sleep 10; do
+	local t0=$SECONDS g l line
+	while sleep "${BX_PROGRESS_SECS:-10}"; do
 		line=
 		for g in 0 1 2; do
 			[ -f "$outdir/g$g/result.log" ] || continue
 			l=$(tr -d '\r' < "$outdir/g$g/result.log" |
-				grep -a -v '^# [IW][0-9]* \|^# WARNING: Logging\|^ *$' | tail -1 | cut -c1-110)
+				grep -a -v '^# [IW][0-9]* \|^# WARNING: Logging\|^ *$' | tail -1 | cut -c1-110) ||
+				true	# an empty log (grep finds nothing) must not end the loop (set -e)
 			[ -n "$l" ] && line="$line g$g: $l;"
 		done
-		[ -n "$line" ] && [ "$line" != "$last" ] || line=" booting or importing torch (about a minute under TCG)"
-		last=$line
-		printf 'torch_job: %dm%02ds%s\n' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) "${line% ;}"
+		[ -n "$line" ] || line=" booting or importing torch (about a minute under TCG)"
+		printf 'torch_job: %dm%02ds%s\n' $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) "${line%;}"
 	done
 }
 progress &
