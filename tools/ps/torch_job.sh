@@ -70,8 +70,9 @@ echo "torch_job: $rows x $dim embedding on guests 1 and 2, $workers worker(s) x 
 printf 'steps=%s workers=%s rows=%s dim=%s transports=%s fabric=%s guests=3 cpus=1 mem_mb=1024\n' \
 	"$steps" "$workers" "$rows" "$dim" "$transports" "$fabric" > "$outdir/torch.env"
 
-# progress: every 10 s, how long it has run and the newest line of each
-# guest (the rig writes the guests' output to files as it comes).
+# progress: every 10 s (BX_PROGRESS_SECS, for torchjob_test), how long
+# it has run and the newest line of each guest (the rig writes the
+# guests' output to files as it comes).
 progress() {
 	local t0=$SECONDS g l line
 	while sleep "${BX_PROGRESS_SECS:-10}"; do
