@@ -37,13 +37,26 @@ count() {
 		{ echo "fastpath: $1 failed:" >&2; tail "$3" >&2; exit 1; }
 }
 
+# The awk rules that read a callgrind profile: inclusive cost = self
+# cost + cost of calls, calls counted per callee; ir(f) is f's
+# inclusive Ir per call (-1 if never called).
+# shellcheck disable=SC2016 # awk's own $ fields
+PROFILE_AWK='
+/^fn=/ { cur = substr($0, 4); next }
+/^cfn=/ { callee = substr($0, 5); next }
+/^calls=/ { split(substr($0, 7), a, " "); ncalls[callee] += a[1]; pending = 1; next }
+/^[0-9]/ {
+	if (pending) { incl[cur] += $2; pending = 0 } else self[cur] += $2
+	seen[cur] = 1
+	next
+}
+function ir(f) { return ncalls[f] ? (self[f] + incl[f]) / ncalls[f] : -1 }
+'
+
 # Inclusive Ir per call of the fp_op_* steps of a profile: "name Ir".
 ops_of() {
-	awk '/^fn=/ { cur = substr($0, 4); next }
-	/^cfn=/ { callee = substr($0, 5); next }
-	/^calls=/ { split(substr($0, 7), a, " "); n[callee] += a[1]; pending = 1; next }
-	/^[0-9]/ { if (pending) { incl[cur] += $2; pending = 0 } else self[cur] += $2; next }
-	END { for (f in n) if (f ~ /^fp_op_/) printf("%s %.0f\n", f, (self[f] + incl[f]) / n[f]) }' "$1"
+	awk "$PROFILE_AWK"'
+	END { for (f in ncalls) if (f ~ /^fp_op_/) printf("%s %.0f\n", f, ir(f)) }' "$1"
 }
 
 count "$bin" "$prof" "$out/fastpath.log"
@@ -56,7 +69,6 @@ if [ -n "$base" ]; then
 		git -C "$top" show "$rev:$f" > "$src/$f"
 	done
 	cp "$top/tools/bench/fastpath.c" "$src/tools/bench/"
-	# shellcheck disable=SC2086
 	${CC:-cc} -std=gnu11 -Wall -Wextra -O2 -g -I"$top/tools/testing/unit/shim" \
 		-I"$top/uapi" -o "$src/fastpath" "$src/tools/bench/fastpath.c" \
 		"$src/kmod/wire.c" "$src/kmod/flow.c" "$src/libbx/alloc.c" -lpthread
@@ -75,19 +87,9 @@ if [ -n "$base" ]; then
 	END { printf("\n") }' > "$src/ops.md"
 fi
 
-# Inclusive cost = self cost + cost of calls; calls counted per callee.
 {
 [ -z "$base" ] || cat "$out/fastpath-base/ops.md"
-awk -v iters="$iters" -v cc="$(${CC:-cc} --version | head -1)" '
-/^fn=/ { cur = substr($0, 4); next }
-/^cfn=/ { callee = substr($0, 5); next }
-/^calls=/ { split(substr($0, 7), a, " "); ncalls[callee] += a[1]; pending = 1; next }
-/^[0-9]/ {
-	if (pending) { incl[cur] += $2; pending = 0 } else self[cur] += $2
-	seen[cur] = 1
-	next
-}
-function ir(f) { return ncalls[f] ? (self[f] + incl[f]) / ncalls[f] : -1 }
+awk -v iters="$iters" -v cc="$(${CC:-cc} --version | head -1)" "$PROFILE_AWK"'
 function cell(f) { return ncalls[f] ? sprintf("%.0f", ir(f)) : "-" }
 END {
 	printf("Instructions per call (callgrind Ir, inclusive of callees), %d\n", iters)
