@@ -37,8 +37,8 @@
  * Locking: one lock per size class, one for the page heap. No path holds
  * two at once, except stats/check, which take every class lock in order,
  * then the page lock. No thread cache: the fast path takes one lock per
- * call (an atomic each way when uncontended). Freeing a small block finds its
- * slab through a lockless read of the page's owner; slab descriptors are
+ * call (an atomic each way when uncontended). Freeing a small block finds
+ * its slab through a lockless read of the page's owner; slab descriptors are
  * recycled within their class and never freed before destroy, so a stale
  * or forged lookup only ever reaches a valid descriptor, which is then
  * re-validated under its class lock. Every offset is checked against the
@@ -108,9 +108,11 @@ static COLD void lock_take_slow(struct lock *l)
 {
 	uint32_t c;
 
+	/* Try only when it looks free: a failed exchange still takes the line. */
 	for (int i = 0; i < LOCK_SPINS; i++) {
 		c = 0;
-		if (atomic_compare_exchange_weak_explicit(&l->word, &c, 1,
+		if (!atomic_load_explicit(&l->word, memory_order_relaxed) &&
+		    atomic_compare_exchange_weak_explicit(&l->word, &c, 1,
 							  memory_order_acquire,
 							  memory_order_relaxed))
 			return;
@@ -429,7 +431,7 @@ static uint64_t slab_take(struct klass *c, struct slab *s)
  * held. The caller then frees the span at the returned page.
  */
 static COLD uint32_t slab_retire(struct bx_alloc *a, struct klass *c,
-			    struct slab *s)
+				 struct slab *s)
 {
 	list_del(&s->link);
 	s->listed = false;
