@@ -2306,14 +2306,15 @@ def fastpath_rst(path: str) -> Optional[str]:
 
 def overlap_rst(t: TorchRun) -> str:
     """The pipelining line of the torch group, if both modes ran."""
-    a, b = t.mean("bx", "step_ms_mean"), t.mean(TORCH_OVERLAP, "step_ms_mean")
-    if a is None or b is None:
+    v = overlap_verdict(t)
+    if v is None:
         return ""
+    a, b = t.mean("bx", "step_ms_mean"), t.mean(TORCH_OVERLAP, "step_ms_mean")
     return ("\nPipelining: bx with step n + 1's pull overlapping step n's push (``--overlap "
             "on``) against lock-step, mean step time %s / %s ms = %s; overlap improves the "
             "mean step time: %s.\n" % (torch_fig("step_ms_mean", b),
                                        torch_fig("step_ms_mean", a), ratio(b, a),
-                                       "yes" if b < a else "no"))
+                                       "yes" if v else "no"))
 
 
 def doc_groups(summary: Optional[str], torch: Optional[TorchRun],
