@@ -154,6 +154,13 @@ static void fail_list(struct list_head *list, int err, bool lost)
  * and from this host until the rxe device is re-created. So an id that
  * began a CM exchange is destroyed only once its port is up again, or
  * when waiting is pointless: its device or bx is going.
+ *
+ * Its QP waits with it. rxe holds a reference on a QP for each packet
+ * the QP sent until the NIC frees that packet (Debian's 6.1 and 6.12
+ * alike), and a NIC
+ * whose link is set down keeps what it has not freed until the link is up
+ * again (virtio-net stops reclaiming with its NAPI): destroying the QP
+ * meanwhile waits 200 jiffies for those references and then WARNs.
  */
 static bool conn_cm_may_send(struct bx_conn *conn)
 {
@@ -174,9 +181,10 @@ void bx_conn_port_event(void)
 	mutex_unlock(&bx_conns_lock);
 }
 
-/* The end of a teardown: the id goes, then the connection. */
+/* The end of a teardown: the verbs objects go, the id, the connection. */
 static void conn_teardown_end(struct bx_conn *conn)
 {
+	bx_qp_free(conn);
 	if (conn->cm_id) {
 		if (conn->established)
 			rdma_disconnect(conn->cm_id);
@@ -315,10 +323,10 @@ static void conn_teardown(struct work_struct *work)
 
 	/*
 	 * 4. Free the verbs objects, then the id, whose disconnect request
-	 * (or reject, mid-handshake) is CM traffic: it may have to wait for
-	 * its port (conn_cm_may_send()).
+	 * (or reject, mid-handshake) is CM traffic: both may have to wait
+	 * for their port (conn_cm_may_send()). The QP is drained and in the
+	 * error state: waiting, it holds memory, not work.
 	 */
-	bx_qp_free(conn);
 	conn->peer_ref = peer_ref;
 	if (conn->cm_id && !conn_cm_may_send(conn)) {
 		pr_info("connection %s %pISc waits for %s port %u to come up\n",
