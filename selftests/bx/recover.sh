@@ -266,7 +266,17 @@ link_up() {
 	try check wait_until 10 port_active
 	q=$(qp1_state)
 	echo "# QP1 after the outage: $q"
-	try check [ "$q" = RTS ]
+	[ "$q" = RTS ] && return
+	# What the failure's report needs: every QP, the link, the routes,
+	# and what bx and rxe logged about the outage.
+	echo "# FAIL: QP1 is ${q:-not listed} after the outage, not RTS"
+	{
+		rdma res show qp link rxe0/1
+		rdma link show rxe0/1
+		$IP -4 route show dev eth0
+		dmesg | grep -E 'bx|rxe|eth0' | tail -n 40
+	} 2>&1 | sed 's/^/#   /'
+	ERR=1
 }
 
 link_outage() {
