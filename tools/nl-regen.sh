@@ -7,7 +7,8 @@
 #   Documentation/netlink/specs/bx.yaml
 #     -> uapi/linux/bx_netlink.h   (attribute and command numbers)
 #     -> kmod/nl-gen.h, nl-gen.c  (policies, split ops, multicast groups)
-#     (-> a user-space client, built only to check that it builds)
+#     -> tools/lib/ynl/bx-user.h, bx-user.c  (the user-space client of
+#        bxctl and the selftests, on the YNL library in tools/lib/ynl)
 #
 #   tools/nl-regen.sh KSRC [--check]
 #
@@ -43,17 +44,17 @@ sed -i 's|\[BX_NLGRP_EVENTS\] = { "events", },|[BX_NLGRP_EVENTS] = { "events", .
 grep -q 'GENL_MCAST_CAP_NET_ADMIN' "$root/out/nl-gen.c" ||
 	{ echo "nl-regen.sh: the events group's flags were not added" >&2; exit 1; }
 
-# A user-space client generated from the spec (--mode user, against
-# the kernel tree's YNL library) must build, so that bxctl and the
-# selftests can move onto one: it is not committed or used yet.
+# The user-space client (--mode user), on the YNL library shipped in
+# tools/lib/ynl: it must build against it and the system's headers.
 python3 "$gen" --spec "$spec" --mode user --header -o "$root/out/bx-user.h"
 python3 "$gen" --spec "$spec" --mode user --source -o "$root/out/bx-user.c"
-${CC:-cc} -std=gnu11 -fsyntax-only -I"$ksrc/tools/net/ynl/lib" \
-	-I"$top/uapi" -I"$ksrc/tools/include/uapi" "$root/out/bx-user.c" ||
+${CC:-cc} -std=gnu11 -fsyntax-only -I"$top/tools/lib/ynl" -I"$top/uapi" \
+	"$root/out/bx-user.c" ||
 	{ echo "nl-regen.sh: the generated user client does not build" >&2; exit 1; }
 
 rc=0
-for f in uapi/linux/bx_netlink.h kmod/nl-gen.h kmod/nl-gen.c; do
+for f in uapi/linux/bx_netlink.h kmod/nl-gen.h kmod/nl-gen.c \
+	 tools/lib/ynl/bx-user.h tools/lib/ynl/bx-user.c; do
 	new=$root/out/$(basename "$f")
 	if [ "$check" = --check ]; then
 		cmp -s "$new" "$top/$f" || { echo "$f is stale: run tools/nl-regen.sh"; rc=1; }
