@@ -171,12 +171,37 @@ ynl_ext_ack_check(struct ynl_sock *ys, const struct nlmsghdr *nlh,
 			break;
 		case NLMSGERR_ATTR_MSG:
 			str = ynl_attr_get_str(attr);
-			if (str[len - 1])
+			/* bx: an empty one is malformed too */
+			if (!len || str[len - 1])
 				return YNL_PARSE_CB_ERROR;
 			break;
 		default:
 			break;
 		}
+	}
+
+	/* bx: the parts, for callers that word errors their own way */
+	if (str)
+		snprintf(ys->err.ext.msg, sizeof(ys->err.ext.msg), "%s", str);
+	if (tb[NLMSGERR_ATTR_MISS_TYPE]) {
+		ys->err.ext.has_miss = true;
+		ys->err.ext.miss_type = ynl_attr_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]);
+	}
+	if (tb[NLMSGERR_ATTR_POLICY]) {
+		bool has_min = false, has_max = false;
+
+		ynl_attr_for_each_nested(attr, tb[NLMSGERR_ATTR_POLICY]) {
+			if (ynl_attr_data_len(attr) != sizeof(__u64))
+				continue;
+			if (ynl_attr_type(attr) == NL_POLICY_TYPE_ATTR_MIN_VALUE_U) {
+				ys->err.ext.min = ynl_attr_get_u64(attr);
+				has_min = true;
+			} else if (ynl_attr_type(attr) == NL_POLICY_TYPE_ATTR_MAX_VALUE_U) {
+				ys->err.ext.max = ynl_attr_get_u64(attr);
+				has_max = true;
+			}
+		}
+		ys->err.ext.has_range = has_min && has_max;
 	}
 
 	bad_attr[0] = '\0';
@@ -391,6 +416,7 @@ static void ynl_err_reset(struct ynl_sock *ys)
 	ys->err.code = 0;
 	ys->err.attr_offs = 0;
 	ys->err.msg[0] = 0;
+	memset(&ys->err.ext, 0, sizeof(ys->err.ext));	/* bx */
 }
 
 struct nlmsghdr *ynl_msg_start(struct ynl_sock *ys, __u32 id, __u16 flags)
@@ -707,6 +733,19 @@ ynl_sock_create(const struct ynl_family *yf, struct ynl_error *yse)
 	}
 	ys->portid = addr.nl_pid;
 	ys->seq = random();
+
+	/*
+	 * bx: connected to the kernel (port 0), the socket refuses unicast
+	 * messages of other processes (ECONNREFUSED for them): replies, and
+	 * the family's id, can come from the kernel alone. Multicast
+	 * notifications still arrive.
+	 */
+	memset(&addr, 0, sizeof(addr));
+	addr.nl_family = AF_NETLINK;
+	if (connect(ys->socket, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		__perr(yse, "unable to connect to the kernel");
+		goto err_close_sock;
+	}
 
 
 	if (ynl_sock_read_family(ys, yf->name)) {

@@ -38,6 +38,14 @@ struct ynl_error {
 	enum ynl_error_code code;
 	unsigned int attr_offs;
 	char msg[512];
+	/* bx: the extended ACK's parts as the kernel sent them */
+	struct ynl_ext_ack {
+		char msg[256];		/* NLMSGERR_ATTR_MSG, or "" */
+		bool has_miss;
+		__u32 miss_type;	/* NLMSGERR_ATTR_MISS_TYPE */
+		bool has_range;		/* NLMSGERR_ATTR_POLICY: unsigned range */
+		__u64 min, max;
+	} ext;
 };
 
 /**
