@@ -2,7 +2,9 @@
 /*
  * bxctl: show and tune bx through its generic netlink family "bx"
  * (Documentation/netlink/specs/bx.yaml), in the manner of iproute2's
- * rdma and ss. See usage() or tools/bxctl/README.md.
+ * rdma and ss. See usage() or tools/bxctl/README.md. It speaks netlink
+ * through the client generated from the spec (tools/lib/ynl/bx-user.h)
+ * on the kernel's YNL library (tools/lib/ynl/README.md).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -12,6 +14,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,13 +28,14 @@
 #include <linux/bx_netlink.h>
 
 #include "auth.h"
-#include "bxnl.h"
+#include "bx-user.h"
+#include "ynl.h"
 
 #define BXCTL_VERSION	"0.1"
 
 static const char *prog = "bxctl";
 static bool json, details;
-static struct bxnl nl;
+static struct ynl_sock *ys;	/* nl_setup(): the family "bx" */
 
 /* ---- output helpers ----------------------------------------------------- */
 
@@ -64,7 +68,6 @@ static void sanitize(char *s)
 enum fmt {
 	F_U8,		/* number */
 	F_U32,
-	F_S32,
 	F_U64,
 	F_HEX64,	/* u64, hex in text, number in JSON */
 	F_STR,
@@ -81,128 +84,144 @@ struct field {
 	bool		brk;	/* text details: start a new line here */
 };
 
-static const struct field dev_fields[] = {
-	{ BX_A_DEV_NAME,	"name",		F_STR, false },
-	{ BX_A_DEV_PORT,	"port",		F_U32, false },
-	{ BX_A_DEV_NETDEV,	"netdev",	F_STR, false },
-	{ 0 }
+/*
+ * One attribute of a reply as the generated client parsed it, whatever
+ * its type there; a reply becomes an array of them indexed by attribute
+ * type, which the field tables below print.
+ */
+struct val {
+	bool		on;	/* present */
+	uint64_t	u;	/* unsigned numbers, the state */
+	int64_t		s;	/* F_ERRNO */
+	const char	*str;	/* F_STR */
+	const void	*bin;	/* F_ADDR */
+	size_t		len;	/* its length, checked where it is used */
 };
 
-static const struct field conn_fields[] = {
-	{ BX_A_CONN_PEER_ID,		"peer-id",	  F_U32, false },
-	{ BX_A_CONN_PEER_ADDR,		"peer-addr",	  F_ADDR, false },
-	{ BX_A_CONN_STATE,		"state",	  F_STATE, false },
-	{ BX_A_CONN_ACTIVE,		"active",	  F_FLAG, false },
-	{ BX_A_CONN_DEV_NAME,		"dev-name",	  F_STR, false },
-	{ BX_A_CONN_QPN,		"qpn",		  F_U32, false },
-	{ BX_A_CONN_ERR,		"err",		  F_ERRNO, false },
-	{ BX_A_CONN_PEER_EPOCH,		"peer-epoch",	  F_HEX64, true },
-	{ BX_A_CONN_AWAITING,		"awaiting",	  F_U32, false },
-	{ BX_A_CONN_PEER_RESTARTS,	"peer-restarts",  F_U32, false },
-	{ BX_A_CONN_TX_MSGS,		"tx-msgs",	  F_U64, false },
-	{ BX_A_CONN_RX_MSGS,		"rx-msgs",	  F_U64, false },
-	{ BX_A_CONN_CREDITS,		"credits",	  F_U32, true },
-	{ BX_A_CONN_CREDITS_MAX,	"credits-max",	  F_U32, false },
-	{ BX_A_CONN_GRANT,		"grant",	  F_U32, false },
-	{ BX_A_CONN_CREDIT_STALLS,	"credit-stalls",  F_U64, false },
-	{ BX_A_CONN_CREDIT_UPDATES,	"credit-updates", F_U64, false },
-	{ BX_A_CONN_WND_BYTES_INFLIGHT, "wnd-bytes-inflight", F_U64, true },
-	{ BX_A_CONN_WND_OPS_INFLIGHT,	"wnd-ops-inflight", F_U32, false },
-	{ BX_A_CONN_WND_PEAK_BYTES,	"wnd-peak-bytes", F_U64, false },
-	{ BX_A_CONN_WND_WAITS,		"wnd-waits",	  F_U64, false },
-	{ BX_A_CONN_RD_BYTES_INFLIGHT,	"rd-bytes-inflight", F_U64, true },
-	{ BX_A_CONN_RD_READS_INFLIGHT,	"rd-reads-inflight", F_U32, false },
-	{ BX_A_CONN_RD_PEAK_BYTES,	"rd-peak-bytes",  F_U64, false },
-	{ BX_A_CONN_BUSY_RETRIES,	"busy-retries",	  F_U64, false },
-	{ BX_A_CONN_RNR,		"rnr",		  F_U64, false },
-	{ BX_A_CONN_PARKED,		"parked",	  F_U32, false },
-	{ BX_A_CONN_RECOVERIES,		"recoveries",	  F_U32, false },
-	{ BX_A_CONN_RECOVERED_OPS,	"recovered-ops",  F_U64, false },
-	{ BX_A_CONN_RECOVER_FAILED,	"recover-failed", F_U64, false },
-	{ BX_A_CONN_DUP_PUSHES,		"dup-pushes",	  F_U64, false },
-	{ BX_A_CONN_WND_SMALL_INFLIGHT, "wnd-small-inflight", F_U32, false },
-	{ BX_A_CONN_SMALL_PASSES,	"small-passes",	  F_U64, false },
-	{ BX_A_CONN_AUTH,		"auth",		  F_FLAG, true },
-	{ BX_A_CONN_PEER_VIOLATIONS,	"peer-violations", F_U32, false },
-	{ BX_A_CONN_PEER_REFUSED,	"peer-refused",	  F_U32, false },
-	{ BX_A_CONN_PEER_REFUSING_MS,	"peer-refusing-ms", F_U32, false },
-	{ 0 }
-};
+/*
+ * The objects' attributes, in the order bxctl prints them:
+ * X(attribute, member of the generated struct, name, format, brk).
+ */
+#define DEV_FIELDS(X)							\
+	X(BX_A_DEV_NAME,	name,	"name",		F_STR, false)	\
+	X(BX_A_DEV_PORT,	port,	"port",		F_U32, false)	\
+	X(BX_A_DEV_NETDEV,	netdev,	"netdev",	F_STR, false)
 
-static const struct field proc_fields[] = {
-	{ BX_A_PROC_PID,		"pid",		F_U32, false },
-	{ BX_A_PROC_BYTES_TX,		"bytes-tx",	F_U64, false },
-	{ BX_A_PROC_BYTES_RX,		"bytes-rx",	F_U64, false },
-	{ BX_A_PROC_INFLIGHT,		"inflight",	F_U32, false },
-	{ BX_A_PROC_REGION_BYTES,	"region-bytes",	F_U64, false },
-	{ 0 }
-};
+#define CONN_FIELDS(X)							\
+	X(BX_A_CONN_PEER_ID, peer_id, "peer-id", F_U32, false)		\
+	X(BX_A_CONN_PEER_ADDR, peer_addr, "peer-addr", F_ADDR, false)	\
+	X(BX_A_CONN_STATE, state, "state", F_STATE, false)		\
+	X(BX_A_CONN_ACTIVE, active, "active", F_FLAG, false)		\
+	X(BX_A_CONN_DEV_NAME, dev_name, "dev-name", F_STR, false)	\
+	X(BX_A_CONN_QPN, qpn, "qpn", F_U32, false)			\
+	X(BX_A_CONN_ERR, err, "err", F_ERRNO, false)			\
+	X(BX_A_CONN_PEER_EPOCH, peer_epoch, "peer-epoch", F_HEX64, true) \
+	X(BX_A_CONN_AWAITING, awaiting, "awaiting", F_U32, false)	\
+	X(BX_A_CONN_PEER_RESTARTS, peer_restarts, "peer-restarts", F_U32, false) \
+	X(BX_A_CONN_TX_MSGS, tx_msgs, "tx-msgs", F_U64, false)		\
+	X(BX_A_CONN_RX_MSGS, rx_msgs, "rx-msgs", F_U64, false)		\
+	X(BX_A_CONN_CREDITS, credits, "credits", F_U32, true)		\
+	X(BX_A_CONN_CREDITS_MAX, credits_max, "credits-max", F_U32, false) \
+	X(BX_A_CONN_GRANT, grant, "grant", F_U32, false)		\
+	X(BX_A_CONN_CREDIT_STALLS, credit_stalls, "credit-stalls", F_U64, false) \
+	X(BX_A_CONN_CREDIT_UPDATES, credit_updates, "credit-updates", F_U64, false) \
+	X(BX_A_CONN_WND_BYTES_INFLIGHT, wnd_bytes_inflight, "wnd-bytes-inflight", F_U64, true) \
+	X(BX_A_CONN_WND_OPS_INFLIGHT, wnd_ops_inflight, "wnd-ops-inflight", F_U32, false) \
+	X(BX_A_CONN_WND_PEAK_BYTES, wnd_peak_bytes, "wnd-peak-bytes", F_U64, false) \
+	X(BX_A_CONN_WND_WAITS, wnd_waits, "wnd-waits", F_U64, false)	\
+	X(BX_A_CONN_RD_BYTES_INFLIGHT, rd_bytes_inflight, "rd-bytes-inflight", F_U64, true) \
+	X(BX_A_CONN_RD_READS_INFLIGHT, rd_reads_inflight, "rd-reads-inflight", F_U32, false) \
+	X(BX_A_CONN_RD_PEAK_BYTES, rd_peak_bytes, "rd-peak-bytes", F_U64, false) \
+	X(BX_A_CONN_BUSY_RETRIES, busy_retries, "busy-retries", F_U64, false) \
+	X(BX_A_CONN_RNR, rnr, "rnr", F_U64, false)			\
+	X(BX_A_CONN_PARKED, parked, "parked", F_U32, false)		\
+	X(BX_A_CONN_RECOVERIES, recoveries, "recoveries", F_U32, false)	\
+	X(BX_A_CONN_RECOVERED_OPS, recovered_ops, "recovered-ops", F_U64, false) \
+	X(BX_A_CONN_RECOVER_FAILED, recover_failed, "recover-failed", F_U64, false) \
+	X(BX_A_CONN_DUP_PUSHES, dup_pushes, "dup-pushes", F_U64, false)	\
+	X(BX_A_CONN_WND_SMALL_INFLIGHT, wnd_small_inflight, "wnd-small-inflight", F_U32, false) \
+	X(BX_A_CONN_SMALL_PASSES, small_passes, "small-passes", F_U64, false) \
+	X(BX_A_CONN_AUTH, auth, "auth", F_FLAG, true)			\
+	X(BX_A_CONN_PEER_VIOLATIONS, peer_violations, "peer-violations", F_U32, false) \
+	X(BX_A_CONN_PEER_REFUSED, peer_refused, "peer-refused", F_U32, false) \
+	X(BX_A_CONN_PEER_REFUSING_MS, peer_refusing_ms, "peer-refusing-ms", F_U32, false)
 
-static const struct field stats_fields[] = {
-	{ BX_A_STATS_CONNS,		"conns",	 F_U32, false },
-	{ BX_A_STATS_OPS_INFLIGHT,	"ops-inflight",	 F_U64, false },
-	{ BX_A_STATS_MRS_INUSE,		"mrs-inuse",	 F_U64, false },
-	{ BX_A_STATS_REGION_BYTES,	"region-bytes",	 F_U64, false },
-	{ BX_A_STATS_COPIED_BYTES,	"copied-bytes",	 F_U64, false },
-	{ BX_A_STATS_TX_BYTES_INFLIGHT, "tx-bytes-inflight", F_U64, false },
-	{ BX_A_STATS_TX_PEAK_BYTES,	"tx-peak-bytes", F_U64, false },
-	{ BX_A_STATS_RX_BYTES_INFLIGHT, "rx-bytes-inflight", F_U64, false },
-	{ BX_A_STATS_RX_PEAK_BYTES,	"rx-peak-bytes", F_U64, false },
-	{ BX_A_STATS_BUSY_RETRIES,	"busy-retries",	 F_U64, false },
-	{ BX_A_STATS_RNR_EVENTS,	"rnr-events",	 F_U64, false },
-	{ BX_A_STATS_DUP_PUSHES,	"dup-pushes",	 F_U64, false },
-	{ BX_A_STATS_RECOVERED_OPS,	"recovered-ops", F_U64, false },
-	{ BX_A_STATS_RECOVER_FAILED,	"recover-failed", F_U64, false },
-	{ BX_A_STATS_TX_SMALL_INFLIGHT, "tx-small-inflight", F_U32, false },
-	{ BX_A_STATS_SMALL_PASSES,	"small-passes",	 F_U64, false },
-	{ BX_A_STATS_PEERS,		"peers",	 F_U32, false },
-	{ BX_A_STATS_PIECES,		"pieces",	 F_U64, false },
-	{ 0 }
-};
+#define PROC_FIELDS(X)							\
+	X(BX_A_PROC_PID, pid, "pid", F_U32, false)			\
+	X(BX_A_PROC_BYTES_TX, bytes_tx, "bytes-tx", F_U64, false)	\
+	X(BX_A_PROC_BYTES_RX, bytes_rx, "bytes-rx", F_U64, false)	\
+	X(BX_A_PROC_INFLIGHT, inflight, "inflight", F_U32, false)	\
+	X(BX_A_PROC_REGION_BYTES, region_bytes, "region-bytes", F_U64, false)
 
-static const struct field tun_fields[] = {
-	{ BX_A_TUNABLES_WND_KB,		"wnd-kb",	 F_U32, false },
-	{ BX_A_TUNABLES_WND_OPS,	"wnd-ops",	 F_U32, false },
-	{ BX_A_TUNABLES_HOST_WND_KB,	"host-wnd-kb",	 F_U32, false },
-	{ BX_A_TUNABLES_HOST_WND_OPS,	"host-wnd-ops",	 F_U32, false },
-	{ BX_A_TUNABLES_RX_WND_KB,	"rx-wnd-kb",	 F_U32, false },
-	{ BX_A_TUNABLES_RD_MAX,		"rd-max",	 F_U32, false },
-	{ BX_A_TUNABLES_CREDIT_BATCH,	"credit-batch",	 F_U32, false },
-	{ BX_A_TUNABLES_RDV_THRESHOLD,	"rdv-threshold", F_U32, false },
-	{ BX_A_TUNABLES_DRR_QUANTUM,	"drr-quantum",	 F_U32, false },
-	{ BX_A_TUNABLES_FLOW_CONTROL,	"flow-control",	 F_U8, false },
-	{ BX_A_TUNABLES_PIECE_KB,	"piece-kb",	 F_U32, false },
-	{ BX_A_TUNABLES_CONNECT_TIMEOUT_MS, "connect-timeout-ms", F_U32, false },
-	{ BX_A_TUNABLES_ACK_TIMEOUT,	"ack-timeout",	 F_U32, false },
-	{ BX_A_TUNABLES_RECOVER_MS,	"recover-ms",	 F_U32, false },
-	{ BX_A_TUNABLES_RD_DEPTH,	"rd-depth",	 F_U32, false },
-	{ BX_A_TUNABLES_REFUSE_MS,	"refuse-ms",	 F_U32, false },
-	{ BX_A_TUNABLES_PEER_LINGER_MS,	"peer-linger-ms", F_U32, false },
-	{ BX_A_TUNABLES_USER_OPS_MAX,	"user-ops-max",	 F_U32, false },
-	{ BX_A_TUNABLES_USER_PEERS_MAX,	"user-peers-max", F_U32, false },
-	{ BX_A_TUNABLES_USER_SERVICES_MAX, "user-services-max", F_U32, false },
-	{ BX_A_TUNABLES_REGION_CAP_MB,	"region-cap-mb", F_U32, false },
-	{ BX_A_TUNABLES_OP_TIMEOUT_MS,	"op-timeout-ms", F_U32, false },
-	{ BX_A_TUNABLES_PROOF_MS,	"proof-ms",	 F_U32, false },
-	{ BX_A_TUNABLES_SECRET_OVERLAP_MS, "secret-overlap-ms", F_U32, false },
-	{ BX_A_TUNABLES_REMOTE_PEERS_MAX, "remote-peers-max", F_U32, false },
-	{ BX_A_TUNABLES_OP_TIMEOUT_MAX_MS, "op-timeout-max-ms", F_U32, false },
-	{ BX_A_TUNABLES_USER_WND_PCT,	"user-wnd-pct",	 F_U32, false },
-	{ 0 }
-};
+#define STATS_FIELDS(X)							\
+	X(BX_A_STATS_CONNS, conns, "conns", F_U32, false)		\
+	X(BX_A_STATS_OPS_INFLIGHT, ops_inflight, "ops-inflight", F_U64, false) \
+	X(BX_A_STATS_MRS_INUSE, mrs_inuse, "mrs-inuse", F_U64, false)	\
+	X(BX_A_STATS_REGION_BYTES, region_bytes, "region-bytes", F_U64, false) \
+	X(BX_A_STATS_COPIED_BYTES, copied_bytes, "copied-bytes", F_U64, false) \
+	X(BX_A_STATS_TX_BYTES_INFLIGHT, tx_bytes_inflight, "tx-bytes-inflight", F_U64, false) \
+	X(BX_A_STATS_TX_PEAK_BYTES, tx_peak_bytes, "tx-peak-bytes", F_U64, false) \
+	X(BX_A_STATS_RX_BYTES_INFLIGHT, rx_bytes_inflight, "rx-bytes-inflight", F_U64, false) \
+	X(BX_A_STATS_RX_PEAK_BYTES, rx_peak_bytes, "rx-peak-bytes", F_U64, false) \
+	X(BX_A_STATS_BUSY_RETRIES, busy_retries, "busy-retries", F_U64, false) \
+	X(BX_A_STATS_RNR_EVENTS, rnr_events, "rnr-events", F_U64, false) \
+	X(BX_A_STATS_DUP_PUSHES, dup_pushes, "dup-pushes", F_U64, false) \
+	X(BX_A_STATS_RECOVERED_OPS, recovered_ops, "recovered-ops", F_U64, false) \
+	X(BX_A_STATS_RECOVER_FAILED, recover_failed, "recover-failed", F_U64, false) \
+	X(BX_A_STATS_TX_SMALL_INFLIGHT, tx_small_inflight, "tx-small-inflight", F_U32, false) \
+	X(BX_A_STATS_SMALL_PASSES, small_passes, "small-passes", F_U64, false) \
+	X(BX_A_STATS_PEERS, peers, "peers", F_U32, false)		\
+	X(BX_A_STATS_PIECES, pieces, "pieces", F_U64, false)
 
-/* admit-get, but for the allow-list (printed apart, admit_cb()). */
-static const struct field admit_fields[] = {
-	{ BX_A_ADMIT_SECRET_ON,		"secret-on",	 F_U8, false },
-	{ BX_A_ADMIT_REFUSED,		"refused",	 F_U64, false },
-	{ BX_A_ADMIT_AUTH_FAILURES,	"auth-failures", F_U64, false },
-	{ BX_A_ADMIT_VIOLATIONS,	"violations",	 F_U64, false },
-	{ BX_A_ADMIT_CHALLENGES,	"challenges",	 F_U64, false },
-	{ BX_A_ADMIT_STALE_COOKIES,	"stale-cookies", F_U64, false },
-	{ BX_A_ADMIT_SECRET_PREV,	"secret-prev",	 F_U8, false },
-	{ BX_A_ADMIT_PAIRKEYS,		"pairkeys",	 F_U32, false },
-	{ 0 }
-};
+/* Also what "set" takes (the names), in this order. */
+#define TUN_FIELDS(X)							\
+	X(BX_A_TUNABLES_WND_KB, wnd_kb, "wnd-kb", F_U32, false)		\
+	X(BX_A_TUNABLES_WND_OPS, wnd_ops, "wnd-ops", F_U32, false)	\
+	X(BX_A_TUNABLES_HOST_WND_KB, host_wnd_kb, "host-wnd-kb", F_U32, false) \
+	X(BX_A_TUNABLES_HOST_WND_OPS, host_wnd_ops, "host-wnd-ops", F_U32, false) \
+	X(BX_A_TUNABLES_RX_WND_KB, rx_wnd_kb, "rx-wnd-kb", F_U32, false) \
+	X(BX_A_TUNABLES_RD_MAX, rd_max, "rd-max", F_U32, false)		\
+	X(BX_A_TUNABLES_CREDIT_BATCH, credit_batch, "credit-batch", F_U32, false) \
+	X(BX_A_TUNABLES_RDV_THRESHOLD, rdv_threshold, "rdv-threshold", F_U32, false) \
+	X(BX_A_TUNABLES_DRR_QUANTUM, drr_quantum, "drr-quantum", F_U32, false) \
+	X(BX_A_TUNABLES_FLOW_CONTROL, flow_control, "flow-control", F_U8, false) \
+	X(BX_A_TUNABLES_PIECE_KB, piece_kb, "piece-kb", F_U32, false)	\
+	X(BX_A_TUNABLES_CONNECT_TIMEOUT_MS, connect_timeout_ms, "connect-timeout-ms", F_U32, false) \
+	X(BX_A_TUNABLES_ACK_TIMEOUT, ack_timeout, "ack-timeout", F_U32, false) \
+	X(BX_A_TUNABLES_RECOVER_MS, recover_ms, "recover-ms", F_U32, false) \
+	X(BX_A_TUNABLES_RD_DEPTH, rd_depth, "rd-depth", F_U32, false)	\
+	X(BX_A_TUNABLES_REFUSE_MS, refuse_ms, "refuse-ms", F_U32, false) \
+	X(BX_A_TUNABLES_PEER_LINGER_MS, peer_linger_ms, "peer-linger-ms", F_U32, false) \
+	X(BX_A_TUNABLES_USER_OPS_MAX, user_ops_max, "user-ops-max", F_U32, false) \
+	X(BX_A_TUNABLES_USER_PEERS_MAX, user_peers_max, "user-peers-max", F_U32, false) \
+	X(BX_A_TUNABLES_USER_SERVICES_MAX, user_services_max, "user-services-max", F_U32, false) \
+	X(BX_A_TUNABLES_REGION_CAP_MB, region_cap_mb, "region-cap-mb", F_U32, false) \
+	X(BX_A_TUNABLES_OP_TIMEOUT_MS, op_timeout_ms, "op-timeout-ms", F_U32, false) \
+	X(BX_A_TUNABLES_PROOF_MS, proof_ms, "proof-ms", F_U32, false)	\
+	X(BX_A_TUNABLES_SECRET_OVERLAP_MS, secret_overlap_ms, "secret-overlap-ms", F_U32, false) \
+	X(BX_A_TUNABLES_REMOTE_PEERS_MAX, remote_peers_max, "remote-peers-max", F_U32, false) \
+	X(BX_A_TUNABLES_OP_TIMEOUT_MAX_MS, op_timeout_max_ms, "op-timeout-max-ms", F_U32, false) \
+	X(BX_A_TUNABLES_USER_WND_PCT, user_wnd_pct, "user-wnd-pct", F_U32, false)
+
+/* admit-get, but for the allow-list (printed apart, print_admit()). */
+#define ADMIT_FIELDS(X)							\
+	X(BX_A_ADMIT_SECRET_ON, secret_on, "secret-on", F_U8, false)	\
+	X(BX_A_ADMIT_REFUSED, refused, "refused", F_U64, false)		\
+	X(BX_A_ADMIT_AUTH_FAILURES, auth_failures, "auth-failures", F_U64, false) \
+	X(BX_A_ADMIT_VIOLATIONS, violations, "violations", F_U64, false) \
+	X(BX_A_ADMIT_CHALLENGES, challenges, "challenges", F_U64, false) \
+	X(BX_A_ADMIT_STALE_COOKIES, stale_cookies, "stale-cookies", F_U64, false) \
+	X(BX_A_ADMIT_SECRET_PREV, secret_prev, "secret-prev", F_U8, false) \
+	X(BX_A_ADMIT_PAIRKEYS, pairkeys, "pairkeys", F_U32, false)
+
+#define FIELD(A, m, name, fmt, brk)	{ A, name, fmt, brk },
+
+static const struct field dev_fields[] = { DEV_FIELDS(FIELD) { 0 } };
+static const struct field conn_fields[] = { CONN_FIELDS(FIELD) { 0 } };
+static const struct field proc_fields[] = { PROC_FIELDS(FIELD) { 0 } };
+static const struct field stats_fields[] = { STATS_FIELDS(FIELD) { 0 } };
+static const struct field tun_fields[] = { TUN_FIELDS(FIELD) { 0 } };
+static const struct field admit_fields[] = { ADMIT_FIELDS(FIELD) { 0 } };
 
 #define ATTR_MAX	64	/* above every BX_A_*_MAX */
 
@@ -210,6 +229,44 @@ _Static_assert(BX_A_CONN_MAX < ATTR_MAX && BX_A_STATS_MAX < ATTR_MAX &&
 	      BX_A_PROC_MAX < ATTR_MAX && BX_A_DEV_MAX < ATTR_MAX &&
 	      BX_A_TUNABLES_MAX < ATTR_MAX && BX_A_ADMIT_MAX < ATTR_MAX,
 	      "ATTR_MAX too small");
+
+/*
+ * A generated struct (@r) into values (@v) by its field list: numbers
+ * and flags are present by their bit in _present, strings and binary
+ * attributes by their length there.
+ */
+#define GET_NUM(r, m, v)	if ((r)->_present.m) { (v)->on = true; (v)->u = (r)->m; }
+#define GET_F_U8		GET_NUM
+#define GET_F_U32		GET_NUM
+#define GET_F_U64		GET_NUM
+#define GET_F_HEX64		GET_NUM
+#define GET_F_STATE		GET_NUM
+#define GET_F_ERRNO(r, m, v)	if ((r)->_present.m) { (v)->on = true; (v)->s = (r)->m; }
+#define GET_F_FLAG(r, m, v)	if ((r)->_present.m) (v)->on = true;
+#define GET_F_STR(r, m, v)	if ((r)->_present.m##_len && (r)->m) { (v)->on = true; (v)->str = (r)->m; }
+#define GET_F_ADDR(r, m, v)						\
+	if ((r)->_present.m##_len && (r)->m) {				\
+		(v)->on = true;						\
+		(v)->bin = (r)->m;					\
+		(v)->len = (r)->_present.m##_len;			\
+	}
+#define GET(A, m, name, fmt, brk)	GET_##fmt(r, m, &v[A])
+
+#define DEFINE_VALS(fn, type, FIELDS)					\
+static void fn(const type *r, struct val *v)				\
+{									\
+	memset(v, 0, (ATTR_MAX + 1) * sizeof(*v));			\
+	FIELDS(GET)							\
+}
+
+DEFINE_VALS(dev_vals, struct bx_dev_get_rsp_dump, DEV_FIELDS)
+DEFINE_VALS(dev_add_vals, struct bx_dev_add_ntf_rsp, DEV_FIELDS)
+DEFINE_VALS(dev_del_vals, struct bx_dev_del_ntf_rsp, DEV_FIELDS)
+DEFINE_VALS(conn_vals, struct bx_conn_get_rsp, CONN_FIELDS)
+DEFINE_VALS(proc_vals, struct bx_proc_get_rsp_dump, PROC_FIELDS)
+DEFINE_VALS(stats_vals, struct bx_stats_get_rsp, STATS_FIELDS)
+DEFINE_VALS(tun_vals, struct bx_tunables_get_rsp, TUN_FIELDS)
+DEFINE_VALS(admit_vals, struct bx_admit_get_rsp, ADMIT_FIELDS)
 
 static const char *field_name(const struct field *fields, int type)
 {
@@ -229,13 +286,15 @@ static const char *state_name(uint32_t s)
 	return NULL;
 }
 
-static void fmt_addr(const struct nlattr *a, char *buf, size_t len)
+/* A struct in6_addr of @len bytes (else "?"). */
+static void fmt_addr(const void *a, size_t alen, char *buf, size_t len)
 {
 	struct in6_addr a6;
 
 	snprintf(buf, len, "?");
-	if (!bxnl_get(a, &a6, sizeof(a6)))
+	if (!a || alen != sizeof(a6))
 		return;
+	memcpy(&a6, a, sizeof(a6));
 	if (IN6_IS_ADDR_V4MAPPED(&a6))
 		inet_ntop(AF_INET, &a6.s6_addr[12], buf, (socklen_t)len);
 	else
@@ -243,85 +302,61 @@ static void fmt_addr(const struct nlattr *a, char *buf, size_t len)
 }
 
 /*
- * Format attribute @a as field @f into @buf: for text (@js false) or as
+ * Format value @a as field @f into @buf: for text (@js false) or as
  * a JSON value. False if absent or malformed (flags: never).
  */
-static bool fmt_field(const struct field *f, const struct nlattr *a, bool js,
+static bool fmt_field(const struct field *f, const struct val *a, bool js,
 		      char *buf, size_t len)
 {
-	uint64_t u64;
-	uint32_t u32;
-	int32_t s32;
-	uint8_t u8;
 	const char *s;
 
+	if (!a->on && f->fmt != F_FLAG)
+		return false;
 	switch (f->fmt) {
 	case F_U8:
-		if (!bxnl_get_u8(a, &u8))
-			return false;
-		snprintf(buf, len, "%u", u8);
-		return true;
 	case F_U32:
-		if (!bxnl_get_u32(a, &u32))
-			return false;
-		snprintf(buf, len, "%" PRIu32, u32);
-		return true;
-	case F_S32:
-	case F_ERRNO:
-		if (!bxnl_get_s32(a, &s32))
-			return false;
-		snprintf(buf, len, "%" PRId32, s32);
-		return true;
 	case F_U64:
-		if (!bxnl_get_u64(a, &u64))
-			return false;
-		snprintf(buf, len, "%" PRIu64, u64);
+		snprintf(buf, len, "%" PRIu64, a->u);
+		return true;
+	case F_ERRNO:
+		snprintf(buf, len, "%" PRId64, a->s);
 		return true;
 	case F_HEX64:
-		if (!bxnl_get_u64(a, &u64))
-			return false;
-		snprintf(buf, len, js ? "%" PRIu64 : "%#" PRIx64, u64);
+		snprintf(buf, len, js ? "%" PRIu64 : "%#" PRIx64, a->u);
 		return true;
 	case F_FLAG:
-		snprintf(buf, len, "%s", a ? "true" : "false");
+		snprintf(buf, len, "%s", a->on ? "true" : "false");
 		return true;
 	case F_STATE:
-		if (!bxnl_get_u32(a, &u32))
-			return false;
-		s = state_name(u32);
+		s = state_name((uint32_t)a->u);
 		if (s)
 			snprintf(buf, len, js ? "\"%s\"" : "%s", s);
 		else
-			snprintf(buf, len, js ? "\"%" PRIu32 "\"" : "%" PRIu32, u32);
+			snprintf(buf, len, js ? "\"%" PRIu32 "\"" : "%" PRIu32,
+				 (uint32_t)a->u);
 		return true;
 	case F_ADDR: {
 		char tmp[INET6_ADDRSTRLEN];
 
-		if (!a || bxnl_len(a) != sizeof(struct in6_addr))
+		if (a->len != sizeof(struct in6_addr))
 			return false;
-		fmt_addr(a, tmp, sizeof(tmp));
+		fmt_addr(a->bin, a->len, tmp, sizeof(tmp));
 		snprintf(buf, len, js ? "\"%s\"" : "%s", tmp);
 		return true;
 	}
 	case F_STR:
-		s = bxnl_get_str(a);
-		if (!s)
-			return false;
-		if (js) {
-			/* Escaped by the caller, who prints strings itself. */
-			snprintf(buf, len, "%s", s);
-		} else {
-			snprintf(buf, len, "%s", s);
+		/* JSON: escaped by the caller, who prints strings itself. */
+		snprintf(buf, len, "%s", a->str);
+		if (!js)
 			sanitize(buf);
-		}
 		return true;
 	}
 	return false;
 }
 
 /* Print the fields of one object as a JSON object. */
-static void print_json_obj(const struct field *fields,
-			   const struct nlattr **tb, const char *event)
+static void print_json_obj(const struct field *fields, const struct val *v,
+			   const char *event)
 {
 	bool first = true;
 	char buf[256];
@@ -333,7 +368,7 @@ static void print_json_obj(const struct field *fields,
 		first = false;
 	}
 	for (const struct field *f = fields; f->name; f++) {
-		if (!fmt_field(f, tb[f->type], true, buf, sizeof(buf)))
+		if (!fmt_field(f, &v[f->type], true, buf, sizeof(buf)))
 			continue;
 		printf("%s\"%s\":", first ? "" : ",", f->name);
 		if (f->fmt == F_STR)
@@ -346,21 +381,21 @@ static void print_json_obj(const struct field *fields,
 }
 
 /* "name value" pairs; @wrap: break lines where a field says so. */
-static void print_text_pairs(const struct field *fields,
-			     const struct nlattr **tb, bool wrap)
+static void print_text_pairs(const struct field *fields, const struct val *v,
+			     bool wrap)
 {
 	bool first = true;
 	char buf[256];
 
 	for (const struct field *f = fields; f->name; f++) {
 		if (f->fmt == F_FLAG) {
-			if (tb[f->type]) {
+			if (v[f->type].on) {
 				printf("%s%s", first ? "" : " ", f->name);
 				first = false;
 			}
 			continue;
 		}
-		if (!fmt_field(f, tb[f->type], false, buf, sizeof(buf)))
+		if (!fmt_field(f, &v[f->type], false, buf, sizeof(buf)))
 			continue;
 		if (wrap && f->brk && !first)
 			printf("\n   ");
@@ -370,8 +405,7 @@ static void print_text_pairs(const struct field *fields,
 }
 
 /* One "name  value" line per field, aligned. */
-static void print_text_lines(const struct field *fields,
-			     const struct nlattr **tb)
+static void print_text_lines(const struct field *fields, const struct val *v)
 {
 	size_t w = 0;
 	char buf[256];
@@ -380,7 +414,7 @@ static void print_text_lines(const struct field *fields,
 		if (strlen(f->name) > w)
 			w = strlen(f->name);
 	for (const struct field *f = fields; f->name; f++)
-		if (fmt_field(f, tb[f->type], false, buf, sizeof(buf)))
+		if (fmt_field(f, &v[f->type], false, buf, sizeof(buf)))
 			printf("%-*s  %s\n", (int)w, f->name, buf);
 }
 
@@ -394,25 +428,34 @@ struct table {
 	size_t	n, cap;
 };
 
+static void *xalloc(void *p)
+{
+	if (!p) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(1);
+	}
+	return p;
+}
+
 static void tbl_add(struct table *t, const char *s)
 {
 	if (t->n == t->cap) {
 		size_t ncap = t->cap ? t->cap * 2 : 64;
-		char **c = realloc(t->cells, ncap * sizeof(*c));
 
-		if (!c) {
-			fprintf(stderr, "%s: out of memory\n", prog);
-			exit(1);
-		}
-		t->cells = c;
+		t->cells = xalloc(realloc(t->cells, ncap * sizeof(*t->cells)));
 		t->cap = ncap;
 	}
-	t->cells[t->n] = strdup(s ? s : "-");
-	if (!t->cells[t->n]) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		exit(1);
-	}
+	t->cells[t->n] = xalloc(strdup(s ? s : "-"));
 	t->n++;
+}
+
+static void tbl_free(struct table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->n = t->cap = 0;
 }
 
 static void tbl_print(struct table *t)
@@ -433,151 +476,196 @@ static void tbl_print(struct table *t)
 		else
 			printf("%-*s  ", (int)w[c], t->cells[i]);
 	}
-	for (size_t i = 0; i < t->n; i++)
-		free(t->cells[i]);
-	free(t->cells);
-	t->cells = NULL;
-	t->n = t->cap = 0;
+	tbl_free(t);
 }
 
-/* The text of attribute @type of @fields in @tb, or "-". */
-static const char *cell(const struct field *fields, const struct nlattr **tb,
+/* The text of attribute @type of @fields in @v, or "-". */
+static const char *cell(const struct field *fields, const struct val *v,
 			int type, char *buf, size_t len)
 {
 	for (const struct field *f = fields; f->name; f++)
 		if (f->type == type)
-			return fmt_field(f, tb[type], false, buf, len) ? buf : "-";
+			return fmt_field(f, &v[type], false, buf, len) ? buf : "-";
 	return "-";
 }
 
 /* ---- errors ------------------------------------------------------------- */
 
 /*
- * Report a failed request: the kernel's extended ACK (naming the
- * offending attribute of @req by its name in @fields) and the errno text.
+ * The type of the attribute of the socket's last request (still in its
+ * buffer) that starts at offset @off from its nlmsghdr (an extended
+ * ACK's NLMSGERR_ATTR_OFFS), or -1.
  */
-static int nl_error(const char *what, int err, const struct bxnl_msg *req,
-		    const struct field *fields)
+static int req_attr_at(unsigned int off)
 {
-	const char *attr = NULL;
+	const struct nlmsghdr *nlh = ys->nlh;
+	const struct nlattr *a;
 
-	if (req && fields && nl.ext.has_off)
-		attr = field_name(fields, bxnl_attr_at(req, nl.ext.off));
+	if (!nlh)
+		return -1;
+	ynl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+		if ((size_t)((const char *)a - (const char *)nlh) == off)
+			return (int)ynl_attr_type(a);
+	return -1;
+}
+
+/*
+ * Report a failed request: the kernel's extended ACK (naming the
+ * offending attribute of the request, if @req, by its name in @fields)
+ * and the errno text; or what the library found wrong with a reply.
+ */
+static int nl_error(const char *what, const struct field *fields, bool req)
+{
+	const struct ynl_error *e = &ys->err;
+	const char *attr = NULL;
+	int code = (int)e->code;
+
+	if (code >= __YNL_ERRNO_END) {
+		/* The library's own: a malformed or unexpected reply. */
+		fprintf(stderr, "%s: %s: %s\n", prog, what, e->msg);
+		return 1;
+	}
+	if (!code)	/* send() or recv() failed: the library kept errno */
+		code = errno ? errno : EIO;
+	if (req && fields && e->attr_offs)
+		attr = field_name(fields, req_attr_at(e->attr_offs));
 	fprintf(stderr, "%s: %s: ", prog, what);
 	if (attr)
 		fprintf(stderr, "%s: ", attr);
-	if (nl.ext.msg[0]) {
-		fprintf(stderr, "%s", nl.ext.msg);
-		if (nl.ext.has_range)
+	if (e->ext.msg[0]) {
+		fprintf(stderr, "%s", e->ext.msg);
+		if (e->ext.has_range)
 			fprintf(stderr, " (valid range %" PRIu64 "..%" PRIu64 ")",
-				nl.ext.min, nl.ext.max);
-		if (nl.ext.has_miss) {
-			const char *m = fields ? field_name(fields, (int)nl.ext.miss_type) : NULL;
+				(uint64_t)e->ext.min, (uint64_t)e->ext.max);
+		if (e->ext.has_miss) {
+			const char *m = fields ? field_name(fields, (int)e->ext.miss_type) : NULL;
 
 			if (m)
 				fprintf(stderr, " (missing %s)", m);
 			else
 				fprintf(stderr, " (missing attribute %" PRIu32 ")",
-					nl.ext.miss_type);
+					(uint32_t)e->ext.miss_type);
 		}
 		fprintf(stderr, ": ");
 	}
-	fprintf(stderr, "%s", strerror(-err));
-	if (err == -EPERM)
+	fprintf(stderr, "%s", strerror(code));
+	if (code == EPERM)
 		fprintf(stderr, " (needs CAP_NET_ADMIN)");
 	fputc('\n', stderr);
 	return 1;
 }
 
-static int nl_setup(const char *grp)
+/* A socket of family "bx" (again: a new one) in ys. */
+static int nl_setup(void)
 {
-	int ret = bxnl_open(&nl);
+	struct ynl_error err = { 0 };
+	int one = 1;
 
-	if (ret) {
-		fprintf(stderr, "%s: netlink socket: %s\n", prog, strerror(-ret));
+	if (ys)
+		ynl_sock_destroy(ys);
+	errno = 0;
+	ys = ynl_sock_create(&ynl_bx_family, &err);
+	if (!ys) {
+		if (err.code == ENOENT) {
+			fprintf(stderr,
+				"%s: generic netlink family \"%s\" not found: is the bx module loaded?\n",
+				prog, BX_FAMILY_NAME);
+		} else if (err.code && err.code < __YNL_ERRNO_END) {
+			fprintf(stderr, "%s: netlink socket: %s: %s\n", prog,
+				err.msg, strerror((int)err.code));
+		} else {
+			fprintf(stderr, "%s: resolving family %s: %s\n", prog,
+				BX_FAMILY_NAME, err.msg[0] ? err.msg :
+				strerror(errno ? errno : ENOMEM));
+		}
 		return 1;
 	}
-	ret = bxnl_resolve(&nl, BX_FAMILY_NAME, grp);
-	if (ret == -ENOENT) {
-		fprintf(stderr,
-			"%s: generic netlink family \"%s\" not found: is the bx module loaded?\n",
-			prog, BX_FAMILY_NAME);
-		return 1;
-	}
-	if (ret)
-		return nl_error("resolving family " BX_FAMILY_NAME, ret, NULL, NULL);
+	/* Strict checking of dump requests too. */
+	(void)setsockopt(ynl_socket_get_fd(ys), SOL_NETLINK,
+			 NETLINK_GET_STRICT_CHK, &one, sizeof(one));
 	return 0;
 }
 
 /* ---- dumps and gets ------------------------------------------------------ */
 
+#define DUMP_TRIES	5
+
+/*
+ * A dump, whole and consistent: one the kernel marked NLM_F_DUMP_INTR
+ * (the objects changed while it ran) starts over on a new socket (the
+ * library leaves the rest of it in the old one), DUMP_TRIES times at
+ * most. The list, or NULL (reported).
+ */
+static void *dump(void *(*fn)(struct ynl_sock *), const char *what)
+{
+	for (int try = 1;; try++) {
+		void *list = fn(ys);
+
+		if (list)
+			return list;
+		if (ys->err.code != YNL_ERROR_DUMP_INTER) {
+			nl_error(what, NULL, false);
+			return NULL;
+		}
+		if (try == DUMP_TRIES) {
+			fprintf(stderr, "%s: %s: the objects kept changing during %d dumps\n",
+				prog, what, try);
+			return NULL;
+		}
+		if (nl_setup())
+			return NULL;
+	}
+}
+
+static void *dev_dump(struct ynl_sock *s) { return bx_dev_get_dump(s); }
+static void *conn_dump(struct ynl_sock *s) { return bx_conn_get_dump(s); }
+static void *proc_dump(struct ynl_sock *s) { return bx_proc_get_dump(s); }
+
 struct collect {
 	const struct field	*fields;
 	struct table		tbl;
 	unsigned int		n;
-	int			(*row)(struct collect *c, const struct nlattr **tb);
+	void			(*row)(struct collect *c, const struct val *v);
 };
 
-static int collect_cb(const struct nlmsghdr *nlh, void *arg)
+/* One object of a complete, consistent dump: no partial output. */
+static void collect(struct collect *c, const struct val *v)
 {
-	const struct nlattr *tb[ATTR_MAX + 1];
-	struct collect *c = arg;
-
-	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
-		fprintf(stderr, "%s: malformed message from the kernel\n", prog);
-		return -EPROTO;
-	}
 	if (json) {
-		/* Only complete, consistent dumps get here: no partial output. */
 		putchar(c->n ? ',' : '[');
-		print_json_obj(c->fields, tb, NULL);
+		print_json_obj(c->fields, v, NULL);
 	} else if (c->row) {
-		c->row(c, tb);
+		c->row(c, v);
 	} else {
-		print_text_pairs(c->fields, tb, details);
+		print_text_pairs(c->fields, v, details);
 		putchar('\n');
 	}
 	c->n++;
-	return 0;
 }
 
-/* Dump @cmd; rows via @c (tables) or JSON. */
-static int run_dump(uint8_t cmd, const char *what, struct collect *c)
+static int collect_end(struct collect *c)
 {
-	struct bxnl_msg m;
-	int ret;
-
-	bxnl_msg_init(&m, nl.family, cmd, BX_FAMILY_VERSION);
-	ret = bxnl_dump(&nl, &m, collect_cb, c);
-	if (json) {
-		if (!ret || c->n)
-			printf("%s]\n", c->n ? "" : "[");
-	} else if (!ret && c->tbl.ncols) {
+	if (json)
+		printf("%s]\n", c->n ? "" : "[");
+	else if (c->tbl.ncols)
 		tbl_print(&c->tbl);
-	}
-	if (ret == -EINTR) {
-		fprintf(stderr, "%s: %s: the objects kept changing during %d dumps\n",
-			prog, what, nl.dump_tries);
-		return 1;
-	}
-	if (ret)
-		return nl_error(what, ret, &m, c->fields);
 	return 0;
 }
 
-static int dev_row(struct collect *c, const struct nlattr **tb)
+static void dev_row(struct collect *c, const struct val *v)
 {
 	char b[256];
 
-	tbl_add(&c->tbl, cell(dev_fields, tb, BX_A_DEV_NAME, b, sizeof(b)));
-	tbl_add(&c->tbl, cell(dev_fields, tb, BX_A_DEV_PORT, b, sizeof(b)));
-	tbl_add(&c->tbl, cell(dev_fields, tb, BX_A_DEV_NETDEV, b, sizeof(b)));
-	return 0;
+	tbl_add(&c->tbl, cell(dev_fields, v, BX_A_DEV_NAME, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(dev_fields, v, BX_A_DEV_PORT, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(dev_fields, v, BX_A_DEV_NETDEV, b, sizeof(b)));
 }
 
 static int cmd_dev(void)
 {
 	struct collect c = { .fields = dev_fields, .row = dev_row };
+	struct bx_dev_get_rsp_list *l;
+	struct val v[ATTR_MAX + 1];
 
 	if (!json && !details) {
 		c.tbl.ncols = 3;
@@ -587,39 +675,47 @@ static int cmd_dev(void)
 	} else {
 		c.row = NULL;
 	}
-	return run_dump(BX_CMD_DEV_GET, "dev", &c);
+	l = dump(dev_dump, "dev");
+	if (!l) {
+		tbl_free(&c.tbl);
+		return 1;
+	}
+	ynl_dump_foreach(l, o) {
+		dev_vals(o, v);
+		collect(&c, v);
+	}
+	bx_dev_get_rsp_list_free(l);
+	return collect_end(&c);
 }
 
-static int conn_row(struct collect *c, const struct nlattr **tb)
+static void conn_row(struct collect *c, const struct val *v)
 {
 	const struct field *F = conn_fields;
 	char b[256], b2[64];
-	uint32_t x, y;
-	uint64_t q;
 
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_PEER_ID, b, sizeof(b)));
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_PEER_ADDR, b, sizeof(b)));
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_STATE, b, sizeof(b)));
-	tbl_add(&c->tbl, tb[BX_A_CONN_ACTIVE] ? "out" : "in");
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_DEV_NAME, b, sizeof(b)));
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_QPN, b, sizeof(b)));
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_AWAITING, b, sizeof(b)));
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_TX_MSGS, b, sizeof(b)));
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_RX_MSGS, b, sizeof(b)));
-	if (bxnl_get_u32(tb[BX_A_CONN_CREDITS], &x) &&
-	    bxnl_get_u32(tb[BX_A_CONN_CREDITS_MAX], &y))
-		snprintf(b2, sizeof(b2), "%" PRIu32 "/%" PRIu32, x, y);
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_PEER_ID, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_PEER_ADDR, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_STATE, b, sizeof(b)));
+	tbl_add(&c->tbl, v[BX_A_CONN_ACTIVE].on ? "out" : "in");
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_DEV_NAME, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_QPN, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_AWAITING, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_TX_MSGS, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_RX_MSGS, b, sizeof(b)));
+	if (v[BX_A_CONN_CREDITS].on && v[BX_A_CONN_CREDITS_MAX].on)
+		snprintf(b2, sizeof(b2), "%" PRIu64 "/%" PRIu64,
+			 v[BX_A_CONN_CREDITS].u, v[BX_A_CONN_CREDITS_MAX].u);
 	else
 		snprintf(b2, sizeof(b2), "-");
 	tbl_add(&c->tbl, b2);
-	if (bxnl_get_u64(tb[BX_A_CONN_WND_BYTES_INFLIGHT], &q) &&
-	    bxnl_get_u32(tb[BX_A_CONN_WND_OPS_INFLIGHT], &x))
-		snprintf(b2, sizeof(b2), "%" PRIu64 "/%" PRIu32, q, x);
+	if (v[BX_A_CONN_WND_BYTES_INFLIGHT].on && v[BX_A_CONN_WND_OPS_INFLIGHT].on)
+		snprintf(b2, sizeof(b2), "%" PRIu64 "/%" PRIu64,
+			 v[BX_A_CONN_WND_BYTES_INFLIGHT].u,
+			 v[BX_A_CONN_WND_OPS_INFLIGHT].u);
 	else
 		snprintf(b2, sizeof(b2), "-");
 	tbl_add(&c->tbl, b2);
-	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_ERR, b, sizeof(b)));
-	return 0;
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_ERR, b, sizeof(b)));
 }
 
 static void conn_header(struct collect *c)
@@ -637,26 +733,39 @@ static void conn_header(struct collect *c)
 static int cmd_conn(void)
 {
 	struct collect c = { .fields = conn_fields, .row = conn_row };
+	struct bx_conn_get_list *l;
+	struct val v[ATTR_MAX + 1];
 
 	if (!json && !details)
 		conn_header(&c);
 	else
 		c.row = NULL;
-	return run_dump(BX_CMD_CONN_GET, "conn", &c);
+	l = dump(conn_dump, "conn");
+	if (!l) {
+		tbl_free(&c.tbl);
+		return 1;
+	}
+	ynl_dump_foreach(l, o) {
+		conn_vals(o, v);
+		collect(&c, v);
+	}
+	bx_conn_get_list_free(l);
+	return collect_end(&c);
 }
 
-static int proc_row(struct collect *c, const struct nlattr **tb)
+static void proc_row(struct collect *c, const struct val *v)
 {
 	char b[256];
 
 	for (const struct field *f = proc_fields; f->name; f++)
-		tbl_add(&c->tbl, cell(proc_fields, tb, f->type, b, sizeof(b)));
-	return 0;
+		tbl_add(&c->tbl, cell(proc_fields, v, f->type, b, sizeof(b)));
 }
 
 static int cmd_proc(void)
 {
 	struct collect c = { .fields = proc_fields, .row = proc_row };
+	struct bx_proc_get_rsp_list *l;
+	struct val v[ATTR_MAX + 1];
 
 	if (!json && !details) {
 		c.tbl.ncols = 5;
@@ -668,72 +777,91 @@ static int cmd_proc(void)
 	} else {
 		c.row = NULL;
 	}
-	return run_dump(BX_CMD_PROC_GET, "proc", &c);
+	l = dump(proc_dump, "proc");
+	if (!l) {
+		tbl_free(&c.tbl);
+		return 1;
+	}
+	ynl_dump_foreach(l, o) {
+		proc_vals(o, v);
+		collect(&c, v);
+	}
+	bx_proc_get_rsp_list_free(l);
+	return collect_end(&c);
 }
 
-struct single {
-	const struct field	*fields;
-	bool			pairs;	/* text: name value pairs, not lines */
-	bool			got;
-};
-
-static int single_cb(const struct nlmsghdr *nlh, void *arg)
+/* Did a "do" reply come? The library hands back an empty one if not. */
+static bool any_val(const char *what, const struct val *v)
 {
-	const struct nlattr *tb[ATTR_MAX + 1];
-	struct single *s = arg;
+	for (int i = 0; i <= ATTR_MAX; i++)
+		if (v[i].on)
+			return true;
+	fprintf(stderr, "%s: %s: no reply from the kernel\n", prog, what);
+	return false;
+}
 
-	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
-		fprintf(stderr, "%s: malformed message from the kernel\n", prog);
-		return -EPROTO;
-	}
-	if (s->got)
-		return 0;
-	s->got = true;
+/* One object: JSON, name value pairs (@pairs) or a line per field. */
+static void print_single(const struct field *fields, const struct val *v,
+			 bool pairs)
+{
 	if (json) {
-		print_json_obj(s->fields, tb, NULL);
+		print_json_obj(fields, v, NULL);
 		putchar('\n');
-	} else if (s->pairs) {
-		print_text_pairs(s->fields, tb, true);
+	} else if (pairs) {
+		print_text_pairs(fields, v, true);
 		putchar('\n');
 	} else {
-		print_text_lines(s->fields, tb);
+		print_text_lines(fields, v);
 	}
-	return 0;
 }
 
 /* One connection, every attribute: an object, or pairs over a few lines. */
 static int cmd_conn_get(uint32_t peer)
 {
-	struct single s = { .fields = conn_fields, .pairs = true };
-	struct bxnl_msg m;
-	int ret;
+	struct bx_conn_get_req *req = xalloc(bx_conn_get_req_alloc());
+	struct val v[ATTR_MAX + 1];
+	struct bx_conn_get_rsp *rsp;
 
-	bxnl_msg_init(&m, nl.family, BX_CMD_CONN_GET, BX_FAMILY_VERSION);
-	bxnl_put_u32(&m, BX_A_CONN_PEER_ID, peer);
-	ret = bxnl_do(&nl, &m, single_cb, &s);
-	if (ret)
-		return nl_error("conn", ret, &m, conn_fields);
-	if (!s.got) {
-		fprintf(stderr, "%s: conn: no reply from the kernel\n", prog);
+	bx_conn_get_req_set_peer_id(req, peer);
+	rsp = bx_conn_get(ys, req);
+	bx_conn_get_req_free(req);
+	if (!rsp)
+		return nl_error("conn", conn_fields, true);
+	conn_vals(rsp, v);
+	bx_conn_get_rsp_free(rsp);
+	if (!any_val("conn", v))
 		return 1;
-	}
+	print_single(conn_fields, v, true);
 	return 0;
 }
 
-static int cmd_get(uint8_t cmd, const char *what, const struct field *fields)
+static int cmd_stats(void)
 {
-	struct single s = { .fields = fields };
-	struct bxnl_msg m;
-	int ret;
+	struct bx_stats_get_rsp *rsp = bx_stats_get(ys);
+	struct val v[ATTR_MAX + 1];
 
-	bxnl_msg_init(&m, nl.family, cmd, BX_FAMILY_VERSION);
-	ret = bxnl_do(&nl, &m, single_cb, &s);
-	if (ret)
-		return nl_error(what, ret, &m, fields);
-	if (!s.got) {
-		fprintf(stderr, "%s: %s: no reply from the kernel\n", prog, what);
+	if (!rsp)
+		return nl_error("stats", stats_fields, true);
+	stats_vals(rsp, v);
+	bx_stats_get_rsp_free(rsp);
+	if (!any_val("stats", v))
 		return 1;
-	}
+	print_single(stats_fields, v, false);
+	return 0;
+}
+
+static int cmd_tunables(void)
+{
+	struct bx_tunables_get_rsp *rsp = bx_tunables_get(ys);
+	struct val v[ATTR_MAX + 1];
+
+	if (!rsp)
+		return nl_error("tunables", tun_fields, true);
+	tun_vals(rsp, v);
+	bx_tunables_get_rsp_free(rsp);
+	if (!any_val("tunables", v))
+		return 1;
+	print_single(tun_fields, v, false);
 	return 0;
 }
 
@@ -786,10 +914,23 @@ static bool parse_bool(const char *s, uint8_t *v)
 	return false;
 }
 
+/* Tunable @type := @v in @req, by the generated setter of its member. */
+#define TUN_SET(A, m, name, fmt, brk)					\
+	case A:								\
+		bx_tunables_set_req_set_##m(req, v);			\
+		break;
+
+static void tun_set(struct bx_tunables_set_req *req, int type, uint32_t v)
+{
+	switch (type) {
+	TUN_FIELDS(TUN_SET)
+	}
+}
+
 static int cmd_set(int argc, char **argv)
 {
 	bool seen[ATTR_MAX + 1] = { false };
-	struct bxnl_msg m;
+	struct bx_tunables_set_req *req;
 	int ret;
 
 	if (argc == 0 || argc % 2) {
@@ -798,7 +939,7 @@ static int cmd_set(int argc, char **argv)
 		return 1;
 	}
 	/* Arguments first: nothing goes to the kernel if one is bad. */
-	bxnl_msg_init(&m, 0, BX_CMD_TUNABLES_SET, BX_FAMILY_VERSION);
+	req = xalloc(bx_tunables_set_req_alloc());
 	for (int i = 0; i < argc; i += 2) {
 		const struct field *f = tunable_by_name(argv[i]);
 		uint32_t v;
@@ -810,43 +951,37 @@ static int cmd_set(int argc, char **argv)
 			for (f = tun_fields; f->name; f++)
 				fprintf(stderr, " %s", f->name);
 			fputc('\n', stderr);
-			return 1;
+			goto bad;
 		}
 		if (seen[f->type]) {
 			fprintf(stderr, "%s: set: %s given twice\n", prog, f->name);
-			return 1;
+			goto bad;
 		}
 		seen[f->type] = true;
 		if (f->fmt == F_U8) {
 			if (!parse_bool(argv[i + 1], &b)) {
 				fprintf(stderr, "%s: set: %s: \"%s\" is not 0/1 (off/on)\n",
 					prog, f->name, argv[i + 1]);
-				return 1;
+				goto bad;
 			}
-			ret = bxnl_put_u8(&m, f->type, b);
-		} else {
-			if (!parse_u32(argv[i + 1], &v)) {
-				fprintf(stderr, "%s: set: %s: \"%s\" is not an unsigned 32-bit number\n",
-					prog, f->name, argv[i + 1]);
-				return 1;
-			}
-			ret = bxnl_put_u32(&m, f->type, v);
+			v = b;
+		} else if (!parse_u32(argv[i + 1], &v)) {
+			fprintf(stderr, "%s: set: %s: \"%s\" is not an unsigned 32-bit number\n",
+				prog, f->name, argv[i + 1]);
+			goto bad;
 		}
-		if (ret) {
-			fprintf(stderr, "%s: set: too many values\n", prog);
-			return 1;
-		}
+		tun_set(req, f->type, v);
 	}
-	ret = nl_setup(NULL);
-	if (ret)
-		return ret;
-	m.u.nlh.nlmsg_type = nl.family;
-	ret = bxnl_do(&nl, &m, NULL, NULL);
-	if (ret)
-		return nl_error("set", ret, &m, tun_fields);
-	if (nl.ext.msg[0])
-		fprintf(stderr, "%s: set: warning: %s\n", prog, nl.ext.msg);
-	return 0;
+	ret = nl_setup();
+	if (!ret && bx_tunables_set(ys, req))
+		ret = nl_error("set", tun_fields, true);
+	else if (!ret && ys->err.ext.msg[0])
+		fprintf(stderr, "%s: set: warning: %s\n", prog, ys->err.ext.msg);
+	bx_tunables_set_req_free(req);
+	return ret;
+bad:
+	bx_tunables_set_req_free(req);
+	return 1;
 }
 
 /* ---- admission ------------------------------------------------------------ */
@@ -886,37 +1021,22 @@ static void warn_open(void)
 		"bxctl secret; Documentation/bx.rst, \"Trust model\")\n", prog);
 }
 
-static int admit_cb(const struct nlmsghdr *nlh, void *arg)
+static void print_admit(const struct bx_admit_get_rsp *rsp)
 {
-	const struct nlattr *tb[ATTR_MAX + 1], *nt[BX_A_NET_MAX + 1];
-	const struct nlattr *a;
-	size_t off, len = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
-	const unsigned char *p = (const unsigned char *)nlh + NLMSG_HDRLEN +
-				 GENL_HDRLEN;
-	bool *got = arg, first = true;
-	uint8_t on;
+	struct val v[ATTR_MAX + 1];
+	bool first = true;
 
-	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
-		fprintf(stderr, "%s: malformed message from the kernel\n", prog);
-		return -EPROTO;
-	}
-	*got = true;
+	admit_vals(rsp, v);
 	printf(json ? "{\"allow\":[" : "allow");
-	/* Every net attribute, in order: bxnl_parse keeps the last alone. */
-	for (off = 0; off + NLA_HDRLEN <= len; off += NLA_ALIGN(a->nla_len)) {
+	/* Every net attribute, in order; one without both parts is left out. */
+	for (unsigned int i = 0; i < rsp->n_net; i++) {
+		const struct bx_net *n = &rsp->net[i];
 		char buf[INET6_ADDRSTRLEN];
-		uint8_t plen;
+		uint8_t plen = n->prefix_len;
 
-		a = (const struct nlattr *)(p + off);
-		if (a->nla_len < NLA_HDRLEN || a->nla_len > len - off)
-			break;
-		if ((a->nla_type & NLA_TYPE_MASK) != BX_A_ADMIT_NET)
+		if (!n->_present.addr_len || !n->addr || !n->_present.prefix_len)
 			continue;
-		if (bxnl_parse(bxnl_data(a), bxnl_len(a), nt, BX_A_NET_MAX) ||
-		    !nt[BX_A_NET_ADDR] || !bxnl_get_u8(nt[BX_A_NET_PREFIX_LEN],
-							&plen))
-			continue;
-		fmt_addr(nt[BX_A_NET_ADDR], buf, sizeof(buf));
+		fmt_addr(n->addr, n->_present.addr_len, buf, sizeof(buf));
 		if (strchr(buf, ':') == NULL)
 			plen -= 96;
 		printf(json ? "%s\"%s/%u\"" : "%s%s/%u",
@@ -925,72 +1045,78 @@ static int admit_cb(const struct nlmsghdr *nlh, void *arg)
 	}
 	if (json) {
 		printf("],");
-		print_json_obj(admit_fields, tb, NULL);
+		print_json_obj(admit_fields, v, NULL);
 		putchar('}');
 		putchar('\n');
 	} else {
 		printf(first ? " any\n" : "\n");
-		print_text_lines(admit_fields, tb);
+		print_text_lines(admit_fields, v);
 	}
-	if (first && bxnl_get_u8(tb[BX_A_ADMIT_SECRET_ON], &on) && !on)
+	if (first && v[BX_A_ADMIT_SECRET_ON].on && !v[BX_A_ADMIT_SECRET_ON].u)
 		warn_open();
-	return 0;
 }
 
 static int cmd_admit(void)
 {
-	struct bxnl_msg m;
-	bool got = false;
-	int ret;
+	struct bx_admit_get_rsp *rsp = bx_admit_get(ys);
+	struct val v[ATTR_MAX + 1];
 
-	bxnl_msg_init(&m, nl.family, BX_CMD_ADMIT_GET, BX_FAMILY_VERSION);
-	ret = bxnl_do(&nl, &m, admit_cb, &got);
-	if (ret)
-		return nl_error("admit", ret, &m, admit_fields);
-	if (!got) {
-		fprintf(stderr, "%s: admit: no reply from the kernel\n", prog);
+	if (!rsp)
+		return nl_error("admit", admit_fields, true);
+	admit_vals(rsp, v);
+	if (!rsp->n_net && !any_val("admit", v)) {
+		bx_admit_get_rsp_free(rsp);
 		return 1;
 	}
+	print_admit(rsp);
+	bx_admit_get_rsp_free(rsp);
 	return 0;
 }
 
 /* allow NET... | allow any: replace the allow-list. */
 static int cmd_allow(int argc, char **argv)
 {
-	struct bxnl_msg m;
+	struct bx_allow_set_req *req;
+	struct bx_net *nets;
 	int ret;
 
 	if (!argc) {
 		fprintf(stderr, "%s: usage: %s allow NET... | any\n", prog, prog);
 		return 1;
 	}
-	bxnl_msg_init(&m, 0, BX_CMD_ALLOW_SET, BX_FAMILY_VERSION);
-	if (!(argc == 1 && !strcmp(argv[0], "any"))) {
-		for (int i = 0; i < argc; i++) {
-			struct in6_addr a;
-			uint32_t at;
-			uint8_t plen;
+	if (argc == 1 && !strcmp(argv[0], "any"))
+		argc = 0;
+	req = xalloc(bx_allow_set_req_alloc());
+	nets = argc ? xalloc(calloc((size_t)argc, sizeof(*nets))) : NULL;
+	__bx_allow_set_req_set_net(req, nets, (unsigned int)argc);
+	for (int i = 0; i < argc; i++) {
+		struct in6_addr a;
+		uint8_t plen;
 
-			if (!parse_net(argv[i], &a, &plen)) {
-				fprintf(stderr, "%s: allow: \"%s\" is not an address or ADDR/LEN\n",
-					prog, argv[i]);
-				return 1;
-			}
-			if (bxnl_nest_start(&m, BX_A_ADMIT_NET, &at) ||
-			    bxnl_put(&m, BX_A_NET_ADDR, &a, sizeof(a)) ||
-			    bxnl_put_u8(&m, BX_A_NET_PREFIX_LEN, plen)) {
-				fprintf(stderr, "%s: allow: too many networks\n", prog);
-				return 1;
-			}
-			bxnl_nest_end(&m, at);
+		if (!parse_net(argv[i], &a, &plen)) {
+			fprintf(stderr, "%s: allow: \"%s\" is not an address or ADDR/LEN\n",
+				prog, argv[i]);
+			bx_allow_set_req_free(req);
+			return 1;
 		}
+		nets[i].addr = xalloc(malloc(sizeof(a)));
+		memcpy(nets[i].addr, &a, sizeof(a));
+		nets[i]._present.addr_len = sizeof(a);
+		nets[i]._present.prefix_len = 1;
+		nets[i].prefix_len = plen;
 	}
-	ret = nl_setup(NULL);
-	if (ret)
-		return ret;
-	m.u.nlh.nlmsg_type = nl.family;
-	ret = bxnl_do(&nl, &m, NULL, NULL);
-	return ret ? nl_error("allow", ret, &m, admit_fields) : 0;
+	ret = nl_setup();
+	if (!ret && bx_allow_set(ys, req))
+		ret = nl_error("allow", admit_fields, true);
+	bx_allow_set_req_free(req);
+	return ret;
+}
+
+/* Wipe the request just sent (a secret or keys) from the socket's buffer. */
+static void wipe_request(void)
+{
+	if (ys && ys->nlh)
+		memset(ys->nlh, 0, ys->nlh->nlmsg_len);
 }
 
 #define SECRET_LEN	32	/* bytes of a cluster secret, no fewer nor more */
@@ -1074,10 +1200,14 @@ static int secret_read(const char *path, unsigned char key[SECRET_LEN])
  * secret FILE | - | clear: set the cluster secret from FILE, or clear it;
  * secret generate FILE: make a new one.
  */
+/*
+ * secret FILE | - | clear: set the cluster secret from FILE, or clear it;
+ * secret generate FILE: make a new one.
+ */
 static int cmd_secret(int argc, char **argv)
 {
 	unsigned char key[SECRET_LEN];
-	struct bxnl_msg m;
+	struct bx_secret_set_req *req;
 	int ret;
 
 	if (argc == 2 && !strcmp(argv[0], "generate"))
@@ -1087,20 +1217,26 @@ static int cmd_secret(int argc, char **argv)
 			prog, prog);
 		return 1;
 	}
-	bxnl_msg_init(&m, 0, BX_CMD_SECRET_SET, BX_FAMILY_VERSION);
+	req = xalloc(bx_secret_set_req_alloc());
 	if (strcmp(argv[0], "clear")) {
-		if (secret_read(argv[0], key))
+		if (secret_read(argv[0], key)) {
+			bx_secret_set_req_free(req);
 			return 1;
-		bxnl_put(&m, BX_A_ADMIT_SECRET, key, sizeof(key));
+		}
+		bx_secret_set_req_set_secret(req, key, sizeof(key));
 		memset(key, 0, sizeof(key));
+		xalloc(req->secret);
 	}
-	ret = nl_setup(NULL);
-	if (ret)
-		return ret;
-	m.u.nlh.nlmsg_type = nl.family;
-	ret = bxnl_do(&nl, &m, NULL, NULL);
-	memset(&m, 0, sizeof(m));
-	return ret ? nl_error("secret", ret, &m, admit_fields) : 0;
+	ret = nl_setup();
+	if (!ret && bx_secret_set(ys, req)) {
+		wipe_request();
+		ret = nl_error("secret", admit_fields, false);
+	}
+	wipe_request();
+	if (req->secret)
+		memset(req->secret, 0, req->_present.secret_len);
+	bx_secret_set_req_free(req);
+	return ret;
 }
 
 /*
@@ -1215,6 +1351,21 @@ out:
 	memset(secret, 0, sizeof(secret));
 	return ret;
 }
+/* Free a keys-set request, its keys wiped first. */
+static void keys_free(struct bx_keys_set_req *req)
+{
+	for (unsigned int i = 0; i < req->n_pairkey; i++)
+		if (req->pairkey[i].key)
+			memset(req->pairkey[i].key, 0,
+			       req->pairkey[i]._present.key_len);
+	bx_keys_set_req_free(req);
+}
+
+/* A copy of @len bytes at @p (the generated request frees it). */
+static void *dup_bytes(const void *p, size_t len)
+{
+	return memcpy(xalloc(malloc(len)), p, len);
+}
 
 /*
  * keys FILE | clear: set this host's pair keys from FILE ("PEER KID KEY"
@@ -1223,7 +1374,7 @@ out:
  */
 static int cmd_keys(int argc, char **argv)
 {
-	struct bxnl_msg m;
+	struct bx_keys_set_req *req;
 	struct stat st;
 	char line[256];
 	int ret = 0, n = 0;
@@ -1236,24 +1387,25 @@ static int cmd_keys(int argc, char **argv)
 			prog, prog);
 		return 1;
 	}
-	bxnl_msg_init(&m, 0, BX_CMD_KEYS_SET, BX_FAMILY_VERSION);
+	req = xalloc(bx_keys_set_req_alloc());
 	if (strcmp(argv[0], "clear")) {
 		f = fopen(argv[0], "re");
 		if (!f) {
 			fprintf(stderr, "%s: keys: %s: %s\n", prog, argv[0],
 				strerror(errno));
+			keys_free(req);
 			return 1;
 		}
 		if (fstat(fileno(f), &st) || (st.st_mode & 077)) {
 			fprintf(stderr, "%s: keys: %s may be read by others (chmod 600 it)\n",
 				prog, argv[0]);
 			fclose(f);
+			keys_free(req);
 			return 1;
 		}
 		while (!ret && fgets(line, sizeof(line), f)) {
 			char addr[64], kidh[16], keyh[80];
 			unsigned char a[16], kid[4], key[32];
-			uint32_t at;
 
 			n++;
 			*strchrnul(line, '#') = 0;
@@ -1266,15 +1418,20 @@ static int cmd_keys(int argc, char **argv)
 				fprintf(stderr, "%s: keys: %s:%d: not \"ADDR KID KEY\" (hex)\n",
 					prog, argv[0], n);
 				ret = 1;
-			} else if (bxnl_nest_start(&m, BX_A_ADMIT_PAIRKEY, &at) ||
-				   bxnl_put(&m, BX_A_PAIRKEY_ADDR, a, 16) ||
-				   bxnl_put(&m, BX_A_PAIRKEY_KID, kid, 4) ||
-				   bxnl_put(&m, BX_A_PAIRKEY_KEY, key, 32)) {
-				fprintf(stderr, "%s: keys: too many keys in %s\n",
-					prog, argv[0]);
-				ret = 1;
 			} else {
-				bxnl_nest_end(&m, at);
+				struct bx_pairkey *pk;
+
+				pk = xalloc(realloc(req->pairkey, (req->n_pairkey + 1) *
+						    sizeof(*pk)));
+				req->pairkey = pk;
+				pk += req->n_pairkey++;
+				memset(pk, 0, sizeof(*pk));
+				pk->addr = dup_bytes(a, sizeof(a));
+				pk->_present.addr_len = sizeof(a);
+				pk->kid = dup_bytes(kid, sizeof(kid));
+				pk->_present.kid_len = sizeof(kid);
+				pk->key = dup_bytes(key, sizeof(key));
+				pk->_present.key_len = sizeof(key);
 			}
 			memset(key, 0, sizeof(key));
 			memset(keyh, 0, sizeof(keyh));
@@ -1282,18 +1439,20 @@ static int cmd_keys(int argc, char **argv)
 		memset(line, 0, sizeof(line));
 		fclose(f);
 		if (ret) {
-			memset(&m, 0, sizeof(m));
+			keys_free(req);
 			return 1;
 		}
 	}
-	ret = nl_setup(NULL);
-	if (ret)
-		return ret;
-	m.u.nlh.nlmsg_type = nl.family;
-	ret = bxnl_do(&nl, &m, NULL, NULL);
-	memset(&m, 0, sizeof(m));
-	return ret ? nl_error("keys", ret, &m, admit_fields) : 0;
+	ret = nl_setup();
+	if (!ret && bx_keys_set(ys, req)) {
+		wipe_request();
+		ret = nl_error("keys", admit_fields, false);
+	}
+	wipe_request();
+	keys_free(req);
+	return ret;
 }
+
 
 /* The words of each line of @path, # comments and blank lines left out. */
 static int conf_words(const char *path, char ***words, int *n)
@@ -1412,11 +1571,6 @@ static int cmd_apply(int argc, char **argv)
 
 /* ---- monitor ------------------------------------------------------------- */
 
-struct mon {
-	unsigned long	count, limit;
-	uint32_t	ctrl_grp;	/* nlctrl "notify": bx unloaded/reloaded */
-};
-
 static const char *event_name(uint8_t cmd, const struct field **fields)
 {
 	switch (cmd) {
@@ -1463,105 +1617,197 @@ static const struct field conn_event_fields[] = {
 	{ 0 }
 };
 
-/*
- * Our family came back (module reloaded): follow its new ids. Unloading
- * dropped every member of the old group, so join even if the id is the
- * same as before.
- */
-static void mon_ctrl(const struct nlmsghdr *nlh, struct mon *st)
-{
-	struct bxnl_family f = { .name = BX_FAMILY_NAME, .grp = BX_MCGRP_EVENTS };
-	uint8_t cmd = bxnl_genl_cmd(nlh);
 
-	(void)st;
-	if (cmd != CTRL_CMD_NEWFAMILY && cmd != CTRL_CMD_NEWMCAST_GRP)
-		return;
-	if (bxnl_family_cb(nlh, &f) || !f.found)
-		return;
-	nl.family = f.id;
-	if (f.grp_id && !bxnl_join(&nl, f.grp_id))
-		nl.mcgrp = f.grp_id;
+/*
+ * The controller's notifications (a family came or went: bx loaded or
+ * unloaded) through the YNL library too: nlctrl's spec has none, so its
+ * family description is here, with the family's name for the only
+ * attribute wanted.
+ */
+static const struct ynl_policy_attr ctrl_policy[CTRL_ATTR_FAMILY_NAME + 1] = {
+	[CTRL_ATTR_FAMILY_NAME] = { .name = "family-name", .type = YNL_PT_NUL_STR, },
+};
+
+static const struct ynl_policy_nest ctrl_nest = {
+	.max_attr = CTRL_ATTR_FAMILY_NAME,
+	.table = ctrl_policy,
+};
+
+static int ctrl_ntf_parse(const struct nlmsghdr *nlh, struct ynl_parse_arg *yarg)
+{
+	const struct nlattr *attr;
+	char *name = yarg->data;
+
+	ynl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr)) {
+		if (ynl_attr_type(attr) != CTRL_ATTR_FAMILY_NAME)
+			continue;
+		if (ynl_attr_validate(yarg, attr))
+			return YNL_PARSE_CB_ERROR;
+		snprintf(name, GENL_NAMSIZ, "%s", ynl_attr_get_str(attr));
+	}
+	return YNL_PARSE_CB_OK;
 }
 
-static int mon_cb(const struct nlmsghdr *nlh, void *arg)
+static void ctrl_ntf_free(struct ynl_ntf_base_type *ntf)
 {
-	const struct nlattr *tb[ATTR_MAX + 1];
-	const struct field *fields;
-	struct mon *st = arg;
-	const char *name;
-	uint8_t cmd;
+	free(ntf);
+}
 
-	if (nlh->nlmsg_type == GENL_ID_CTRL) {
-		mon_ctrl(nlh, st);
-		return 0;
-	}
-	if (nlh->nlmsg_type != nl.family)
-		return 0;
-	cmd = bxnl_genl_cmd(nlh);
-	if (bxnl_parse_genl(nlh, tb, ATTR_MAX)) {
-		fprintf(stderr, "%s: monitor: malformed event (cmd %u)\n", prog, cmd);
-		return 0;
-	}
-	name = event_name(cmd, &fields);
+#define CTRL_NTF {							\
+	.policy = &ctrl_nest,						\
+	.cb = ctrl_ntf_parse,						\
+	.alloc_sz = sizeof(struct ynl_ntf_base_type) + GENL_NAMSIZ,	\
+	.free = ctrl_ntf_free,						\
+}
+
+static const struct ynl_ntf_info ctrl_ntf_info[] = {
+	[CTRL_CMD_NEWFAMILY]	= CTRL_NTF,
+	[CTRL_CMD_DELFAMILY]	= CTRL_NTF,
+	[CTRL_CMD_NEWMCAST_GRP]	= CTRL_NTF,
+	[CTRL_CMD_DELMCAST_GRP]	= CTRL_NTF,
+};
+
+static const struct ynl_family ctrl_family = {
+	.name		= "nlctrl",
+	.hdr_len	= sizeof(struct genlmsghdr),
+	.ntf_info	= ctrl_ntf_info,
+	.ntf_info_size	= YNL_ARRAY_SIZE(ctrl_ntf_info),
+};
+
+/* Print one event; true when @limit events are done. */
+static bool mon_print(struct ynl_ntf_base_type *ntf, unsigned long *count,
+		      unsigned long limit)
+{
+	const struct field *fields;
+	struct val v[ATTR_MAX + 1];
+	const char *name;
+
+	name = event_name(ntf->cmd, &fields);
+	if (!name)
+		return false;
+	if (fields == dev_fields && ntf->cmd == BX_CMD_DEV_ADD_NTF)
+		dev_add_vals(&((struct bx_dev_add_ntf *)ntf)->obj, v);
+	else if (fields == dev_fields)
+		dev_del_vals(&((struct bx_dev_del_ntf *)ntf)->obj, v);
+	else
+		conn_vals(&((struct bx_conn_get_ntf *)ntf)->obj, v);
 	if (json) {
-		if (name) {
-			print_json_obj(fields, tb, name);
-		} else {
-			printf("{\"event\":\"cmd-%u\"}", cmd);
-		}
-		putchar('\n');
-	} else if (name) {
+		print_json_obj(fields, v, name);
+	} else {
 		printf("%s ", name);
 		print_text_pairs(fields == conn_fields ? conn_event_fields : fields,
-				 tb, false);
-		putchar('\n');
-	} else {
-		printf("cmd-%u\n", cmd);
+				 v, false);
 	}
+	putchar('\n');
 	fflush(stdout);
-	st->count++;
-	return st->limit && st->count >= st->limit ? 1 : 0;
+	++*count;
+	return limit && *count >= limit;
+}
+
+/*
+ * The events queued on ys, printed; true when @limit are done. An event
+ * the library cannot parse (malformed, or of a newer module) is skipped.
+ */
+static bool mon_drain(unsigned long *count, unsigned long limit)
+{
+	struct ynl_ntf_base_type *ntf;
+	bool done = false;
+
+	ys->err.msg[0] = 0;
+	errno = 0;
+	if (ynl_ntf_check(ys) < 0) {
+		if (errno == ENOBUFS)
+			fprintf(stderr, "%s: monitor: events lost (receive buffer overrun)\n",
+				prog);
+		else
+			fprintf(stderr, "%s: monitor: an event skipped: %s\n", prog,
+				ys->err.msg[0] ? ys->err.msg :
+				"malformed, or not known to this bxctl");
+	}
+	while (!done && (ntf = ynl_ntf_dequeue(ys))) {
+		done = mon_print(ntf, count, limit);
+		ynl_ntf_free(ntf);
+	}
+	return done;
+}
+
+/* A new socket of family bx that has joined "events". */
+static int mon_join(void)
+{
+	int sz = 1 << 20;
+
+	if (nl_setup())
+		return 1;
+	if (ynl_subscribe(ys, BX_MCGRP_EVENTS))
+		return nl_error("monitor: joining group " BX_MCGRP_EVENTS, NULL,
+				false);
+	/* Events can come in bursts (a device with many connections). */
+	(void)setsockopt(ynl_socket_get_fd(ys), SOL_SOCKET, SO_RCVBUF, &sz,
+			 sizeof(sz));
+	return 0;
 }
 
 static int cmd_monitor(unsigned long limit)
 {
-	struct mon st = { .limit = limit };
-	struct bxnl ctl;
+	struct ynl_sock *ctl;
+	unsigned long count = 0;
 	int ret;
 
 	/* The controller's group first, so a reload is never missed. */
-	if (!bxnl_open(&ctl)) {
-		if (!bxnl_resolve(&ctl, "nlctrl", "notify"))
-			st.ctrl_grp = ctl.mcgrp;
-		bxnl_close(&ctl);
+	ctl = ynl_sock_create(&ctrl_family, NULL);
+	if (ctl && ynl_subscribe(ctl, "notify")) {
+		ynl_sock_destroy(ctl);
+		ctl = NULL;
 	}
-	ret = nl_setup(BX_MCGRP_EVENTS);
-	if (ret)
+	ret = mon_join();
+	if (ret) {
+		if (ctl)
+			ynl_sock_destroy(ctl);
 		return ret;
-	if (st.ctrl_grp)
-		(void)bxnl_join(&nl, st.ctrl_grp);
-	ret = bxnl_join(&nl, nl.mcgrp);
-	if (ret)
-		return nl_error("monitor: joining group " BX_MCGRP_EVENTS, ret,
-				NULL, NULL);
-	/* Events can come in bursts (a device with many connections). */
-	{
-		int sz = 1 << 20;
-
-		(void)setsockopt(nl.fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	}
 	for (;;) {
-		ret = bxnl_recv_events(&nl, 0, mon_cb, &st);
-		if (ret == 1)
-			return 0;
-		if (ret == -ENOBUFS) {
-			fprintf(stderr, "%s: monitor: events lost (receive buffer overrun)\n",
-				prog);
-			continue;
+		struct pollfd p[2] = {
+			{ .fd = ys ? ynl_socket_get_fd(ys) : -1, .events = POLLIN },
+			{ .fd = ctl ? ynl_socket_get_fd(ctl) : -1, .events = POLLIN },
+		};
+		struct ynl_ntf_base_type *ntf;
+		bool reload = false;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "%s: monitor: poll: %s\n", prog,
+				strerror(errno));
+			ret = 1;
+			break;
 		}
-		if (ret < 0)
-			return nl_error("monitor", ret, NULL, NULL);
+		if (p[0].revents && mon_drain(&count, limit))
+			break;
+		if (!p[1].revents)
+			continue;
+		(void)ynl_ntf_check(ctl);
+		while ((ntf = ynl_ntf_dequeue(ctl))) {
+			reload |= ntf->cmd == CTRL_CMD_NEWFAMILY &&
+				  !strcmp((const char *)ntf->data, BX_FAMILY_NAME);
+			ynl_ntf_free(ntf);
+		}
+		/*
+		 * Our family came back (module reloaded): a new socket of
+		 * its new ids. Unloading dropped every member of the old
+		 * group, so join even if the ids are the same as before.
+		 */
+		if (reload) {
+			if (ys && mon_drain(&count, limit))
+				break;
+			if (mon_join() && ys) {
+				ynl_sock_destroy(ys);
+				ys = NULL;
+			}
+		}
 	}
+	if (ctl)
+		ynl_sock_destroy(ctl);
+	return ret;
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -1705,7 +1951,6 @@ int main(int argc, char **argv)
 	char **pos;
 	int npos = 0, ret;
 
-	nl.fd = -1;
 	pos = calloc((size_t)argc + 1, sizeof(*pos));
 	if (!pos)
 		return 1;
@@ -1768,7 +2013,7 @@ int main(int argc, char **argv)
 	if (is(pos[0], A_DEV)) {
 		ret = only_show("dev", npos - 1, pos + 1);
 		if (!ret)
-			ret = nl_setup(NULL);
+			ret = nl_setup();
 		if (!ret)
 			ret = cmd_dev();
 	} else if (is(pos[0], A_CONN)) {
@@ -1794,38 +2039,37 @@ int main(int argc, char **argv)
 		}
 		if (i < npos)
 			return bad_args("conn", pos[i]);
-		ret = nl_setup(NULL);
+		ret = nl_setup();
 		if (!ret)
 			ret = one ? cmd_conn_get(peer) : cmd_conn();
 	} else if (is(pos[0], A_PROC)) {
 		ret = only_show("proc", npos - 1, pos + 1);
 		if (!ret)
-			ret = nl_setup(NULL);
+			ret = nl_setup();
 		if (!ret)
 			ret = cmd_proc();
 	} else if (is(pos[0], A_STATS)) {
 		ret = only_show("stats", npos - 1, pos + 1);
 		if (!ret)
-			ret = nl_setup(NULL);
+			ret = nl_setup();
 		if (!ret)
-			ret = cmd_get(BX_CMD_STATS_GET, "stats", stats_fields);
+			ret = cmd_stats();
 	} else if (is(pos[0], A_TUN)) {
 		if (npos > 1 && !strcmp(pos[1], "set")) {
 			ret = cmd_set(npos - 2, pos + 2);
 		} else {
 			ret = only_show("tunables", npos - 1, pos + 1);
 			if (!ret)
-				ret = nl_setup(NULL);
+				ret = nl_setup();
 			if (!ret)
-				ret = cmd_get(BX_CMD_TUNABLES_GET, "tunables",
-					      tun_fields);
+				ret = cmd_tunables();
 		}
 	} else if (is(pos[0], A_SET)) {
 		ret = cmd_set(npos - 1, pos + 1);
 	} else if (is(pos[0], A_ADMIT)) {
 		ret = only_show("admit", npos - 1, pos + 1);
 		if (!ret)
-			ret = nl_setup(NULL);
+			ret = nl_setup();
 		if (!ret)
 			ret = cmd_admit();
 	} else if (!strcmp(pos[0], "allow")) {
@@ -1850,7 +2094,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
 		ret = 1;
 	}
-	bxnl_close(&nl);
+	if (ys)
+		ynl_sock_destroy(ys);
 	free(pos);
 	return ret;
 }

@@ -1,13 +1,23 @@
 # bxctl (issue #5): included by the top-level Makefile after TOOLS is
 # defined; appends $(O)/bin/bxctl to TOOLS.
 #
-# bxctl needs no library: its netlink client is the header-only
-# tools/bxctl/bxnl.h (GPL-2.0, like bxctl), which selftests/bx/nl_test.c
-# and netns_test.c include too (the selftest rule knows only the .c file,
-# so the header dependency of nl_test is added here). libbx does not use
-# it: its event watcher is on libmnl.
+# bxctl speaks netlink through bx's client generated from the spec
+# (tools/lib/ynl/bx-user.[ch], tools/nl-regen.sh) on the kernel's YNL
+# library (tools/lib/ynl/ynl.[ch], README.md there), both compiled in:
+# no library to install. selftests/bx/nl_test.c and netns_test.c use
+# them too.
 
-BXCTL_HDRS := tools/bxctl/bxnl.h uapi/linux/bx_netlink.h
+YNL_DIR  := tools/lib/ynl
+YNL_HDRS := $(YNL_DIR)/ynl.h $(YNL_DIR)/ynl-priv.h $(YNL_DIR)/bx-user.h \
+	uapi/linux/bx_netlink.h
+YNL_OBJS := $(O)/ynl/ynl.o $(O)/ynl/bx-user.o
+
+# The library's own warnings are off, as its Makefile in the kernel tree
+# has them (README.md there); not for its callers.
+$(O)/ynl/%.o: $(YNL_DIR)/%.c $(YNL_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(UCFLAGS) -I$(YNL_DIR) -Wno-unused-parameter \
+		-Wno-format-truncation -c -o $@ $<
 
 TOOLS += $(O)/bin/bxctl
 
@@ -17,8 +27,7 @@ TOOLS += $(O)/bin/bxctl
 BXCTL_AUTH := kmod/auth.c kmod/auth.h kmod/wire.h \
 	tools/testing/unit/shim/crypto/sha2.h
 
-$(O)/bin/bxctl: tools/bxctl/bxctl.c $(BXCTL_HDRS) $(BXCTL_AUTH)
+$(O)/bin/bxctl: tools/bxctl/bxctl.c $(YNL_OBJS) $(YNL_HDRS) $(BXCTL_AUTH)
 	@mkdir -p $(dir $@)
-	$(CC) $(UCFLAGS) -Itools/testing/unit/shim -Ikmod -o $@ $< kmod/auth.c
-
-$(O)/selftests/bx/nl_test: $(BXCTL_HDRS)
+	$(CC) $(UCFLAGS) -I$(YNL_DIR) -Itools/testing/unit/shim -Ikmod -o $@ \
+		$< kmod/auth.c $(YNL_OBJS)
