@@ -1731,13 +1731,11 @@ static bool mon_drain(unsigned long *count, unsigned long limit)
 	return done;
 }
 
-/* A new socket of family bx that has joined "events". */
-static int mon_join(void)
+/* Join "events" on ys. */
+static int mon_subscribe(void)
 {
 	int sz = 1 << 20;
 
-	if (nl_setup())
-		return 1;
 	if (ynl_subscribe(ys, BX_MCGRP_EVENTS))
 		return nl_error("monitor: joining group " BX_MCGRP_EVENTS, NULL,
 				false);
@@ -1753,13 +1751,19 @@ static int cmd_monitor(unsigned long limit)
 	unsigned long count = 0;
 	int ret;
 
-	/* The controller's group first, so a reload is never missed. */
+	/*
+	 * The controller's group first, so a reload is never missed; bx's
+	 * last, so that once every socket of the process has joined a
+	 * group it is listening (selftests/bx/lib.sh, mon_ready).
+	 */
 	ctl = ynl_sock_create(&ctrl_family, NULL);
-	if (ctl && ynl_subscribe(ctl, "notify")) {
+	ret = nl_setup();
+	if (!ret && ctl && ynl_subscribe(ctl, "notify")) {
 		ynl_sock_destroy(ctl);
 		ctl = NULL;
 	}
-	ret = mon_join();
+	if (!ret)
+		ret = mon_subscribe();
 	if (ret) {
 		if (ctl)
 			ynl_sock_destroy(ctl);
@@ -1799,7 +1803,7 @@ static int cmd_monitor(unsigned long limit)
 		if (reload) {
 			if (ys && mon_drain(&count, limit))
 				break;
-			if (mon_join() && ys) {
+			if ((nl_setup() || mon_subscribe()) && ys) {
 				ynl_sock_destroy(ys);
 				ys = NULL;
 			}
