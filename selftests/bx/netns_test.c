@@ -23,7 +23,8 @@
 #include <linux/bx.h>
 #include <linux/bx_netlink.h>
 
-#include "bxnl.h"
+#include "bx-user.h"
+#include "ynl.h"
 #include "../kselftest_harness.h"
 
 #define SVC	5000
@@ -61,31 +62,55 @@ static int peer_of(int fd, const char *a)
 	return ioctl(fd, BX_IOC_PEER, &p) ? -errno : (int)p.id;
 }
 
-/* Objects of a dump of @cmd, or -errno; *@pid_ok: each is process @pid. */
-static int count_cb(const struct nlmsghdr *nlh, void *arg)
+static struct ynl_sock *bx_open(void)
 {
-	const struct nlattr *tb[BX_A_PROC_MAX + 1];
-	int *c = arg;
-	uint32_t pid;
+	struct ynl_error err;
 
-	c[0]++;
-	if (bxnl_genl_cmd(nlh) == BX_CMD_PROC_GET &&
-	    (bxnl_parse_genl(nlh, tb, BX_A_PROC_MAX) ||
-	     !bxnl_get_u32(tb[BX_A_PROC_PID], &pid) || (int)pid != c[1]))
-		c[2]++;
-	return 0;
+	return ynl_sock_create(&ynl_bx_family, &err);
 }
 
-static int dump_count(struct bxnl *nl, uint8_t cmd, int pid, int *other)
+/* -errno of the last failed request on @ys. */
+static int ys_err(struct ynl_sock *ys)
 {
-	struct bxnl_msg m;
-	int c[3] = { 0, pid, 0 }, ret;
+	return ys->err.code ? -(int)ys->err.code : -EIO;
+}
 
-	bxnl_msg_init(&m, nl->family, cmd, BX_FAMILY_VERSION);
-	ret = bxnl_dump(nl, &m, count_cb, c);
+/* Objects of a dump of @cmd, or -errno; *@other: procs not of @pid. */
+static int dump_count(struct ynl_sock *ys, uint8_t cmd, int pid, int *other)
+{
+	int n = 0, bad = 0;
+
+	if (cmd == BX_CMD_PROC_GET) {
+		struct bx_proc_get_rsp_list *l = bx_proc_get_dump(ys);
+
+		if (!l)
+			return ys_err(ys);
+		ynl_dump_foreach(l, o) {
+			n++;
+			if (!o->_present.pid || (int)o->pid != pid)
+				bad++;
+		}
+		bx_proc_get_rsp_list_free(l);
+	} else if (cmd == BX_CMD_DEV_GET) {
+		struct bx_dev_get_rsp_list *l = bx_dev_get_dump(ys);
+
+		if (!l)
+			return ys_err(ys);
+		ynl_dump_foreach(l, o)
+			n++;
+		bx_dev_get_rsp_list_free(l);
+	} else {
+		struct bx_conn_get_list *l = bx_conn_get_dump(ys);
+
+		if (!l)
+			return ys_err(ys);
+		ynl_dump_foreach(l, o)
+			n++;
+		bx_conn_get_list_free(l);
+	}
 	if (other)
-		*other = c[2];
-	return ret ? ret : c[0];
+		*other = bad;
+	return n;
 }
 
 /*
@@ -160,8 +185,9 @@ TEST(services_per_namespace)
  */
 static int isolated(int ready, int go)
 {
+	struct bx_stats_get_rsp *stats;
+	struct ynl_sock *ys;
 	struct pollfd p;
-	struct bxnl nl;
 	int fd, other, code = 0;
 	char c = 'x';
 
@@ -170,45 +196,47 @@ static int isolated(int ready, int go)
 		return 101;
 	if (peer_of(fd, "1") != -ENETUNREACH)
 		code |= 1;
-	if (bxnl_open(&nl) || bxnl_resolve(&nl, BX_FAMILY_NAME,
-					    BX_MCGRP_EVENTS))
+	ys = bx_open();
+	if (!ys)
 		return 102;
-	if (dump_count(&nl, BX_CMD_PROC_GET, getpid(), &other) != 1 || other)
+	if (dump_count(ys, BX_CMD_PROC_GET, getpid(), &other) != 1 || other)
 		code |= 2;
-	if (dump_count(&nl, BX_CMD_DEV_GET, 0, NULL) != 0 ||
-	    dump_count(&nl, BX_CMD_CONN_GET, 0, NULL) != 0)
+	if (dump_count(ys, BX_CMD_DEV_GET, 0, NULL) != 0 ||
+	    dump_count(ys, BX_CMD_CONN_GET, 0, NULL) != 0)
 		code |= 4;
-	{
-		struct bxnl_msg m;
-
-		bxnl_msg_init(&m, nl.family, BX_CMD_STATS_GET,
-			      BX_FAMILY_VERSION);
-		if (bxnl_do(&nl, &m, NULL, NULL) != -EOPNOTSUPP)
-			code |= 8;
-	}
-	if (bxnl_join(&nl, nl.mcgrp))
+	stats = bx_stats_get(ys);
+	if (stats || ys_err(ys) != -EOPNOTSUPP)
+		code |= 8;
+	if (stats)
+		bx_stats_get_rsp_free(stats);
+	if (ynl_subscribe(ys, BX_MCGRP_EVENTS))
 		code |= 16;
 	/* Subscribed: the parent makes its event now; none may come. */
 	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
 		return 103;
-	p.fd = nl.fd;
+	p.fd = ynl_socket_get_fd(ys);
 	p.events = POLLIN;
 	if (poll(&p, 1, 3000) != 0)
 		code |= 64;
-	bxnl_close(&nl);
+	ynl_sock_destroy(ys);
 	close(fd);
 	return code;
 }
 
-/* The events of the initial namespace's connection to nowhere. */
-static int conn_event_cb(const struct nlmsghdr *nlh, void *arg)
+/* Connection events of the initial namespace's connection to nowhere. */
+static int conn_events(struct ynl_sock *ys)
 {
-	uint8_t cmd = bxnl_genl_cmd(nlh);
+	struct ynl_ntf_base_type *ntf;
+	int seen = 0;
 
-	if (cmd != BX_CMD_CONN_DOWN_NTF && cmd != BX_CMD_CONN_UP_NTF)
-		return 0;
-	*(int *)arg += 1;
-	return 1;
+	if (ynl_ntf_check(ys) < 0)
+		return -1;
+	while ((ntf = ynl_ntf_dequeue(ys))) {
+		seen += ntf->cmd == BX_CMD_CONN_DOWN_NTF ||
+			ntf->cmd == BX_CMD_CONN_UP_NTF;
+		ynl_ntf_free(ntf);
+	}
+	return seen;
 }
 
 TEST(isolated_namespace)
@@ -217,8 +245,8 @@ TEST(isolated_namespace)
 	struct bx_sqe sqe = { .opcode = BX_OP_PUSH, .service = 7, .len = 64,
 			      .timeout_ms = 5000 };
 	struct bx_submit s = { .sqes = (unsigned long)&sqe, .nr = 1 };
+	struct ynl_sock *ys;
 	struct pollfd p;
-	struct bxnl nl;
 	pid_t pid;
 	char c;
 
@@ -234,9 +262,9 @@ TEST(isolated_namespace)
 		_exit(isolated(ready[1], go[0]));
 	}
 	/* Here, in the initial namespace, the same event does come. */
-	ASSERT_EQ(0, bxnl_open(&nl));
-	ASSERT_EQ(0, bxnl_resolve(&nl, BX_FAMILY_NAME, BX_MCGRP_EVENTS));
-	ASSERT_EQ(0, bxnl_join(&nl, nl.mcgrp));
+	ys = bx_open();
+	ASSERT_NE(NULL, ys);
+	ASSERT_EQ(0, ynl_subscribe(ys, BX_MCGRP_EVENTS)) TH_LOG("%s", ys->err.msg);
 	ASSERT_EQ(1, read(ready[0], &c, 1));
 	/* A connection attempt to an address nobody answers: events. */
 	fd = open_setup();
@@ -246,18 +274,22 @@ TEST(isolated_namespace)
 	sqe.peer = peer;
 	EXPECT_EQ(1, ioctl(fd, BX_IOC_SUBMIT, &s));
 	ASSERT_EQ(1, write(go[1], "x", 1));
-	p.fd = nl.fd;
+	p.fd = ynl_socket_get_fd(ys);
 	p.events = POLLIN;
-	while (!seen && poll(&p, 1, 3000) == 1)
-		if (bxnl_recv_events(&nl, nl.family, conn_event_cb, &seen) < 0)
+	while (!seen && poll(&p, 1, 3000) == 1) {
+		int n = conn_events(ys);
+
+		if (n < 0)
 			break;
+		seen += n;
+	}
 	EXPECT_LT(0, seen);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status))
 		TH_LOG("in a namespace: %#x (1 peer not ENETUNREACH, 2 procs, 4 devs or conns, 8 stats not refused, 16 join, 64 an event came; 100+ setup)",
 		       WEXITSTATUS(status));
-	bxnl_close(&nl);
+	ynl_sock_destroy(ys);
 	close(fd);
 }
 
