@@ -821,18 +821,20 @@ static int cmd_conn_get(uint32_t peer)
 	struct bx_conn_get_req *req = xalloc(bx_conn_get_req_alloc());
 	struct val v[ATTR_MAX + 1];
 	struct bx_conn_get_rsp *rsp;
+	int ret;
 
 	bx_conn_get_req_set_peer_id(req, peer);
 	rsp = bx_conn_get(ys, req);
 	bx_conn_get_req_free(req);
 	if (!rsp)
 		return nl_error("conn", conn_fields, true);
+	/* The values point into rsp: printed before it is freed. */
 	conn_vals(rsp, v);
+	ret = any_val("conn", v) ? 0 : 1;
+	if (!ret)
+		print_single(conn_fields, v, true);
 	bx_conn_get_rsp_free(rsp);
-	if (!any_val("conn", v))
-		return 1;
-	print_single(conn_fields, v, true);
-	return 0;
+	return ret;
 }
 
 static int cmd_stats(void)
