@@ -46,10 +46,15 @@ grep -q 'GENL_MCAST_CAP_NET_ADMIN' "$root/out/nl-gen.c" ||
 # A user-space client generated from the spec (--mode user, against
 # the kernel tree's YNL library) must build, so that bxctl and the
 # selftests can move onto one: it is not committed or used yet.
+# It builds against the uapi header just generated, not the tree's (which
+# a new attribute makes stale until this script copies it).
 python3 "$gen" --spec "$spec" --mode user --header -o "$root/out/bx-user.h"
 python3 "$gen" --spec "$spec" --mode user --source -o "$root/out/bx-user.c"
+mkdir -p "$root/uapi/linux"
+cp "$root/out/bx_netlink.h" "$root/uapi/linux/"
 ${CC:-cc} -std=gnu11 -fsyntax-only -I"$ksrc/tools/net/ynl/lib" \
-	-I"$top/uapi" -I"$ksrc/tools/include/uapi" "$root/out/bx-user.c" ||
+	-I"$root/uapi" -I"$top/uapi" -I"$ksrc/tools/include/uapi" \
+	"$root/out/bx-user.c" ||
 	{ echo "nl-regen.sh: the generated user client does not build" >&2; exit 1; }
 
 rc=0
