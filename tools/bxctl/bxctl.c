@@ -91,6 +91,7 @@ static const struct field dev_fields[] = {
 static const struct field conn_fields[] = {
 	{ BX_A_CONN_PEER_ID,		"peer-id",	  F_U32, false },
 	{ BX_A_CONN_PEER_ADDR,		"peer-addr",	  F_ADDR, false },
+	{ BX_A_CONN_LANE,		"lane",		  F_U32, false },
 	{ BX_A_CONN_STATE,		"state",	  F_STATE, false },
 	{ BX_A_CONN_ACTIVE,		"active",	  F_FLAG, false },
 	{ BX_A_CONN_DEV_NAME,		"dev-name",	  F_STR, false },
@@ -188,6 +189,7 @@ static const struct field tun_fields[] = {
 	{ BX_A_TUNABLES_REMOTE_PEERS_MAX, "remote-peers-max", F_U32, false },
 	{ BX_A_TUNABLES_OP_TIMEOUT_MAX_MS, "op-timeout-max-ms", F_U32, false },
 	{ BX_A_TUNABLES_USER_WND_PCT,	"user-wnd-pct",	 F_U32, false },
+	{ BX_A_TUNABLES_QPS_PER_PEER,	"qps-per-peer",	 F_U32, false },
 	{ 0 }
 };
 
@@ -599,6 +601,7 @@ static int conn_row(struct collect *c, const struct nlattr **tb)
 
 	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_PEER_ID, b, sizeof(b)));
 	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_PEER_ADDR, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_LANE, b, sizeof(b)));
 	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_STATE, b, sizeof(b)));
 	tbl_add(&c->tbl, tb[BX_A_CONN_ACTIVE] ? "out" : "in");
 	tbl_add(&c->tbl, cell(F, tb, BX_A_CONN_DEV_NAME, b, sizeof(b)));
@@ -625,7 +628,7 @@ static int conn_row(struct collect *c, const struct nlattr **tb)
 static void conn_header(struct collect *c)
 {
 	static const char *const hdr[] = {
-		"PEER-ID", "PEER", "STATE", "DIR", "DEV", "QPN", "AWAIT",
+		"PEER-ID", "PEER", "LANE", "STATE", "DIR", "DEV", "QPN", "AWAIT",
 		"TX-MSGS", "RX-MSGS", "CREDITS", "INFLIGHT-BYTES/OPS", "ERR",
 	};
 
@@ -701,8 +704,11 @@ static int single_cb(const struct nlmsghdr *nlh, void *arg)
 	return 0;
 }
 
-/* One connection, every attribute: an object, or pairs over a few lines. */
-static int cmd_conn_get(uint32_t peer)
+/*
+ * One connection (a peer's on @lane), every attribute: an object, or
+ * pairs over a few lines.
+ */
+static int cmd_conn_get(uint32_t peer, uint32_t lane)
 {
 	struct single s = { .fields = conn_fields, .pairs = true };
 	struct bxnl_msg m;
@@ -710,6 +716,8 @@ static int cmd_conn_get(uint32_t peer)
 
 	bxnl_msg_init(&m, nl.family, BX_CMD_CONN_GET, BX_FAMILY_VERSION);
 	bxnl_put_u32(&m, BX_A_CONN_PEER_ID, peer);
+	if (lane)
+		bxnl_put_u32(&m, BX_A_CONN_LANE, lane);
 	ret = bxnl_do(&nl, &m, single_cb, &s);
 	if (ret)
 		return nl_error("conn", ret, &m, conn_fields);
@@ -1574,7 +1582,7 @@ static void usage(FILE *f)
 "\n"
 "SYNOPSIS\n"
 "    bxctl [OPTIONS] dev [show]\n"
-"    bxctl [OPTIONS] conn [show] [peer ID]\n"
+"    bxctl [OPTIONS] conn [show] [peer ID [lane N]]\n"
 "    bxctl [OPTIONS] proc [show]\n"
 "    bxctl [OPTIONS] stats [show]\n"
 "    bxctl [OPTIONS] tunables [show]\n"
@@ -1592,11 +1600,12 @@ static void usage(FILE *f)
 "    \"bx\" (Documentation/netlink/specs/bx.yaml).\n"
 "\n"
 "    dev        RDMA devices bx is bound to: name, port, network device.\n"
-"    conn       Connections to peer hosts, one per peer: peer id and\n"
-"               address, state (connecting, up, down), direction (out: this\n"
-"               host connected), device, QP number, operations awaiting a\n"
-"               response, messages, credits, send window, error. With\n"
-"               \"peer ID\", that one connection with every counter.\n"
+"    conn       Connections to peer hosts, qps_per_peer (lanes) per peer:\n"
+"               peer id and address, lane, state (connecting, up, down),\n"
+"               direction (out: this host connected), device, QP number,\n"
+"               operations awaiting a response, messages, credits, send\n"
+"               window, error. With \"peer ID\", that one connection (lane\n"
+"               0, or \"lane N\") with every counter.\n"
 "    proc       Processes with /dev/bx open: pid, payload bytes sent and\n"
 "               received, operations in flight, region size.\n"
 "    stats      Host-wide counters.\n"
@@ -1609,7 +1618,7 @@ static void usage(FILE *f)
 "               refuse-ms, peer-linger-ms, user-ops-max, user-peers-max,\n"
 "               user-services-max, op-timeout-ms, region-cap-mb,\n"
 "               proof-ms, secret-overlap-ms, remote-peers-max,\n"
-"               op-timeout-max-ms, user-wnd-pct;\n"
+"               op-timeout-max-ms, user-wnd-pct, qps-per-peer;\n"
 "               \"_\" for \"-\" works too). Needs CAP_NET_ADMIN. A value\n"
 "               out of range is refused by the kernel, which says why.\n"
 "    admit      Who may be a peer: the allow-list (\"any\" when empty),\n"
@@ -1773,7 +1782,7 @@ int main(int argc, char **argv)
 			ret = cmd_dev();
 	} else if (is(pos[0], A_CONN)) {
 		int i = 1;
-		uint32_t peer = 0;
+		uint32_t peer = 0, lane = 0;
 		bool one = false;
 
 		if (i < npos && is(pos[i], A_SHOW))
@@ -1788,6 +1797,14 @@ int main(int argc, char **argv)
 			}
 			one = true;
 			i++;
+			if (i + 1 < npos && !strcmp(pos[i], "lane")) {
+				if (!parse_u32(pos[i + 1], &lane)) {
+					fprintf(stderr, "%s: conn: \"%s\" is not a lane\n",
+						prog, pos[i + 1]);
+					return 1;
+				}
+				i += 2;
+			}
 		} else if (i > 1 && !strcmp(pos[i - 1], "peer")) {
 			fprintf(stderr, "%s: conn: peer needs an id\n", prog);
 			return 1;
@@ -1796,7 +1813,7 @@ int main(int argc, char **argv)
 			return bad_args("conn", pos[i]);
 		ret = nl_setup(NULL);
 		if (!ret)
-			ret = one ? cmd_conn_get(peer) : cmd_conn();
+			ret = one ? cmd_conn_get(peer, lane) : cmd_conn();
 	} else if (is(pos[0], A_PROC)) {
 		ret = only_show("proc", npos - 1, pos + 1);
 		if (!ret)
