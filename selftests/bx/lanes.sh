@@ -100,7 +100,7 @@ show_lanes() {
 
 case_spread() {
 	if [ "$ID" -eq 0 ]; then
-		serve_start -n 64 -b 4 -r 64
+		serve_start -n 64 -b 0 -r 64
 		b sp.up; b sp.done
 		try serve_stop
 		# The client's 4 lanes, each of which brought us requests.
