@@ -22,6 +22,13 @@
  * accepts it and abandons its attempt. Both apply the same rule, so one
  * survives. An established connection sends a keepalive when idle, so
  * that a peer that lost it is noticed.
+ *
+ * Lanes: a peer has up to qps_per_peer connections, each made, accepted,
+ * superseded and torn down on its own as above, per lane. A file's
+ * operations go on the lane of its key (bx_cm_lane()); the request names
+ * its lane and the acceptor refuses one at or above its own qps_per_peer
+ * with a reject saying how many it takes (struct bx_wire_lanes), after
+ * which we use no more (peer->lanes_max, until the peer restarts).
  */
 
 #include <linux/in.h>
@@ -94,9 +101,11 @@ static struct bx_dev *conn_dev(struct ib_device *ibdev)
 static void conn_established(struct bx_conn *conn, struct bx_op *first)
 {
 	struct bx_peer *peer = conn->peer;
+	struct bx_lane *lane = &peer->lane[conn->lane];
 	struct bx_op *op, *tmp;
 	bool restarted;
 	LIST_HEAD(list);
+	int i;
 
 	mutex_lock(&peer->lock);
 	spin_lock(&conn->lock);
@@ -116,17 +125,32 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 		bx_op_move(first, BX_OP_QUEUED);
 		list_add(&first->node, &conn->ctlq);
 	}
-	pr_info_ratelimited("connection %s %pISc up%s\n",
+	pr_info_ratelimited("connection %s %pISc lane %u up%s\n",
 			    conn->active ? "to" : "from", &conn->peer->addr,
-			    conn->auth ? " (authenticated)" : "");
-	if (peer->conn == conn)
-		list_splice_init(&peer->pending, &list);
+			    conn->lane, conn->auth ? " (authenticated)" : "");
+	if (lane->conn == conn)
+		list_splice_init(&lane->pending, &list);
 	/* A new incarnation: nothing of the old one's state is valid. */
 	restarted = peer->epoch && peer->epoch != conn->peer_epoch;
-	if (restarted)
+	if (restarted) {
 		WRITE_ONCE(peer->restarts, peer->restarts + 1);
+		/* Its qps_per_peer may be another now. */
+		peer->lanes_max = BX_LANES_MAX;
+	}
 	peer->epoch = conn->peer_epoch;
 	spin_unlock(&conn->lock);
+	/*
+	 * The other lanes that came up to the old incarnation are dead
+	 * (its QPs went with it): end them now rather than at their
+	 * keepalive, so that their operations are parked at once.
+	 */
+	for (i = 0; restarted && i < BX_LANES_MAX; i++) {
+		struct bx_conn *old = peer->lane[i].conn;
+
+		if (old && old != conn && READ_ONCE(old->established) &&
+		    old->peer_epoch != conn->peer_epoch)
+			bx_conn_fail(old, -ECONNRESET);
+	}
 	mutex_unlock(&peer->lock);
 	bx_event_conn(conn, BX_CMD_CONN_UP_NTF);
 	queue_delayed_work(bx_wq, &conn->keepalive,
@@ -148,30 +172,32 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 }
 
 /*
- * Passive @conn becomes its peer's connection, superseding an attempt of
- * ours or a connection the peer lost (it restarted, or reconnects after
- * a failure we have not noticed yet). -EALREADY if our own attempt wins
- * the simultaneous connect instead (the peer accepts that one).
+ * Passive @conn becomes its peer's connection on its lane, superseding an
+ * attempt of ours or a connection the peer lost (it restarted, or
+ * reconnects after a failure we have not noticed yet). -EALREADY if our
+ * own attempt wins the simultaneous connect instead (the peer accepts
+ * that one).
  */
 static int conn_install(struct bx_conn *conn, const struct sockaddr *local)
 {
 	struct bx_peer *peer = conn->peer;
+	struct bx_lane *lane = &peer->lane[conn->lane];
 	struct bx_conn *old;
 
 	mutex_lock(&peer->lock);
-	old = peer->conn;
+	old = lane->conn;
 	if (old && old->state == BX_CONN_STATE_CONNECTING && old->active &&
 	    addr_cmp(local, (struct sockaddr *)&peer->addr) < 0) {
 		mutex_unlock(&peer->lock);
 		return -EALREADY;
 	}
 	if (old) {
-		peer->conn = NULL;
+		lane->conn = NULL;
 		bx_conn_fail(old, -ECONNRESET);
 		bx_conn_put(old);
 	}
 	bx_conn_get(conn);
-	peer->conn = conn;
+	lane->conn = conn;
 	mutex_unlock(&peer->lock);
 	return 0;
 }
@@ -210,6 +236,25 @@ static int conn_challenge(struct rdma_cm_id *id, const struct sockaddr *remote,
 }
 
 /*
+ * Refuse request @p, whose lane is at or above our qps_per_peer @lanes:
+ * a reject that says how many lanes we take, so that the peer uses no
+ * more. Counted as a refusal; the non-zero return destroys the id.
+ */
+static int conn_refuse_lane(struct rdma_cm_id *id, struct net *net,
+			    const struct sockaddr *remote,
+			    const struct bx_conn_params *p, unsigned int lanes)
+{
+	struct bx_wire_lanes w;
+
+	bx_wire_lanes_build(&w, lanes);
+	rdma_reject(id, &w, sizeof(w), IB_CM_REJ_CONSUMER_DEFINED);
+	pr_info_ratelimited("peer %pISc asked for lane %u, qps_per_peer is %u\n",
+			    remote, p->lane, lanes);
+	return conn_refuse(net, remote, "a lane at or above qps_per_peer",
+			   -ECONNREFUSED);
+}
+
+/*
  * A connect request on the listener; non-zero return destroys @id. A
  * first request gets a challenge and costs nothing more. One with a
  * valid cookie comes from @remote: only then can it commit a violation
@@ -226,9 +271,10 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	struct rdma_conn_param param;
 	struct bx_wire_accept acc;
 	struct bx_conn_params p;
-	struct bx_conn *conn;
+	struct bx_conn *conn, *old;
 	struct bx_peer *peer;
 	struct bx_dev *bdev;
+	unsigned int lanes;
 	const char *why;
 	int ret;
 
@@ -252,6 +298,10 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 			bx_admit_violation(remote, why);
 		return conn_refuse(net, remote, why, ret);
 	}
+	/* Never trusted from the wire: a lane beyond our own limit. */
+	lanes = READ_ONCE(bx_qps_per_peer);
+	if (p.lane >= lanes)
+		return conn_refuse_lane(id, net, remote, &p, lanes);
 	bdev = conn_dev(id->device);
 	if (!bdev)
 		return -ENODEV;
@@ -265,7 +315,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 		return conn_refuse(net, remote, "the peer table is full",
 				   PTR_ERR(peer));
 	}
-	conn = bx_conn_alloc(peer, false);
+	conn = bx_conn_alloc(peer, false, p.lane);
 	/* The connection holds the peer now, if there is one. */
 	bx_peer_put(peer);
 	if (!conn) {
@@ -284,8 +334,9 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 
 	/* Checked now, applied once its READY comes (cm_ready_recv()). */
 	mutex_lock(&peer->lock);
-	if (peer->conn && peer->conn->state == BX_CONN_STATE_CONNECTING &&
-	    peer->conn->active && addr_cmp(local, remote) < 0)
+	old = peer->lane[p.lane].conn;
+	if (old && old->state == BX_CONN_STATE_CONNECTING && old->active &&
+	    addr_cmp(local, remote) < 0)
 		ret = -EALREADY;
 	mutex_unlock(&peer->lock);
 	if (ret)
@@ -300,6 +351,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	conn_params(conn, &param);
 	conn_own(&p);
 	p.flags = conn->hs_req.flags & BX_WIRE_REQ_F_PROOF;
+	p.lane = conn->lane;
 	bx_wire_accept_build(&acc, &p);
 	if (conn->auth) {
 		ret = bx_admit_accept_mac(remote, local, &conn->hs_req, &acc);
@@ -370,6 +422,18 @@ void bx_cm_init(void)
 }
 
 /*
+ * @peer takes at most @lanes of our connections: files use no more
+ * (bx_cm_lane()) until it restarts, and the operations of a lane it
+ * refused take another (conn_teardown()).
+ */
+static void peer_lanes_max(struct bx_peer *peer, u8 lanes)
+{
+	mutex_lock(&peer->lock);
+	peer->lanes_max = min(peer->lanes_max, lanes);
+	mutex_unlock(&peer->lock);
+}
+
+/*
  * The initiator's side of an established handshake: check the acceptor's
  * parameters in @ev and, if we proved a secret, its proof; then go up,
  * READY first. Nothing that arrived before counted (qp.c).
@@ -389,6 +453,13 @@ static int conn_accepted(struct bx_conn *conn, const struct rdma_cm_event *ev)
 		bx_conn_violation(conn, ret ? "a malformed accept" :
 				  "a wrong proof in its accept");
 		return 0;
+	}
+	if (p.lane != conn->lane) {
+		/* An acceptor that predates lanes: it takes one. */
+		pr_info_ratelimited("peer %pISc has no lanes: one connection\n",
+				    &conn->peer->addr);
+		peer_lanes_max(conn->peer, 1);
+		return -ECONNREFUSED;
 	}
 	ready = bx_op_ops->ctl(BX_MSG_READY);
 	if (!ready)
@@ -412,6 +483,7 @@ static void conn_req(struct bx_conn *conn, struct bx_wire_req *w)
 	bool have;
 
 	conn_own(&p);
+	p.lane = conn->lane;
 	get_random_bytes(p.nonce, sizeof(p.nonce));
 	spin_lock(&peer->sess_lock);
 	have = peer->ck_until && time_before(jiffies, peer->ck_until);
@@ -461,13 +533,25 @@ static int conn_route_resolved(struct bx_conn *conn)
  */
 static int conn_rejected(struct bx_conn *conn, const struct rdma_cm_event *ev)
 {
+	const void *pd = ev->param.conn.private_data;
+	u8 len = ev->param.conn.private_data_len;
 	struct bx_peer *peer = conn->peer;
 	struct bx_conn_params p = {};
 	struct bx_wire_chal c;
+	u8 lanes;
 
-	if (ev->status != IB_CM_REJ_CONSUMER_DEFINED ||
-	    bx_wire_challenge_parse(ev->param.conn.private_data,
-				    ev->param.conn.private_data_len, &c))
+	if (ev->status != IB_CM_REJ_CONSUMER_DEFINED)
+		return -ECONNREFUSED;
+	if (!bx_wire_lanes_parse(pd, len, &lanes)) {
+		/* Its operations take a lane it does (conn_teardown()). */
+		pr_info_ratelimited("peer %pISc takes %u lanes, not lane %u\n",
+				    &peer->addr, lanes, conn->lane);
+		peer_lanes_max(peer, lanes);
+		/* Not sent: safe to submit again, if it comes to that. */
+		bx_conn_fail(conn, -ECONNREFUSED);
+		return 0;
+	}
+	if (bx_wire_challenge_parse(pd, len, &c))
 		return -ECONNREFUSED;
 	if (bx_admit_answer((struct sockaddr *)&peer->addr, &c, &p)) {
 		pr_info_ratelimited("peer %pISc: %s\n", &peer->addr,
@@ -658,8 +742,8 @@ void bx_cm_keepalive(struct work_struct *work)
 			   msecs_to_jiffies(BX_KEEPALIVE_MS));
 }
 
-/* Connect to @peer; called with peer->lock held. */
-static struct bx_conn *conn_connect(struct bx_peer *peer)
+/* Connect to @peer on lane @lane; called with peer->lock held. */
+static struct bx_conn *conn_connect(struct bx_peer *peer, u8 lane)
 {
 	struct rdma_cm_id *id;
 	struct bx_conn *conn;
@@ -672,7 +756,7 @@ static struct bx_conn *conn_connect(struct bx_peer *peer)
 	/* Its namespace is gone (bx_peers_net_exit()). */
 	if (!bx_peer_net(peer))
 		return ERR_PTR(-ENETUNREACH);
-	conn = bx_conn_alloc(peer, true);
+	conn = bx_conn_alloc(peer, true, lane);
 	if (!conn)
 		return ERR_PTR(-ENOMEM);
 	id = rdma_create_id(bx_peer_net(peer), bx_cm_handler, conn,
@@ -699,39 +783,56 @@ err_fail:
 }
 
 /*
- * @peer's connection or connection attempt, starting one if there is none
- * (or only a dead one not yet torn down); peer->lock held. An ERR_PTR if
- * an attempt could not even start.
+ * The lane of @peer that push or pull @op goes on: its file's
+ * (op->lane_key), among qps_per_peer lanes as it is now and at most those
+ * the peer takes; peer->lock held. A file's operations keep to one lane
+ * while the two counts stay; a change applies to what is submitted or
+ * recovered after it.
  */
-struct bx_conn *bx_cm_peer_conn(struct bx_peer *peer)
+u8 bx_cm_lane(struct bx_peer *peer, const struct bx_op *op)
 {
-	struct bx_conn *conn = peer->conn;
+	lockdep_assert_held(&peer->lock);
+	return bx_flow_lane(op->lane_key, READ_ONCE(bx_qps_per_peer),
+			    peer->lanes_max);
+}
+
+/*
+ * @peer's connection or connection attempt on lane @lane, starting one if
+ * there is none (or only a dead one not yet torn down); peer->lock held.
+ * An ERR_PTR if an attempt could not even start.
+ */
+struct bx_conn *bx_cm_lane_conn(struct bx_peer *peer, u8 lane)
+{
+	struct bx_conn *conn = peer->lane[lane].conn;
 
 	lockdep_assert_held(&peer->lock);
 	if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) {
 		/* Dead and not yet torn down: start afresh. */
-		peer->conn = NULL;
+		peer->lane[lane].conn = NULL;
 		bx_conn_put(conn);
 		conn = NULL;
 	}
 	if (!conn) {
-		conn = conn_connect(peer);
+		conn = conn_connect(peer, lane);
 		if (!IS_ERR(conn))
-			peer->conn = conn;
+			peer->lane[lane].conn = conn;
 	}
 	return conn;
 }
 
 /*
- * Send @op (whose reference passes here) to @peer: on the connection if it
- * is up, else once a connection comes up, creating one if there is none.
+ * Send @op (whose reference passes here) to @peer: on its lane's
+ * connection if it is up, else once one comes up, creating one if there
+ * is none.
  */
 void bx_cm_submit(struct bx_peer *peer, struct bx_op *op)
 {
 	struct bx_conn *conn;
+	u8 lane;
 
 	mutex_lock(&peer->lock);
-	conn = peer->conn;
+	lane = bx_cm_lane(peer, op);
+	conn = peer->lane[lane].conn;
 	if ((!conn || READ_ONCE(conn->state) == BX_CONN_STATE_DOWN) &&
 	    (op->kind == BX_K_PUSH || op->kind == BX_K_PULL) &&
 	    READ_ONCE(peer->recovering)) {
@@ -744,7 +845,7 @@ void bx_cm_submit(struct bx_peer *peer, struct bx_op *op)
 		bx_recover_park(peer, op);
 		return;
 	}
-	conn = bx_cm_peer_conn(peer);
+	conn = bx_cm_lane_conn(peer, lane);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&peer->lock);
 		bx_op_ops->end(op, PTR_ERR(conn));
@@ -759,6 +860,6 @@ void bx_cm_submit(struct bx_peer *peer, struct bx_op *op)
 		return;
 	}
 	bx_op_move(op, BX_OP_QUEUED);
-	list_add_tail(&op->node, &peer->pending);
+	list_add_tail(&op->node, &peer->lane[lane].pending);
 	mutex_unlock(&peer->lock);
 }

@@ -41,6 +41,9 @@
 /* A batch of credits never exceeds half the window; nor inline, its max. */
 static_assert(BX_RX_BUFS / 2 == BX_TUNABLE_MAX_CREDIT_BATCH);
 static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
+/* The handshake carries the buffers' size in 16 bits, a lane in 8. */
+static_assert(BX_MSG_SIZE <= U16_MAX);
+static_assert(BX_LANES_MAX == BX_TUNABLE_MAX_QPS_PER_PEER);
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
 #define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
 /* How long past its deadline an op on the wire may await its answer. */
@@ -119,6 +122,8 @@ struct bx_flowq {
  * @node:	in bx_conns, under bx_conns_lock
  * @sweep_node:	on the deadline sweep's list of connections (conn.c)
  * @peer:	the remote host
+ * @lane:	which of @peer's connections it is (peer->lane[]): ours
+ *		from the lane asked for, a passive one from the request
  * @bdev:	local device (ref) from address resolution on
  * @cm_id:	rdma_cm id; owned by us (destroyed by teardown)
  * @qp, @cq:	created on route resolution / connect request
@@ -217,6 +222,7 @@ struct bx_conn {
 	struct list_head	node;
 	struct list_head	sweep_node;
 	struct bx_peer		*peer;
+	u8			lane;
 	struct bx_dev		*bdev;
 	struct rdma_cm_id	*cm_id;
 	struct ib_qp		*qp;
@@ -302,6 +308,7 @@ struct bx_conn {
 /**
  * struct bx_conn_info - a connection at one moment (netlink, debugfs)
  * @peer:	its peer's
+ * @lane:	its lane (struct bx_conn's)
  * @dev:	its device's name, "" before address resolution
  * @peer_epoch, @qpn, @state, @active, @auth, @ack_timeout, @err,
  * @tx_msgs, @rx_msgs, @cr, @small_passes, @busy_retries, @rnr_events,
@@ -315,6 +322,7 @@ struct bx_conn {
  */
 struct bx_conn_info {
 	struct bx_peer_info	peer;
+	u8			lane;
 	char			dev[IB_DEVICE_NAME_MAX];
 	u64			peer_epoch;
 	unsigned long		awaiting;
@@ -394,9 +402,9 @@ unsigned int bx_conn_count(void);
 void bx_conn_snapshot(struct bx_conn *conn, struct bx_conn_info *ci);
 int bx_conns_each(unsigned long *pos, unsigned int *gen,
 		  int (*fn)(const struct bx_conn_info *, void *), void *arg);
-int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
+int bx_conn_snapshot_by_id(struct net *net, u32 peer_id, u8 lane,
 			   struct bx_conn_info *ci);
-struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active);
+struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active, u8 lane);
 int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
 void bx_conn_unbind_dev(struct bx_conn *conn);
 void bx_conns_sweep(bool now);
@@ -468,6 +476,7 @@ void bx_cm_init(void);
 void bx_cm_redial(struct work_struct *work);
 void bx_cm_connect_timeout(struct work_struct *work);
 void bx_cm_keepalive(struct work_struct *work);
-struct bx_conn *bx_cm_peer_conn(struct bx_peer *peer);
+u8 bx_cm_lane(struct bx_peer *peer, const struct bx_op *op);
+struct bx_conn *bx_cm_lane_conn(struct bx_peer *peer, u8 lane);
 
 #endif /* _BX_CONN_H */

@@ -37,13 +37,13 @@ static void conn_teardown(struct work_struct *work);
 static void conn_cm_work(struct work_struct *work);
 
 /*
- * A new connection to @peer. One we make (@active: an operation of the
- * calling process asked for it) is charged, with its buffers, to the
- * caller's memory cgroup: a user cannot make connections past its
- * limit (ENOMEM, no OOM). One a proved peer asks for is no user's; the
- * handshake and remote_peers_max bound those.
+ * A new connection to @peer, on its lane @lane. One we make (@active: an
+ * operation of the calling process asked for it) is charged, with its
+ * buffers, to the caller's memory cgroup: a user cannot make connections
+ * past its limit (ENOMEM, no OOM). One a proved peer asks for is no
+ * user's; the handshake, remote_peers_max and qps_per_peer bound those.
  */
-struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
+struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active, u8 lane)
 {
 	struct bx_conn *conn = kzalloc(sizeof(*conn), active ?
 				       BX_GFP_CHARGED : GFP_KERNEL);
@@ -56,6 +56,7 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active)
 	kref_init(&conn->ref);
 	bx_peer_hold(peer);
 	conn->peer = peer;
+	conn->lane = lane;
 	conn->active = active;
 	conn->state = BX_CONN_STATE_CONNECTING;
 	spin_lock_init(&conn->lock);
@@ -235,8 +236,9 @@ static void conn_teardown(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(work, struct bx_conn, teardown);
 	struct bx_peer *peer = conn->peer;
+	struct bx_lane *lane = &peer->lane[conn->lane];
+	bool peer_ref = false, relane;
 	struct bx_op *op, *tmp;
-	bool peer_ref = false;
 	unsigned long id;
 	LIST_HEAD(list);
 	int err = conn->err;
@@ -249,16 +251,21 @@ static void conn_teardown(struct work_struct *work)
 	if (conn->active && cancel_work_sync(&conn->redial))
 		bx_conn_put(conn);
 
-	/* 1. The peer forgets us; operations waiting for us fail. */
+	/*
+	 * 1. The peer forgets us; operations waiting for us fail. The
+	 * other lanes go on: what they carry was never on this one.
+	 */
 	mutex_lock(&peer->lock);
-	if (peer->conn == conn) {
-		peer->conn = NULL;
+	if (lane->conn == conn) {
+		lane->conn = NULL;
 		peer_ref = true;
-		list_splice_init(&peer->pending, &list);
+		list_splice_init(&lane->pending, &list);
 	}
+	/* The peer refused the lane: its operations take another. */
+	relane = conn->lane >= peer->lanes_max;
 	mutex_unlock(&peer->lock);
 	/* During a recovery, waiting ones wait for the next attempt. */
-	fail_list(&list, err, READ_ONCE(peer->recovering));
+	fail_list(&list, err, READ_ONCE(peer->recovering) || relane);
 
 	/*
 	 * An active attempt's CM handler may be setting up its QP right now
@@ -446,6 +453,7 @@ void bx_conn_snapshot(struct bx_conn *c, struct bx_conn_info *ci)
 
 	memset(ci, 0, sizeof(*ci));
 	bx_peer_snapshot(c->peer, &ci->peer);
+	ci->lane = c->lane;
 	if (c->bdev)
 		strscpy(ci->dev, dev_name(&c->bdev->ibdev->dev), sizeof(ci->dev));
 	ci->peer_epoch = c->peer_epoch;
@@ -521,12 +529,12 @@ int bx_conns_each(unsigned long *pos, unsigned int *gen,
 }
 
 /*
- * A snapshot of the connection to peer @peer_id of @net, or -ENOENT. It
- * is taken under the peer's lock: a connection its peer still holds has
- * not begun its teardown, so its device, whose name it reads, is not
- * removed meanwhile (bx_conn_remove_dev() waits for the teardown).
+ * A snapshot of the connection on lane @lane to peer @peer_id of @net, or
+ * -ENOENT. It is taken under the peer's lock: a connection its peer still
+ * holds has not begun its teardown, so its device, whose name it reads,
+ * is not removed meanwhile (bx_conn_remove_dev() waits for the teardown).
  */
-int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
+int bx_conn_snapshot_by_id(struct net *net, u32 peer_id, u8 lane,
 			   struct bx_conn_info *ci)
 {
 	struct bx_peer *peer = bx_peer_find(peer_id);
@@ -540,8 +548,8 @@ int bx_conn_snapshot_by_id(struct net *net, u32 peer_id,
 		return -ENOENT;
 	}
 	mutex_lock(&peer->lock);
-	if (peer->conn) {
-		bx_conn_snapshot(peer->conn, ci);
+	if (lane < BX_LANES_MAX && peer->lane[lane].conn) {
+		bx_conn_snapshot(peer->lane[lane].conn, ci);
 		ret = 0;
 	}
 	mutex_unlock(&peer->lock);

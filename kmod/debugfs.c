@@ -62,8 +62,8 @@ static const char *state_name(enum bx_conn_state s)
 
 static int conn_show_one(const struct bx_conn_info *c, void *m)
 {
-	seq_printf(m, "peer %pISc id %u state %s %s dev %s qp %u awaiting %lu tx %llu rx %llu tx_free %d",
-		   &c->peer.addr, c->peer.id, state_name(c->state),
+	seq_printf(m, "peer %pISc id %u lane %u state %s %s dev %s qp %u awaiting %lu tx %llu rx %llu tx_free %d",
+		   &c->peer.addr, c->peer.id, c->lane, state_name(c->state),
 		   c->active ? "active" : "passive",
 		   c->dev[0] ? c->dev : "-", c->qpn, c->awaiting, c->tx_msgs,
 		   c->rx_msgs, c->tx_free);

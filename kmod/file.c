@@ -76,6 +76,8 @@ static LIST_HEAD(bx_files);
 static DEFINE_MUTEX(bx_files_lock);
 /* Changes with every open and release (netlink dump consistency). */
 static unsigned int bx_files_gen = 1;
+/* The last lane key given to a file (struct bx_file, @lane_key). */
+static atomic_t bx_files_lanes = ATOMIC_INIT(0);
 
 /* Files open, for sysfs. */
 unsigned int bx_files_count(void)
@@ -166,6 +168,7 @@ struct bx_file *bx_file_new(struct file *filp)
 		return ERR_PTR(ret);
 	}
 	kref_init(&f->ref);
+	f->lane_key = atomic_inc_return(&bx_files_lanes);
 	f->tgid = task_tgid_nr(current);
 	f->net = get_net(current->nsproxy->net_ns);
 	/* The host's tables and deadlines: the initial namespace's admin. */

@@ -53,6 +53,9 @@
  *		instead of answering a newer request
  * @bytes_tx:	payload bytes sent by this file's operations
  * @bytes_rx:	payload bytes received by this file's services
+ * @lane_key:	given at open, one after the other: picks the lane of
+ *		each peer its operations go on (bx_flow_lane()), so that a
+ *		file keeps to one and files take the lanes in turn
  */
 struct bx_file {
 	struct kref		ref;
@@ -77,6 +80,7 @@ struct bx_file {
 	u32			next_token;
 	atomic64_t		bytes_tx;
 	atomic64_t		bytes_rx;
+	u32			lane_key;
 };
 
 struct file;

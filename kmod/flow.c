@@ -33,6 +33,26 @@ void bx_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch)
 
 /* ---- windows ----------------------------------------------------------- */
 
+/* ---- lanes -------------------------------------------------------------- */
+
+/*
+ * The lane of a file whose key (given at open, one after the other) is
+ * @key, towards a peer with @want lanes (qps_per_peer) of which it takes
+ * @limit (what it refused above; BX_LANES_MAX: no refusal): files opened
+ * one after the other take the lanes in turn, and a file's lane stays
+ * while the two counts do.
+ */
+u8 bx_flow_lane(u32 key, unsigned int want, unsigned int limit)
+{
+	unsigned int n = want < limit ? want : limit;
+
+	if (n > BX_LANES_MAX)
+		n = BX_LANES_MAX;
+	if (!n)
+		n = 1;
+	return key % n;
+}
+
 /* ---- deficit round robin ------------------------------------------------ */
 
 void bx_drr_init(struct bx_drr *d, u32 quantum)

@@ -29,6 +29,11 @@
  * turn begins gains one quantum and sends while its deficit covers its
  * head item, so flows with equal demand get equal bytes and a flow waits
  * behind at most a quantum plus one item of any other.
+ *
+ * Lanes. A peer may have up to BX_LANES_MAX connections (qps_per_peer),
+ * each with its own credits and window. A file's operations to a peer
+ * all go on one lane, so that they keep their order; files spread over
+ * the lanes by a number each is given at open (bx_flow_lane()).
  */
 #ifndef _BX_FLOW_H
 #define _BX_FLOW_H
@@ -36,6 +41,13 @@
 #include <linux/errno.h>
 #include <linux/limits.h>
 #include <linux/types.h>
+
+/* ---- lanes ------------------------------------------------------------- */
+
+/* Connections a peer may have at most (qps_per_peer's maximum). */
+#define BX_LANES_MAX	8
+
+u8 bx_flow_lane(u32 key, unsigned int want, unsigned int limit);
 
 /* ---- credits ----------------------------------------------------------- */
 

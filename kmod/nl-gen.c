@@ -93,12 +93,13 @@ const struct nla_policy bx_pairkey_nl_policy[BX_A_PAIRKEY_KEY + 1] = {
 };
 
 /* BX_CMD_CONN_GET - do */
-static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_PEER_ID + 1] = {
+static const struct nla_policy bx_conn_get_nl_policy[BX_A_CONN_LANE + 1] = {
 	[BX_A_CONN_PEER_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[BX_A_CONN_LANE] = NLA_POLICY_MAX(NLA_U32, 7),
 };
 
 /* BX_CMD_TUNABLES_SET - do */
-static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_USER_WND_PCT + 1] = {
+static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_QPS_PER_PEER + 1] = {
 	[BX_A_TUNABLES_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_wnd_kb_range),
 	[BX_A_TUNABLES_WND_OPS] = NLA_POLICY_RANGE(NLA_U32, 1, 4096),
 	[BX_A_TUNABLES_HOST_WND_KB] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_host_wnd_kb_range),
@@ -126,6 +127,7 @@ static const struct nla_policy bx_tunables_set_nl_policy[BX_A_TUNABLES_USER_WND_
 	[BX_A_TUNABLES_REMOTE_PEERS_MAX] = NLA_POLICY_RANGE(NLA_U32, 1, 960),
 	[BX_A_TUNABLES_OP_TIMEOUT_MAX_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &bx_a_tunables_op_timeout_max_ms_range),
 	[BX_A_TUNABLES_USER_WND_PCT] = NLA_POLICY_RANGE(NLA_U32, 1, 100),
+	[BX_A_TUNABLES_QPS_PER_PEER] = NLA_POLICY_RANGE(NLA_U32, 1, 8),
 };
 
 /* BX_CMD_ALLOW_SET - do */
@@ -154,7 +156,7 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.cmd		= BX_CMD_CONN_GET,
 		.doit		= bx_nl_conn_get_doit,
 		.policy		= bx_conn_get_nl_policy,
-		.maxattr	= BX_A_CONN_PEER_ID,
+		.maxattr	= BX_A_CONN_LANE,
 		.flags		= GENL_CMD_CAP_DO,
 	},
 	{
@@ -181,7 +183,7 @@ static const struct genl_split_ops bx_nl_ops[] = {
 		.cmd		= BX_CMD_TUNABLES_SET,
 		.doit		= bx_nl_tunables_set_doit,
 		.policy		= bx_tunables_set_nl_policy,
-		.maxattr	= BX_A_TUNABLES_USER_WND_PCT,
+		.maxattr	= BX_A_TUNABLES_QPS_PER_PEER,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{

@@ -73,6 +73,7 @@ static int nl_put_peer(struct sk_buff *skb, const struct bx_peer_info *pi)
 static int nl_put_conn(struct sk_buff *skb, const struct bx_conn_info *c)
 {
 	if (nl_put_peer(skb, &c->peer) ||
+	    nla_put_u32(skb, BX_A_CONN_LANE, c->lane) ||
 	    (c->dev[0] && nla_put_string(skb, BX_A_CONN_DEV_NAME, c->dev)) ||
 	    nl_put_conn_u64(skb, BX_A_CONN_PEER_EPOCH, c->peer_epoch) ||
 	    nla_put_u32(skb, BX_A_CONN_AWAITING, c->awaiting) ||
@@ -385,6 +386,7 @@ static int nl_put_conn_obj(struct sk_buff *skb, void *ci)
 
 int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct nlattr *lane = info->attrs[BX_A_CONN_LANE];
 	struct bx_conn_info ci;
 	int ret;
 
@@ -393,7 +395,7 @@ int bx_nl_conn_get_doit(struct sk_buff *skb, struct genl_info *info)
 	/* Taken under the peer's lock, which keeps the device's name. */
 	ret = bx_conn_snapshot_by_id(genl_info_net(info),
 				     nla_get_u32(info->attrs[BX_A_CONN_PEER_ID]),
-				     &ci);
+				     lane ? nla_get_u32(lane) : 0, &ci);
 	/* As the dump: a peer of the caller's files, unless an admin. */
 	if (!ret && !netlink_capable(skb, CAP_NET_ADMIN) &&
 	    !bx_files_user_holds(genl_info_net(info),

@@ -119,6 +119,8 @@ struct bx_rdma {
  * @deadline:	PUSH, PULL, REPLY: jiffies past which it ends with
  *		-ETIMEDOUT (bx_op_expired()); 0: none
  * @peer:	PUSH, PULL: destination (peers live until unload)
+ * @lane_key:	PUSH, PULL: its file's key, which picks the lane of @peer
+ *		it goes on (bx_cm_lane())
  * @seq:	PUSH: its number once sent (0: none yet; replay.h); SRV_READ:
  *		the number of the push it reads
  * @epoch:	PUSH: the peer incarnation @seq was given for; SRV_READ: the
@@ -167,6 +169,7 @@ struct bx_op {
 	struct bx_rdma		*rdma;
 	struct ib_cqe		cqe;
 	struct bx_peer		*peer;
+	u32			lane_key;
 	u64			seq;
 	u64			epoch;
 	struct list_head	unres;

@@ -87,7 +87,11 @@
 	X(user_wnd_pct, USER_WND_PCT, 50, 1, 100,			\
 	  "the share, in percent, of each window (a connection's or the " \
 	  "host's) one user's operations may hold while another user "	\
-	  "has bx open")
+	  "has bx open")					\
+	X(qps_per_peer, QPS_PER_PEER, 1, 1, 8,				\
+	  "connections (RC QPs, lanes) to each peer host, for connections " \
+	  "made after it is set; also the most a peer may make to this " \
+	  "host")
 
 #define BX_TUNABLE_EXTERN(name, ATTR, def, min, max, desc)		\
 	extern unsigned int bx_##name;

@@ -119,7 +119,7 @@ struct bx_peer *bx_peer_find_or_create(struct net *net,
 			   (origin == BX_PEER_ADMIN ? 0 : BX_PEERS_RESERVED);
 	struct bx_peer *peer;
 	u32 new_id;
-	int ret;
+	int ret, i;
 
 	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
 		return ERR_PTR(-EAFNOSUPPORT);
@@ -151,7 +151,9 @@ struct bx_peer *bx_peer_find_or_create(struct net *net,
 	refcount_set(&peer->ref, 2);
 	write_pnet(&peer->net, net);
 	mutex_init(&peer->lock);
-	INIT_LIST_HEAD(&peer->pending);
+	for (i = 0; i < BX_LANES_MAX; i++)
+		INIT_LIST_HEAD(&peer->lane[i].pending);
+	peer->lanes_max = BX_LANES_MAX;
 	spin_lock_init(&peer->sess_lock);
 	INIT_LIST_HEAD(&peer->unresolved);
 	INIT_LIST_HEAD(&peer->parked);
@@ -271,8 +273,12 @@ static void peer_unlist(struct bx_peer *peer)
 
 static void peer_free(struct bx_peer *peer)
 {
+	int i;
+
 	cancel_delayed_work_sync(&peer->recover_work);
-	WARN_ON_ONCE(!list_empty(&peer->pending) || !list_empty(&peer->parked));
+	for (i = 0; i < BX_LANES_MAX; i++)
+		WARN_ON_ONCE(!list_empty(&peer->lane[i].pending));
+	WARN_ON_ONCE(!list_empty(&peer->parked));
 	if (peer->owner) {
 		bx_user_uncharge(&peer->owner->peers);
 		bx_user_put(peer->owner);
@@ -392,7 +398,7 @@ static void peers_reclaim_work(struct work_struct *work)
  * ids, which held it, are gone. Its idle peers go now; one still held (a
  * connection's last operations ending) forgets the namespace, so that it
  * matches no other that may come where @net was, makes no connection
- * (bx_cm_peer_conn()), and is reclaimed once idle.
+ * (bx_cm_lane_conn()), and is reclaimed once idle.
  */
 void bx_peers_net_exit(struct net *net)
 {

@@ -15,6 +15,7 @@
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
 
+#include "flow.h"
 #include "replay.h"
 #include "wire.h"
 
@@ -27,6 +28,16 @@
 
 struct bx_conn;
 struct bx_op;
+
+/**
+ * struct bx_lane - one of a peer's connections (qps_per_peer of them)
+ * @conn:	the connection or connection attempt (ref), or NULL
+ * @pending:	operations of this lane waiting for @conn to come up
+ */
+struct bx_lane {
+	struct bx_conn		*conn;
+	struct list_head	pending;
+};
 
 /**
  * struct bx_peer - a remote host, by the address of its RDMA interface
@@ -43,9 +54,15 @@ struct bx_op;
  * @net:	its network namespace: that of the files that resolved it, or
  *		of the listener its connect request came to (net.c)
  * @addr:	address, port bx_port
- * @lock:	protects @conn and @pending; process context only
- * @conn:	the connection or connection attempt (ref), or NULL
- * @pending:	operations waiting for @conn to come up
+ * @lock:	protects @lane, @lanes_max, @epoch and @restarts; process
+ *		context only
+ * @lane:	its connections, by lane (struct bx_lane): a file's
+ *		operations go on lane bx_flow_lane() of the file's key
+ *		(bx_cm_lane()); the session below is the peer's, shared by
+ *		all of them
+ * @lanes_max:	lanes the peer takes: BX_LANES_MAX, or fewer once it
+ *		refused a lane (its qps_per_peer is lower), until it
+ *		restarts
  * @epoch:	the peer's incarnation as its last connection reported it
  *		(0: never connected); a new value means it restarted
  * @restarts:	times a connection found a new incarnation
@@ -62,6 +79,8 @@ struct bx_op;
  * @rp:		which of this peer's pushes we delivered (replay.h)
  * @recoveries, @recovered, @recover_failed: recovery rounds, operations
  *		sent again, and operations that could not be
+ * @rec_resent, @rec_failed: ...of those, the current recovery's so far
+ *		(its rounds may each send the operations of a lane)
  * @violations:	its connections that ended in a protocol violation (the
  *		refusal that follows is by address: admit.c)
  * @refused:	its connect requests refused
@@ -78,9 +97,9 @@ struct bx_peer {
 	struct bx_user		*owner;
 	possible_net_t		net;
 	struct sockaddr_storage	addr;
-	struct mutex		lock;	/* @conn, @pending, @epoch, @restarts */
-	struct bx_conn		*conn;
-	struct list_head	pending;
+	struct mutex		lock;	/* see above */
+	struct bx_lane		lane[BX_LANES_MAX];
+	u8			lanes_max;
 	u64			epoch;
 	u32			restarts;
 
@@ -96,6 +115,8 @@ struct bx_peer {
 	u32			recoveries;
 	u64			recovered;
 	u64			recover_failed;
+	u32			rec_resent;
+	u32			rec_failed;
 	u32			violations;
 	u32			refused;
 	struct bx_wire_chal	ck;

@@ -114,6 +114,8 @@ void bx_recover_park(struct bx_peer *peer, struct bx_op *op)
 			msecs_to_jiffies(READ_ONCE(bx_recover_ms));
 		peer->backoff = 0;
 		peer->recoveries++;
+		peer->rec_resent = 0;
+		peer->rec_failed = 0;
 	}
 	spin_unlock(&peer->sess_lock);
 	if (start)
@@ -128,28 +130,69 @@ static int parked_errno(const struct bx_op *op, bool restarted)
 	return -ETIMEDOUT;
 }
 
+/*
+ * Send parked @op again on @conn, its lane's connection, which is up; or
+ * end it, if it is past its deadline or numbered for an incarnation of
+ * the peer that restarted since. True if it was sent again.
+ */
+static bool recover_resend(struct bx_conn *conn, struct bx_op *op,
+			   unsigned int *failed)
+{
+	bool again;
+
+	if (bx_op_ops->expired(op) ||
+	    (op->kind == BX_K_PUSH && op->seq &&
+	     op->epoch != conn->peer_epoch)) {
+		int err = parked_errno(op, true);
+
+		if (op->state != BX_OP_HELD)
+			(*failed)++;
+		trace_bx_op_giveup(op);
+		/* Never sent, and past its deadline or closed. */
+		if (err == -ETIMEDOUT && bx_op_ops->expired(op))
+			err = bx_op_ops->expiry_errno(op);
+		bx_op_ops->end(op, err);
+		bx_op_ops->put(op);
+		return false;
+	}
+	/* One submitted during the recovery was never sent: not "again". */
+	again = op->state != BX_OP_HELD;
+	bx_conn_get(conn);
+	op->conn = conn;
+	trace_bx_op_resend(op);
+	bx_send_queue(conn, op);
+	return again;
+}
+
+/*
+ * A round of @peer's recovery. Each parked operation goes on its own
+ * lane (bx_cm_lane()): those whose lane is up are sent again now, the
+ * rest wait for theirs, which the round connects, until recover_ms
+ * expires. A lane that failed thus recovers on its own while the others
+ * carry on; what its operations were is known by the peer's session
+ * (numbers, replay record), whichever lane they go on.
+ */
 void bx_recover_work(struct work_struct *work)
 {
 	struct bx_peer *peer = container_of(to_delayed_work(work),
 					    struct bx_peer, recover_work);
-	unsigned int resent = 0, failed = 0;
-	struct bx_conn *conn, *up = NULL;
+	struct bx_conn *up[BX_LANES_MAX] = {};
+	struct list_head go[BX_LANES_MAX];
+	unsigned int resent = 0, failed = 0, prev_resent, prev_failed;
+	bool expired, first, hold, more, any = false;
+	bool need[BX_LANES_MAX] = {};
 	struct bx_op *op, *tmp;
-	bool expired, first, hold;
 	LIST_HEAD(list);
+	LIST_HEAD(keep);
+	int i;
 
+	for (i = 0; i < BX_LANES_MAX; i++)
+		INIT_LIST_HEAD(&go[i]);
 	mutex_lock(&peer->lock);
-	conn = peer->conn;
-	if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_UP) {
-		up = conn;
-		bx_conn_get(up);
-	}
 	spin_lock(&peer->sess_lock);
 	if (!peer->recovering) {
 		spin_unlock(&peer->sess_lock);
 		mutex_unlock(&peer->lock);
-		if (up)
-			bx_conn_put(up);
 		return;
 	}
 	first = !peer->backoff;
@@ -159,62 +202,87 @@ void bx_recover_work(struct work_struct *work)
 	if (hold)
 		peer->backoff = max(peer->backoff, BX_HOLD_MS);
 	expired = time_after_eq(jiffies, peer->recover_end);
-	if (up || expired) {
-		list_splice_init(&peer->parked, &list);
-		peer->recovering = false;
-	}
+	list_splice_init(&peer->parked, &list);
 	spin_unlock(&peer->sess_lock);
-	if (!up && !expired && !hold)
-		/* Failures: the next round tries again. */
-		bx_cm_peer_conn(peer);
+
+	/* Sort them: to a lane that is up, to wait, or (expired) to fail. */
+	list_for_each_entry_safe(op, tmp, &list, node) {
+		u8 lane = bx_cm_lane(peer, op);
+		struct bx_conn *conn = peer->lane[lane].conn;
+
+		if (conn && READ_ONCE(conn->state) == BX_CONN_STATE_UP) {
+			if (!up[lane]) {
+				bx_conn_get(conn);
+				up[lane] = conn;
+			}
+			list_move_tail(&op->node, &go[lane]);
+			any = true;
+		} else if (!expired) {
+			list_move_tail(&op->node, &keep);
+			need[lane] = true;
+		}
+	}
+	/* Those parked meanwhile came after: they stay behind. */
+	spin_lock(&peer->sess_lock);
+	list_splice(&keep, &peer->parked);
+	more = !list_empty(&peer->parked) && !expired;
+	peer->recovering = more;
+	/* Ended: a recovery that starts now counts afresh. */
+	prev_resent = peer->rec_resent;
+	prev_failed = peer->rec_failed;
+	spin_unlock(&peer->sess_lock);
+	/* Failures: this round tries again the lanes still needed. */
+	for (i = 0; more && !hold && i < BX_LANES_MAX; i++)
+		if (need[i])
+			bx_cm_lane_conn(peer, i);
 	mutex_unlock(&peer->lock);
 
-	trace_bx_recover_round(peer, peer->backoff, up, expired);
+	trace_bx_recover_round(peer, peer->backoff, any, expired);
 	if (first)
 		bx_event_peer(peer, BX_CMD_RECOVERING_NTF);
-	if (!up && !expired) {
-		/* conn_established() calls us as soon as one is up. */
-		queue_delayed_work(bx_wq, &peer->recover_work,
-				   msecs_to_jiffies(peer->backoff));
-		return;
-	}
 
+	for (i = 0; i < BX_LANES_MAX; i++)
+		list_for_each_entry_safe(op, tmp, &go[i], node) {
+			list_del_init(&op->node);
+			if (recover_resend(up[i], op, &failed))
+				resent++;
+		}
+	/* No connection within recover_ms: what is left fails. */
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		if (!up || bx_op_ops->expired(op) ||
-		    (op->kind == BX_K_PUSH && op->seq &&
-		     op->epoch != up->peer_epoch)) {
-			int err = parked_errno(op, !!up);
-
-			if (op->state != BX_OP_HELD)
-				failed++;
-			trace_bx_op_giveup(op);
-			/* Never sent, and past its deadline or closed. */
-			if (up && err == -ETIMEDOUT && bx_op_ops->expired(op))
-				err = bx_op_ops->expiry_errno(op);
-			bx_op_ops->end(op, err);
-			bx_op_ops->put(op);
-			continue;
-		}
-		bx_conn_get(up);
-		op->conn = up;
-		trace_bx_op_resend(op);
 		if (op->state != BX_OP_HELD)
-			resent++;
-		bx_send_queue(up, op);
+			failed++;
+		trace_bx_op_giveup(op);
+		bx_op_ops->end(op, parked_errno(op, false));
+		bx_op_ops->put(op);
 	}
 	spin_lock(&peer->sess_lock);
 	peer->recovered += resent;
 	peer->recover_failed += failed;
+	if (more) {
+		peer->rec_resent += resent;
+		peer->rec_failed += failed;
+	}
 	spin_unlock(&peer->sess_lock);
 	atomic64_add(resent, &bx_recovered_ops);
 	atomic64_add(failed, &bx_recover_failed);
-	trace_bx_recover_done(peer, up, resent, failed);
-	pr_info("peer %pISc: recovery %s: %u operations sent again, %u failed\n",
-		&peer->addr, up ? "done" : "gave up", resent, failed);
-	bx_event_peer(peer, BX_CMD_RECOVERED_NTF);
-	if (up) {
-		bx_send_kick(up);
-		bx_conn_put(up);
+	for (i = 0; i < BX_LANES_MAX; i++) {
+		if (!up[i])
+			continue;
+		bx_send_kick(up[i]);
+		bx_conn_put(up[i]);
 	}
+	if (more) {
+		/* conn_established() calls us as soon as a lane is up. */
+		queue_delayed_work(bx_wq, &peer->recover_work,
+				   msecs_to_jiffies(peer->backoff));
+		return;
+	}
+	/* The recovery's totals, over its rounds. */
+	resent += prev_resent;
+	failed += prev_failed;
+	trace_bx_recover_done(peer, !expired, resent, failed);
+	pr_info("peer %pISc: recovery %s: %u operations sent again, %u failed\n",
+		&peer->addr, expired ? "gave up" : "done", resent, failed);
+	bx_event_peer(peer, BX_CMD_RECOVERED_NTF);
 }

@@ -115,6 +115,7 @@ static int submit_request(struct bx_file *f, const struct bx_sqe *sqe,
 	op_from_sqe(op, f, sqe, sp);
 	op->service = sqe->service;
 	op->peer = peer;
+	op->lane_key = f->lane_key;
 	op->needs_reg = (op->kind == BX_K_PUSH ? op->len :
 			 op->resp_len) > READ_ONCE(bx_rdv_threshold);
 	trace_bx_op_submit(op);

@@ -250,9 +250,13 @@ int bx_wire_req_parse(const void *buf, size_t len, struct bx_conn_params *p)
 	if (!buf || len < BX_WIRE_REQ_LEN)
 		return -EPROTO;
 	if (conn_fields(be32_to_cpu(w->magic), w->version,
-			be16_to_cpu(w->credits), be32_to_cpu(w->msg_size),
+			be16_to_cpu(w->credits), be16_to_cpu(w->msg_size),
 			be64_to_cpu(w->epoch), p))
 		return -EPROTO;
+	/* Any lane parses: the acceptor checks it against its limit. */
+	if (w->resv)
+		return -EPROTO;
+	p->lane = w->lane;
 	p->flags = w->flags;
 	if (p->flags & ~BX_WIRE_REQ_F_KNOWN)
 		return -EPROTO;
@@ -280,7 +284,8 @@ void bx_wire_req_build(struct bx_wire_req *w, const struct bx_conn_params *p)
 	w->version = BX_WIRE_VERSION;
 	w->flags = p->flags;
 	w->credits = cpu_to_be16(p->credits);
-	w->msg_size = cpu_to_be32(p->msg_size);
+	w->lane = p->lane;
+	w->msg_size = cpu_to_be16(p->msg_size);
 	w->epoch = cpu_to_be64(p->epoch);
 	memcpy(w->nonce, p->nonce, sizeof(w->nonce));
 	if (p->flags & BX_WIRE_REQ_F_COOKIE)
@@ -305,8 +310,10 @@ int bx_wire_accept_parse(const void *buf, size_t len,
 			be64_to_cpu(w->epoch), p))
 		return -EPROTO;
 	p->flags = w->flags;
-	if ((p->flags & ~BX_WIRE_REQ_F_PROOF) || w->resv)
+	if ((p->flags & ~BX_WIRE_REQ_F_PROOF) ||
+	    !zeros(w->resv, sizeof(w->resv)))
 		return -EPROTO;
+	p->lane = w->lane;
 	if (!(p->flags & BX_WIRE_REQ_F_PROOF) &&
 	    !zeros(w->mac, sizeof(w->mac)))
 		return -EPROTO;
@@ -323,6 +330,7 @@ void bx_wire_accept_build(struct bx_wire_accept *w,
 	w->flags = p->flags & BX_WIRE_REQ_F_PROOF;
 	w->credits = cpu_to_be16(p->credits);
 	w->msg_size = cpu_to_be32(p->msg_size);
+	w->lane = p->lane;
 	w->epoch = cpu_to_be64(p->epoch);
 	if (w->flags)
 		memcpy(w->mac, p->mac, sizeof(w->mac));
@@ -391,4 +399,29 @@ u32 bx_rdv_piece(const struct bx_rdv *rdv, u8 nrdv, u64 at, u32 max, u8 *idx,
 		return max < room ? max : room;
 	}
 	return 0;
+}
+
+/* Parse a reject's private data as a lane refusal: -EPROTO otherwise. */
+int bx_wire_lanes_parse(const void *buf, size_t len, u8 *lanes)
+{
+	const struct bx_wire_lanes *w = buf;
+
+	if (!buf || len < BX_WIRE_LANES_LEN)
+		return -EPROTO;
+	/* At least lane 0 is taken: a refusal never names 0 lanes. */
+	if (be32_to_cpu(w->magic) != BX_WIRE_MAGIC ||
+	    w->version != BX_WIRE_VERSION || w->type != BX_WIRE_REJ_LANES ||
+	    !w->lanes || w->resv)
+		return -EPROTO;
+	*lanes = w->lanes;
+	return 0;
+}
+
+void bx_wire_lanes_build(struct bx_wire_lanes *w, u8 lanes)
+{
+	memset(w, 0, sizeof(*w));
+	w->magic = cpu_to_be32(BX_WIRE_MAGIC);
+	w->version = BX_WIRE_VERSION;
+	w->type = BX_WIRE_REJ_LANES;
+	w->lanes = lanes;
 }

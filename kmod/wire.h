@@ -175,6 +175,15 @@ struct bx_msg {
  *   checks the proof; READY           ->   the acceptor sends nothing
  *                                          before READY
  *
+ * A peer may have several connections (lanes, qps_per_peer): each
+ * request names its lane, and the accept echoes it. A request for a
+ * lane the acceptor does not take (at or above its qps_per_peer) is
+ * refused, once it proved what a request proves, by a reject carrying
+ * struct bx_wire_lanes: the initiator uses fewer lanes from then on.
+ * Lane 0's request is the same bytes as a request before lanes (whose
+ * msg_size was a be32 below 64 KiB), and an acceptor that predates
+ * lanes answers any request with lane 0: the initiator then uses one.
+ *
  * The cookie is a MAC of the acceptor's own, over the request's
  * parameters, both addresses and a time bucket: a request can answer a
  * challenge only from the address the challenge went to, within
@@ -217,6 +226,10 @@ struct bx_msg {
  *		protocol error
  * @credits:	receive buffers the sender has posted: initial send
  *		credits of the other side
+ * @lane:	which of the sender's connections to the acceptor this is
+ *		(0 to its qps_per_peer - 1); the acceptor checks it against
+ *		its own limit
+ * @resv:	0
  * @msg_size:	bytes of each of those buffers: the largest message the
  *		other side may send
  * @kid:	PROOF: the secret it proves (one the challenge named); else 0
@@ -231,7 +244,9 @@ struct bx_wire_req {
 	__u8	version;
 	__u8	flags;
 	__be16	credits;
-	__be32	msg_size;
+	__u8	lane;
+	__u8	resv;
+	__be16	msg_size;
 	__u8	kid[BX_WIRE_KID_LEN];
 	__be64	epoch;
 	__u8	nonce[BX_WIRE_NONCE_LEN];
@@ -244,8 +259,9 @@ struct bx_wire_req {
 #define BX_WIRE_REQ_SIGNED	(BX_WIRE_REQ_LEN - BX_WIRE_MAC_LEN)
 static_assert(sizeof(struct bx_wire_req) == BX_WIRE_REQ_LEN);
 
-/* struct bx_wire_challenge.type */
+/* struct bx_wire_challenge.type, struct bx_wire_lanes.type */
 #define BX_WIRE_REJ_CHALLENGE	1
+#define BX_WIRE_REJ_LANES	2
 
 /**
  * struct bx_wire_challenge - a reject that asks for the cookie
@@ -271,9 +287,29 @@ struct bx_wire_challenge {
 static_assert(sizeof(struct bx_wire_challenge) == BX_WIRE_CHALLENGE_LEN);
 
 /**
+ * struct bx_wire_lanes - a reject that refuses the request's lane
+ * @magic, @version: as a request's
+ * @type:	BX_WIRE_REJ_LANES
+ * @lanes:	lanes the acceptor takes from a peer (its qps_per_peer),
+ *		at least 1
+ * @resv:	0
+ */
+struct bx_wire_lanes {
+	__be32	magic;
+	__u8	version;
+	__u8	type;
+	__u8	lanes;
+	__u8	resv;
+};
+
+#define BX_WIRE_LANES_LEN	8
+static_assert(sizeof(struct bx_wire_lanes) == BX_WIRE_LANES_LEN);
+
+/**
  * struct bx_wire_accept - the acceptor's private data
  * @magic, @version, @credits, @msg_size, @epoch: as a request's
  * @flags:	BX_WIRE_REQ_F_PROOF, as the request's
+ * @lane:	the request's lane (an acceptor before lanes sends 0)
  * @resv:	0
  * @mac:	PROOF: the acceptor's proof, with the request's secret
  */
@@ -283,7 +319,8 @@ struct bx_wire_accept {
 	__u8	flags;
 	__be16	credits;
 	__be32	msg_size;
-	__be32	resv;
+	__u8	lane;
+	__u8	resv[3];
 	__be64	epoch;
 	__u8	mac[BX_WIRE_MAC_LEN];
 };
@@ -295,6 +332,7 @@ static_assert(sizeof(struct bx_wire_accept) == BX_WIRE_ACCEPT_LEN);
 /* A request or an accept in host byte order (bytes as they go). */
 struct bx_conn_params {
 	u8	flags;
+	u8	lane;
 	u16	credits;
 	u32	msg_size;
 	u64	epoch;
@@ -321,6 +359,8 @@ int bx_wire_challenge_parse(const void *buf, size_t len,
 			    struct bx_wire_chal *c);
 void bx_wire_challenge_build(struct bx_wire_challenge *w,
 			     const struct bx_wire_chal *c);
+int bx_wire_lanes_parse(const void *buf, size_t len, u8 *lanes);
+void bx_wire_lanes_build(struct bx_wire_lanes *w, u8 lanes);
 
 int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		  struct bx_msg *msg);

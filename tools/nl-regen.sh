@@ -45,10 +45,15 @@ grep -q 'GENL_MCAST_CAP_NET_ADMIN' "$root/out/nl-gen.c" ||
 	{ echo "nl-regen.sh: the events group's flags were not added" >&2; exit 1; }
 
 # The user-space client (--mode user), on the YNL library shipped in
-# tools/lib/ynl: it must build against it and the system's headers.
+# tools/lib/ynl: it must build against it and the system's headers, and
+# against the uapi header just generated, not the tree's (which a new
+# attribute makes stale until this script copies it).
 python3 "$gen" --spec "$spec" --mode user --header -o "$root/out/bx-user.h"
 python3 "$gen" --spec "$spec" --mode user --source -o "$root/out/bx-user.c"
-${CC:-cc} -std=gnu11 -fsyntax-only -I"$top/tools/lib/ynl" -I"$top/uapi" \
+mkdir -p "$root/uapi/linux"
+cp "$root/out/bx_netlink.h" "$root/uapi/linux/"
+${CC:-cc} -std=gnu11 -fsyntax-only -I"$top/tools/lib/ynl" -I"$root/uapi" \
+	-I"$top/uapi" \
 	"$root/out/bx-user.c" ||
 	{ echo "nl-regen.sh: the generated user client does not build" >&2; exit 1; }
 

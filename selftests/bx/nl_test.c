@@ -69,6 +69,7 @@ static const char *const tun_param[NTUN + 1] = {
 	[BX_A_TUNABLES_REMOTE_PEERS_MAX] = "remote_peers_max",
 	[BX_A_TUNABLES_OP_TIMEOUT_MAX_MS] = "op_timeout_max_ms",
 	[BX_A_TUNABLES_USER_WND_PCT]	= "user_wnd_pct",
+	[BX_A_TUNABLES_QPS_PER_PEER]	= "qps_per_peer",
 };
 
 /* Two valid values of each tunable (one of them differs from any value). */
@@ -100,6 +101,7 @@ static const unsigned long tun_alt[NTUN + 1][2] = {
 	[BX_A_TUNABLES_REMOTE_PEERS_MAX] = { 128, 512 },
 	[BX_A_TUNABLES_OP_TIMEOUT_MAX_MS] = { 600000, 120000 },
 	[BX_A_TUNABLES_USER_WND_PCT]	= { 25, 75 },
+	[BX_A_TUNABLES_QPS_PER_PEER]	= { 2, 4 },
 };
 
 /* A tunable's value from sysfs (flow_control: Y/N as 1/0), or -1. */

@@ -110,6 +110,7 @@ struct val {
 #define CONN_FIELDS(X)							\
 	X(BX_A_CONN_PEER_ID, peer_id, "peer-id", F_U32, false)		\
 	X(BX_A_CONN_PEER_ADDR, peer_addr, "peer-addr", F_ADDR, false)	\
+	X(BX_A_CONN_LANE, lane, "lane", F_U32, false)			\
 	X(BX_A_CONN_STATE, state, "state", F_STATE, false)		\
 	X(BX_A_CONN_ACTIVE, active, "active", F_FLAG, false)		\
 	X(BX_A_CONN_DEV_NAME, dev_name, "dev-name", F_STR, false)	\
@@ -201,7 +202,8 @@ struct val {
 	X(BX_A_TUNABLES_SECRET_OVERLAP_MS, secret_overlap_ms, "secret-overlap-ms", F_U32, false) \
 	X(BX_A_TUNABLES_REMOTE_PEERS_MAX, remote_peers_max, "remote-peers-max", F_U32, false) \
 	X(BX_A_TUNABLES_OP_TIMEOUT_MAX_MS, op_timeout_max_ms, "op-timeout-max-ms", F_U32, false) \
-	X(BX_A_TUNABLES_USER_WND_PCT, user_wnd_pct, "user-wnd-pct", F_U32, false)
+	X(BX_A_TUNABLES_USER_WND_PCT, user_wnd_pct, "user-wnd-pct", F_U32, false) \
+	X(BX_A_TUNABLES_QPS_PER_PEER, qps_per_peer, "qps-per-peer", F_U32, false)
 
 /* admit-get, but for the allow-list (printed apart, print_admit()). */
 #define ADMIT_FIELDS(X)							\
@@ -695,6 +697,7 @@ static void conn_row(struct collect *c, const struct val *v)
 
 	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_PEER_ID, b, sizeof(b)));
 	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_PEER_ADDR, b, sizeof(b)));
+	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_LANE, b, sizeof(b)));
 	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_STATE, b, sizeof(b)));
 	tbl_add(&c->tbl, v[BX_A_CONN_ACTIVE].on ? "out" : "in");
 	tbl_add(&c->tbl, cell(F, v, BX_A_CONN_DEV_NAME, b, sizeof(b)));
@@ -721,7 +724,7 @@ static void conn_row(struct collect *c, const struct val *v)
 static void conn_header(struct collect *c)
 {
 	static const char *const hdr[] = {
-		"PEER-ID", "PEER", "STATE", "DIR", "DEV", "QPN", "AWAIT",
+		"PEER-ID", "PEER", "LANE", "STATE", "DIR", "DEV", "QPN", "AWAIT",
 		"TX-MSGS", "RX-MSGS", "CREDITS", "INFLIGHT-BYTES/OPS", "ERR",
 	};
 
@@ -815,8 +818,11 @@ static void print_single(const struct field *fields, const struct val *v,
 	}
 }
 
-/* One connection, every attribute: an object, or pairs over a few lines. */
-static int cmd_conn_get(uint32_t peer)
+/*
+ * One connection (a peer's on @lane), every attribute: an object, or
+ * pairs over a few lines.
+ */
+static int cmd_conn_get(uint32_t peer, uint32_t lane)
 {
 	struct bx_conn_get_req *req = xalloc(bx_conn_get_req_alloc());
 	struct val v[ATTR_MAX + 1];
@@ -824,6 +830,8 @@ static int cmd_conn_get(uint32_t peer)
 	int ret;
 
 	bx_conn_get_req_set_peer_id(req, peer);
+	if (lane)
+		bx_conn_get_req_set_lane(req, lane);
 	rsp = bx_conn_get(ys, req);
 	bx_conn_get_req_free(req);
 	if (!rsp)
@@ -1826,7 +1834,7 @@ static void usage(FILE *f)
 "\n"
 "SYNOPSIS\n"
 "    bxctl [OPTIONS] dev [show]\n"
-"    bxctl [OPTIONS] conn [show] [peer ID]\n"
+"    bxctl [OPTIONS] conn [show] [peer ID [lane N]]\n"
 "    bxctl [OPTIONS] proc [show]\n"
 "    bxctl [OPTIONS] stats [show]\n"
 "    bxctl [OPTIONS] tunables [show]\n"
@@ -1844,11 +1852,12 @@ static void usage(FILE *f)
 "    \"bx\" (Documentation/netlink/specs/bx.yaml).\n"
 "\n"
 "    dev        RDMA devices bx is bound to: name, port, network device.\n"
-"    conn       Connections to peer hosts, one per peer: peer id and\n"
-"               address, state (connecting, up, down), direction (out: this\n"
-"               host connected), device, QP number, operations awaiting a\n"
-"               response, messages, credits, send window, error. With\n"
-"               \"peer ID\", that one connection with every counter.\n"
+"    conn       Connections to peer hosts, qps_per_peer (lanes) per peer:\n"
+"               peer id and address, lane, state (connecting, up, down),\n"
+"               direction (out: this host connected), device, QP number,\n"
+"               operations awaiting a response, messages, credits, send\n"
+"               window, error. With \"peer ID\", that one connection (lane\n"
+"               0, or \"lane N\") with every counter.\n"
 "    proc       Processes with /dev/bx open: pid, payload bytes sent and\n"
 "               received, operations in flight, region size.\n"
 "    stats      Host-wide counters.\n"
@@ -1861,7 +1870,7 @@ static void usage(FILE *f)
 "               refuse-ms, peer-linger-ms, user-ops-max, user-peers-max,\n"
 "               user-services-max, op-timeout-ms, region-cap-mb,\n"
 "               proof-ms, secret-overlap-ms, remote-peers-max,\n"
-"               op-timeout-max-ms, user-wnd-pct;\n"
+"               op-timeout-max-ms, user-wnd-pct, qps-per-peer;\n"
 "               \"_\" for \"-\" works too). Needs CAP_NET_ADMIN. A value\n"
 "               out of range is refused by the kernel, which says why.\n"
 "    admit      Who may be a peer: the allow-list (\"any\" when empty),\n"
@@ -2024,7 +2033,7 @@ int main(int argc, char **argv)
 			ret = cmd_dev();
 	} else if (is(pos[0], A_CONN)) {
 		int i = 1;
-		uint32_t peer = 0;
+		uint32_t peer = 0, lane = 0;
 		bool one = false;
 
 		if (i < npos && is(pos[i], A_SHOW))
@@ -2039,6 +2048,14 @@ int main(int argc, char **argv)
 			}
 			one = true;
 			i++;
+			if (i + 1 < npos && !strcmp(pos[i], "lane")) {
+				if (!parse_u32(pos[i + 1], &lane)) {
+					fprintf(stderr, "%s: conn: \"%s\" is not a lane\n",
+						prog, pos[i + 1]);
+					return 1;
+				}
+				i += 2;
+			}
 		} else if (i > 1 && !strcmp(pos[i - 1], "peer")) {
 			fprintf(stderr, "%s: conn: peer needs an id\n", prog);
 			return 1;
@@ -2047,7 +2064,7 @@ int main(int argc, char **argv)
 			return bad_args("conn", pos[i]);
 		ret = nl_setup();
 		if (!ret)
-			ret = one ? cmd_conn_get(peer) : cmd_conn();
+			ret = one ? cmd_conn_get(peer, lane) : cmd_conn();
 	} else if (is(pos[0], A_PROC)) {
 		ret = only_show("proc", npos - 1, pos + 1);
 		if (!ret)

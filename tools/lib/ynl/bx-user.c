@@ -124,6 +124,7 @@ const struct ynl_policy_attr bx_conn_policy[BX_A_CONN_MAX + 1] = {
 	[BX_A_CONN_PEER_VIOLATIONS] = { .name = "peer-violations", .type = YNL_PT_U32, },
 	[BX_A_CONN_PEER_REFUSED] = { .name = "peer-refused", .type = YNL_PT_U32, },
 	[BX_A_CONN_PEER_REFUSING_MS] = { .name = "peer-refusing-ms", .type = YNL_PT_U32, },
+	[BX_A_CONN_LANE] = { .name = "lane", .type = YNL_PT_U32, },
 };
 
 const struct ynl_policy_nest bx_conn_nest = {
@@ -200,6 +201,7 @@ const struct ynl_policy_attr bx_tunables_policy[BX_A_TUNABLES_MAX + 1] = {
 	[BX_A_TUNABLES_REMOTE_PEERS_MAX] = { .name = "remote-peers-max", .type = YNL_PT_U32, },
 	[BX_A_TUNABLES_OP_TIMEOUT_MAX_MS] = { .name = "op-timeout-max-ms", .type = YNL_PT_U32, },
 	[BX_A_TUNABLES_USER_WND_PCT] = { .name = "user-wnd-pct", .type = YNL_PT_U32, },
+	[BX_A_TUNABLES_QPS_PER_PEER] = { .name = "qps-per-peer", .type = YNL_PT_U32, },
 };
 
 const struct ynl_policy_nest bx_tunables_nest = {
@@ -606,6 +608,11 @@ int bx_conn_get_rsp_parse(const struct nlmsghdr *nlh,
 				return YNL_PARSE_CB_ERROR;
 			dst->_present.peer_refusing_ms = 1;
 			dst->peer_refusing_ms = ynl_attr_get_u32(attr);
+		} else if (type == BX_A_CONN_LANE) {
+			if (ynl_attr_validate(yarg, attr))
+				return YNL_PARSE_CB_ERROR;
+			dst->_present.lane = 1;
+			dst->lane = ynl_attr_get_u32(attr);
 		}
 	}
 
@@ -626,6 +633,8 @@ bx_conn_get(struct ynl_sock *ys, struct bx_conn_get_req *req)
 
 	if (req->_present.peer_id)
 		ynl_attr_put_u32(nlh, BX_A_CONN_PEER_ID, req->peer_id);
+	if (req->_present.lane)
+		ynl_attr_put_u32(nlh, BX_A_CONN_LANE, req->lane);
 
 	rsp = calloc(1, sizeof(*rsp));
 	yrs.yarg.data = rsp;
@@ -1068,6 +1077,11 @@ int bx_tunables_get_rsp_parse(const struct nlmsghdr *nlh,
 				return YNL_PARSE_CB_ERROR;
 			dst->_present.user_wnd_pct = 1;
 			dst->user_wnd_pct = ynl_attr_get_u32(attr);
+		} else if (type == BX_A_TUNABLES_QPS_PER_PEER) {
+			if (ynl_attr_validate(yarg, attr))
+				return YNL_PARSE_CB_ERROR;
+			dst->_present.qps_per_peer = 1;
+			dst->qps_per_peer = ynl_attr_get_u32(attr);
 		}
 	}
 
@@ -1171,6 +1185,8 @@ int bx_tunables_set(struct ynl_sock *ys, struct bx_tunables_set_req *req)
 		ynl_attr_put_u32(nlh, BX_A_TUNABLES_OP_TIMEOUT_MAX_MS, req->op_timeout_max_ms);
 	if (req->_present.user_wnd_pct)
 		ynl_attr_put_u32(nlh, BX_A_TUNABLES_USER_WND_PCT, req->user_wnd_pct);
+	if (req->_present.qps_per_peer)
+		ynl_attr_put_u32(nlh, BX_A_TUNABLES_QPS_PER_PEER, req->qps_per_peer);
 
 	err = ynl_exec(ys, nlh, &yrs);
 	if (err < 0)

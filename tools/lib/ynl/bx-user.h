@@ -70,9 +70,11 @@ struct bx_dev_get_rsp_list *bx_dev_get_dump(struct ynl_sock *ys);
 struct bx_conn_get_req {
 	struct {
 		__u32 peer_id:1;
+		__u32 lane:1;
 	} _present;
 
 	__u32 peer_id;
+	__u32 lane;
 };
 
 static inline struct bx_conn_get_req *bx_conn_get_req_alloc(void)
@@ -86,6 +88,12 @@ bx_conn_get_req_set_peer_id(struct bx_conn_get_req *req, __u32 peer_id)
 {
 	req->_present.peer_id = 1;
 	req->peer_id = peer_id;
+}
+static inline void
+bx_conn_get_req_set_lane(struct bx_conn_get_req *req, __u32 lane)
+{
+	req->_present.lane = 1;
+	req->lane = lane;
 }
 
 struct bx_conn_get_rsp {
@@ -127,6 +135,7 @@ struct bx_conn_get_rsp {
 		__u32 peer_violations:1;
 		__u32 peer_refused:1;
 		__u32 peer_refusing_ms:1;
+		__u32 lane:1;
 	} _present;
 
 	__u32 peer_id;
@@ -164,6 +173,7 @@ struct bx_conn_get_rsp {
 	__u32 peer_violations;
 	__u32 peer_refused;
 	__u32 peer_refusing_ms;
+	__u32 lane;
 };
 
 void bx_conn_get_rsp_free(struct bx_conn_get_rsp *rsp);
@@ -306,6 +316,7 @@ struct bx_tunables_get_rsp {
 		__u32 remote_peers_max:1;
 		__u32 op_timeout_max_ms:1;
 		__u32 user_wnd_pct:1;
+		__u32 qps_per_peer:1;
 	} _present;
 
 	__u32 wnd_kb;
@@ -335,6 +346,7 @@ struct bx_tunables_get_rsp {
 	__u32 remote_peers_max;
 	__u32 op_timeout_max_ms;
 	__u32 user_wnd_pct;
+	__u32 qps_per_peer;
 };
 
 void bx_tunables_get_rsp_free(struct bx_tunables_get_rsp *rsp);
@@ -375,6 +387,7 @@ struct bx_tunables_set_req {
 		__u32 remote_peers_max:1;
 		__u32 op_timeout_max_ms:1;
 		__u32 user_wnd_pct:1;
+		__u32 qps_per_peer:1;
 	} _present;
 
 	__u32 wnd_kb;
@@ -404,6 +417,7 @@ struct bx_tunables_set_req {
 	__u32 remote_peers_max;
 	__u32 op_timeout_max_ms;
 	__u32 user_wnd_pct;
+	__u32 qps_per_peer;
 };
 
 static inline struct bx_tunables_set_req *bx_tunables_set_req_alloc(void)
@@ -597,6 +611,13 @@ bx_tunables_set_req_set_user_wnd_pct(struct bx_tunables_set_req *req,
 {
 	req->_present.user_wnd_pct = 1;
 	req->user_wnd_pct = user_wnd_pct;
+}
+static inline void
+bx_tunables_set_req_set_qps_per_peer(struct bx_tunables_set_req *req,
+				     __u32 qps_per_peer)
+{
+	req->_present.qps_per_peer = 1;
+	req->qps_per_peer = qps_per_peer;
 }
 
 /*

@@ -119,6 +119,50 @@ static u32 ref_idle_need(u32 batch)
 	return batch < 2 ? 2 : batch;
 }
 
+/* ---- lanes ---------------------------------------------------------------- */
+
+UNIT_TEST(lane_one_by_default)
+{
+	/* qps_per_peer 1 (the default): every file on lane 0. */
+	for (u32 k = 0; k < 1000; k++)
+		CHECK_EQ(bx_flow_lane(k, 1, BX_LANES_MAX), 0);
+	CHECK_EQ(bx_flow_lane(U32_MAX, 1, BX_LANES_MAX), 0);
+}
+
+UNIT_TEST(lane_files_take_turns)
+{
+	/* Files opened one after the other take every lane in turn. */
+	for (unsigned int n = 1; n <= BX_LANES_MAX; n++) {
+		unsigned int seen[BX_LANES_MAX] = { 0 };
+
+		for (u32 k = 100; k < 100 + 4 * n; k++) {
+			u8 l = bx_flow_lane(k, n, BX_LANES_MAX);
+
+			CHECK(l < n);
+			seen[l]++;
+			/* The same file, the same lane, every time. */
+			CHECK_EQ(bx_flow_lane(k, n, BX_LANES_MAX), l);
+		}
+		for (unsigned int l = 0; l < n; l++)
+			CHECK_EQ(seen[l], 4);
+	}
+}
+
+UNIT_TEST(lane_within_limits)
+{
+	/* A peer that takes fewer lanes bounds them; nonsense is lane 0. */
+	for (u32 k = 0; k < 64; k++) {
+		CHECK(bx_flow_lane(k, 8, 2) < 2);
+		CHECK(bx_flow_lane(k, 2, 8) < 2);
+		CHECK_EQ(bx_flow_lane(k, 8, 1), 0);
+		CHECK_EQ(bx_flow_lane(k, 0, 8), 0);
+		CHECK_EQ(bx_flow_lane(k, 8, 0), 0);
+		CHECK(bx_flow_lane(k, 200, 200) < BX_LANES_MAX);
+	}
+	/* Past the key's wrap-around, still within. */
+	CHECK(bx_flow_lane(U32_MAX, 3, 8) < 3);
+}
+
 UNIT_TEST(credits_init)
 {
 	struct bx_credits c;

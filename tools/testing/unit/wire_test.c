@@ -446,6 +446,11 @@ static int chal_parse(const void *b, size_t l, void *o)
 	return bx_wire_challenge_parse(b, l, o);
 }
 
+static int lanes_parse(const void *b, size_t l, void *o)
+{
+	return bx_wire_lanes_parse(b, l, o);
+}
+
 UNIT_TEST(handshake_request)
 {
 	struct bx_conn_params in = { .credits = 128, .msg_size = 8192,
@@ -471,7 +476,31 @@ UNIT_TEST(handshake_request)
 	for (int i = 16; i < 32; i++)
 		ok[i] = true;
 	ok[7] = false;	/* credits 128 ^ 0x80: below 3 */
+	ok[9] = false;	/* the byte after the lane: reserved */
 	CHECK_EQ(flips_refused(pd, sizeof(pd), sizeof(pd), ok, req_parse), 0);
+	/*
+	 * The lane: byte 8, any value (the acceptor checks it against its
+	 * qps_per_peer); lane 0 is the request from before lanes, whose
+	 * msg_size was a be32 there.
+	 */
+	CHECK_EQ(out.lane, 0);
+	CHECK_EQ(pd[8], 0);
+	CHECK_EQ(pd[9], 0);
+	CHECK_EQ(pd[10], 0x20);
+	CHECK_EQ(pd[11], 0);
+	in.lane = 7;
+	bx_wire_req_build((struct bx_wire_req *)pd, &in);
+	CHECK_EQ(pd[8], 7);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), 0);
+	CHECK_EQ(out.lane, 7);
+	CHECK_EQ(out.msg_size, 8192);
+	in.lane = 255;
+	bx_wire_req_build((struct bx_wire_req *)pd, &in);
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), 0);
+	CHECK_EQ(out.lane, 255);
+	pd[9] = 1;
+	CHECK_EQ(bx_wire_req_parse(pd, sizeof(pd), &out), -EPROTO);
+	in.lane = 0;
 	/* Epoch 0 names no incarnation. */
 	in.epoch = 0;
 	bx_wire_req_build((struct bx_wire_req *)pd, &in);
@@ -540,7 +569,17 @@ UNIT_TEST(handshake_accept)
 		ok[i] = true;	/* the epoch */
 	for (int i = 6; i < 12; i++)
 		ok[i] = true;	/* credits 64, msg_size 8192: still usable */
+	ok[12] = true;		/* the lane: the initiator compares it */
 	CHECK_EQ(flips_refused(pd, 40, sizeof(pd), ok, acc_parse), 0);
+	/* The lane echoed, the rest of the word reserved. */
+	in.lane = 3;
+	bx_wire_accept_build((struct bx_wire_accept *)pd, &in);
+	CHECK_EQ(pd[12], 3);
+	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), 0);
+	CHECK_EQ(out.lane, 3);
+	pd[13] = 1;
+	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), -EPROTO);
+	in.lane = 0;
 	in.flags = BX_WIRE_REQ_F_PROOF;
 	memset(in.mac, 0x44, sizeof(in.mac));
 	bx_wire_accept_build((struct bx_wire_accept *)pd, &in);
@@ -554,6 +593,36 @@ UNIT_TEST(handshake_accept)
 	in.epoch = 0;
 	bx_wire_accept_build((struct bx_wire_accept *)pd, &in);
 	CHECK_EQ(bx_wire_accept_parse(pd, sizeof(pd), &out), -EPROTO);
+}
+
+UNIT_TEST(handshake_lanes_reject)
+{
+	struct bx_wire_lanes w;
+	bool ok[8] = { 0 };
+	u8 pd[148] = { 0 }, lanes = 0;
+	struct bx_wire_chal c;
+
+	bx_wire_lanes_build(&w, 4);
+	memcpy(pd, &w, sizeof(w));
+	CHECK_EQ(sizeof(w), 8);
+	CHECK_EQ(pd[5], BX_WIRE_REJ_LANES);
+	CHECK_EQ(pd[6], 4);
+	CHECK_EQ(bx_wire_lanes_parse(pd, sizeof(pd), &lanes), 0);
+	CHECK_EQ(lanes, 4);
+	/* Not a challenge, nor a challenge one of these. */
+	CHECK_EQ(bx_wire_challenge_parse(pd, sizeof(pd), &c), -EPROTO);
+	CHECK_EQ(bx_wire_lanes_parse(pd, BX_WIRE_LANES_LEN - 1, &lanes), -EPROTO);
+	CHECK_EQ(bx_wire_lanes_parse(NULL, 8, &lanes), -EPROTO);
+	ok[6] = true;	/* 4 ^ 0x80 lanes: still some */
+	CHECK_EQ(flips_refused(pd, 8, sizeof(pd), ok, lanes_parse), 0);
+	/* No lane at all is not a refusal of a lane. */
+	pd[6] = 0;
+	CHECK_EQ(bx_wire_lanes_parse(pd, sizeof(pd), &lanes), -EPROTO);
+	/* The padding a transport adds is not checked. */
+	pd[6] = 1;
+	pd[100] = 9;
+	CHECK_EQ(bx_wire_lanes_parse(pd, sizeof(pd), &lanes), 0);
+	CHECK_EQ(lanes, 1);
 }
 
 UNIT_TEST(handshake_challenge)

@@ -1,0 +1,231 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Lanes (qps_per_peer) across two guests: guest 0 serves, guest 1's
+# processes push and pull, with qps_per_peer 4 on both. bx_pp verifies
+# every byte; the server sees no push twice (bx_pp's unique push seeds).
+#
+#   spread       8 processes: exactly 4 connections to the peer on each
+#                side (lanes 0 to 3, bxctl -j conn), each of which
+#                carried traffic; conn-get of one lane (bxctl conn peer
+#                ID lane N)
+#   lane_fail    while 8 processes push and pull through libbx's
+#                recovery (bx_pp -S), one more pulls from a service that
+#                never answers, with a deadline: its lane's connection
+#                is ended for it (deadline.sh's pull_overdue), the other
+#                three keep their QPs; no pull fails, no push is
+#                certainly undelivered, the server's pushes are within
+#                the client's counts (exactly once), and 4 lanes are up
+#                again at the end
+#   link_outage  the server's link is set down for longer than the RC
+#                retries last, then up again, under the same load: every
+#                lane fails and recovers, with the same verdicts
+#
+# At the end bx is reloaded on both guests: the tests after find one
+# connection per peer again.
+. "$(dirname "$0")/lib.sh"
+
+PP=$(dirname "$0")/bx_pp
+SVC=7
+MUTE=9
+ID=${BXRIG_ID:-0}
+SERVER=${BXRIG_PEER0:-192.0.2.1}
+IP=/usr/sbin/ip
+P=/sys/module/bx/parameters
+LANES=4
+
+if [ "${BXRIG_N:-1}" -lt 2 ]; then
+	echo "1..0 # SKIP needs two rig guests"
+	exit $KSFT_SKIP
+fi
+
+b() { rig_barrier "lanes.$1" 240; }
+
+# The other guest (guests 0 and 1 only take part).
+PEER=192.0.2.$((2 - ID))
+
+# This host's connections to the other guest, from netlink, one JSON
+# object per line.
+conns_json() {
+	bxctl -j conn | tr '}' '\n' | grep "\"peer-addr\":\"$PEER\"" || true
+}
+
+# Lanes up to the other guest, one line each: "LANE QPN TX RX".
+lanes_up() {
+	conns_json | grep '"state":"up"' | sed -n \
+		's/.*"lane":\([0-9]*\).*"qpn":\([0-9]*\).*"tx-msgs":\([0-9]*\),"rx-msgs":\([0-9]*\).*/\1 \2 \3 \4/p' |
+		sort -n
+}
+nlanes_up() { lanes_up | wc -l; }
+all_up() { [ "$(nlanes_up)" -eq $LANES ]; }
+
+# Each lane 0..LANES-1 up exactly once.
+lanes_exact() {
+	[ "$(lanes_up | awk '{ print $1 }' | tr '\n' ' ')" = "0 1 2 3 " ]
+}
+
+ops_idle() { [ "$(stat_of ops_inflight)" = 0 ]; }
+
+serve2_start() {
+	: > /tmp/srv2.out
+	"$PP" serve -s "$@" >> /tmp/srv2.out 2>&1 &
+	SRV2=$!
+	wait_until 10 grep -q ready /tmp/srv2.out ||
+		{ echo "# FAIL: second server not ready: $(cat /tmp/srv2.out)"; ERR=1; }
+}
+
+serve2_stop() {
+	kill -TERM "$SRV2" 2>/dev/null
+	wait "$SRV2" 2>/dev/null || true
+	echo "# $(tail -1 /tmp/srv2.out)"
+}
+
+# The client's verdict on a -S run (recover.sh's): no pull or push
+# failed, no bad data; its push counts are added up for sync_send.
+client_sync() {
+	rc=0
+	"$PP" client -a "$SERVER" -s $SVC -S -P 8 -z 100,4096,65536 \
+		-m both "$@" > /tmp/cli.out 2>&1 || rc=$?
+	sed 's/^/# /' /tmp/cli.out
+	sync_add /tmp/cli.out
+	[ $rc -eq 0 ] || { echo "# FAIL: client"; return 1; }
+	grep -q "pull_failed 0 .* push_failed 0 " /tmp/cli.out ||
+		{ echo "# FAIL: a pull or a certainly-undelivered push failed"; return 1; }
+}
+
+show_lanes() {
+	echo "# lanes up ($1): lane qpn tx-msgs rx-msgs"
+	lanes_up | sed 's/^/#   /'
+}
+
+case_spread() {
+	if [ "$ID" -eq 0 ]; then
+		serve_start -n 64 -b 0 -r 64
+		b sp.up; b sp.done
+		try serve_stop
+		# The client's 4 lanes, each of which brought us requests.
+		show_lanes server
+		try check lanes_exact
+		try check [ "$(lanes_up | awk '$4 < 10' | wc -l)" -eq 0 ]
+		try check [ "$(conns_json | grep -c '"active":true')" -eq 0 ]
+	elif [ "$ID" -eq 1 ]; then
+		b sp.up
+		lanes_up > /tmp/lanes.0
+		out=$("$PP" client -a "$SERVER" -s $SVC -P 8 -z 100,4096,65536 \
+			-m both -i 10 -q 4 2>&1) ||
+			{ echo "# FAIL: client: $out"; ERR=1; }
+		echo "# $(echo "$out" | head -1)"
+		show_lanes client
+		try check lanes_exact
+		# Each lane carried at least 10 messages more than before.
+		lanes_up > /tmp/lanes.1
+		idle=$(awk 'NR == FNR { tx[$1] = $3; next }
+			$3 - tx[$1] < 10 { print $1 }' /tmp/lanes.0 /tmp/lanes.1)
+		[ -z "$idle" ] ||
+			{ echo "# FAIL: lanes that carried nothing: $idle"; ERR=1; }
+		# conn-get by peer and lane.
+		id=$(conns_json | sed -n 's/.*"peer-id":\([0-9]*\).*/\1/p' | head -1)
+		try check sh -c "bxctl -j conn peer $id lane 3 | grep -q '\"lane\":3,'"
+		try check sh -c "! bxctl conn peer $id lane 9 2>/dev/null"
+		b sp.done
+	else
+		b sp.up; b sp.done
+	fi
+	result
+}
+
+case_lane_fail() {
+	echo $((15000 * BX_SLOW)) > $P/recover_ms
+	if [ "$ID" -eq 0 ]; then
+		serve_start -n 64 -b 0 -r 64
+		serve2_start $MUTE -N -n 8 -b 0 -r 4
+		sync_listen
+		b lf.up; b lf.done
+		# A push being read when its lane ended fails its RECV.
+		try serve_stop errors-ok
+		try sync_check
+		serve2_stop
+	elif [ "$ID" -eq 1 ]; then
+		rm -f /tmp/sync.sum
+		b lf.up
+		client_sync -t 12 > /tmp/lf.run 2>&1 &
+		cl=$!
+		sleep 2
+		lanes_up > /tmp/lanes.0
+		# Its file's lane ends at the deadline and a second's grace.
+		out=$("$PP" client -a "$SERVER" -s $MUTE -m pull -z 4096 -q 1 \
+			-i 1 -T 2000 2>&1) &&
+			{ echo "# FAIL: a pull nobody answered succeeded: $out"; ERR=1; }
+		echo "# $(echo "$out" | tr '\n' ' ')"
+		try check sh -c "echo '$out' | grep -q 'Connection timed out'"
+		wait $cl || ERR=1
+		cat /tmp/lf.run
+		try sync_send "$SERVER"
+		try check wait_until 20 all_up
+		lanes_up > /tmp/lanes.1
+		sed 's/^/# before: /' /tmp/lanes.0
+		sed 's/^/# after:  /' /tmp/lanes.1
+		# One lane has a new QP; the other three kept theirs.
+		kept=$(awk 'NR == FNR { q[$1] = $2; next } q[$1] == $2' \
+			/tmp/lanes.0 /tmp/lanes.1 | wc -l)
+		echo "# lanes that kept their QP: $kept of $LANES"
+		try check [ "$kept" -eq $((LANES - 1)) ]
+		echo "# recoveries: $(conns_json | sed -n 's/.*"recoveries":\([0-9]*\).*"recovered-ops":\([0-9]*\).*/\1 rounds, \2 ops resent/p' | head -1)"
+		b lf.done
+	else
+		b lf.up; b lf.done
+	fi
+	try check wait_until 30 ops_idle
+	result
+}
+
+port_active() { rdma link show rxe0/1 | grep -q "state ACTIVE"; }
+
+case_link_outage() {
+	echo $((15000 * BX_SLOW)) > $P/recover_ms
+	if [ "$ID" -eq 0 ]; then
+		serve_start -n 64 -b 0 -r 64
+		sync_listen
+		b lo.up
+		sleep 5
+		$IP link set eth0 down
+		sleep 8
+		$IP link set eth0 up
+		try check wait_until 10 port_active
+		b lo.done
+		try serve_stop errors-ok
+		try sync_check
+	elif [ "$ID" -eq 1 ]; then
+		rm -f /tmp/sync.sum
+		b lo.up
+		try client_sync -t 30
+		try sync_send "$SERVER"
+		try check wait_until 20 all_up
+		show_lanes client
+		try check lanes_exact
+		b lo.done
+	else
+		b lo.up; b lo.done
+	fi
+	try check wait_until 30 ops_idle
+	result
+}
+
+case_cleanup() {
+	echo "$QPS0" > $P/qps_per_peer
+	echo "$RECOVER0" > $P/recover_ms
+	b end
+	rmmod bx && modprobe bx && wait_until 10 bx_has_dev rxe0
+}
+
+QPS0=$(cat $P/qps_per_peer)
+RECOVER0=$(cat $P/recover_ms)
+# Both sides take 4 lanes before either connects one.
+echo $LANES > $P/qps_per_peer
+b start
+ktap_plan 4
+run_test spread case_spread
+run_test lane_fail case_lane_fail
+run_test link_outage case_link_outage
+run_test cleanup case_cleanup
+ktap_finish
