@@ -45,7 +45,6 @@
  *     mix=0 n=N errors=0 secs=S ops_s=X mb_s=X mean_us=X p50_us=X
  *     p99_us=X p999_us=X min_us=X max_us=X cpu_us_op=X guest_cpu_us_op=X
  *     srv_cpu_us_op=X srv_guest_cpu_us_op=X cli_busy_pct=X srv_busy_pct=X
- *   bxperf-hist (same keys up to mix) per_oct=32 h=BUCKET:COUNT,...
  *
  * and a record (benchrec.h; tools/bench/README.md, "Records"): bench
  * "bxperf", kind "result", cell {tag, transport, op, size, depth, procs,
@@ -512,7 +511,6 @@ static void print_cell(const struct opts *o, struct shared *sh,
 		long long rxe, tcp;
 		struct benchrec r;
 		char meta[256];
-		int len;
 
 		if (!n[k] && !err[k])
 			continue;
@@ -561,21 +559,6 @@ static void print_cell(const struct opts *o, struct shared *sh,
 		       nv[k] ? v[k][0] : 0, nv[k] ? v[k][nv[k] - 1] : 0,
 		       cli_cpu, cli_guest, srv_cpu, srv_guest, cli_pct,
 		       srv_pct, rxe, tcp);
-		len = printf("bxperf-hist %s per_oct=%d h=", meta, PER_OCT);
-		for (uint64_t i = 0; i < nv[k];) {
-			int b = v[k][i] >= 1 ?
-				(int)floor(PER_OCT * log2(v[k][i])) : 0;
-			uint64_t j = i;
-
-			while (j < nv[k] && (v[k][j] >= 1 ?
-			       (int)floor(PER_OCT * log2(v[k][j])) : 0) == b)
-				j++;
-			len += printf("%s%d:%llu", i ? "," : "", b,
-				      (unsigned long long)(j - i));
-			i = j;
-		}
-		printf("\n");
-		(void)len;
 		/* The record: the same figures, -1 (the server not asked)
 		 * as null, and the histogram: runs of equal buckets from
 		 * the sorted samples.
