@@ -169,7 +169,7 @@ perftest_parse() {
 
 # env_rec KEY=VALUE...: the run's settings, a line and a record.
 env_rec() {
-	echo "bench-env $*"
+	printf 'bench-env %s\n' "$*"
 	cell='' sep=''
 	for kv in "$@"; do
 		cell="$cell$sep\"${kv%%=*}\":$(jv "${kv#*=}")"
