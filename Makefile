@@ -251,7 +251,7 @@ unit: $(UNIT_TESTS) $(FUZZERS)
 
 .SECONDEXPANSION:
 $(O)/unit/%_test: $(UNIT_DIR)/%_test.c $$(UNIT_SRCS_$$*) $(UNIT_DIR)/unit.h \
-		$(wildcard kmod/*.h libbx/*.h $(UNIT_DIR)/shim/*/*.h)
+		$(wildcard kmod/*.h libbx/*.h tools/bench/benchrec.h $(UNIT_DIR)/shim/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*) -lpthread
 

@@ -22,7 +22,7 @@
 
 BXPERF_SRCS := tools/bench/bxperf.c tools/bench/bxperf_bx.c \
 	tools/bench/bxperf_tcp.c $(TOOLS_LIB_SRCS)
-BXPERF_HDRS := tools/bench/bxperf.h libbx/libbx.h uapi/linux/bx.h \
+BXPERF_HDRS := tools/bench/bxperf.h tools/bench/benchrec.h libbx/libbx.h uapi/linux/bx.h \
 	$(TOOLS_LIB_HDRS)
 
 TOOLS += $(O)/bin/bxperf $(O)/bin/rds_pp
@@ -34,7 +34,7 @@ $(O)/bin/bxperf: $(BXPERF_SRCS) $(BXPERF_HDRS) $(LIBBX_SO)
 	$(CC) $(UCFLAGS) $(TOOLS_LIB_CFLAGS) -pthread -o $@ $(BXPERF_SRCS) -L$(O)/lib -lbx \
 		-Wl,-rpath,'$$ORIGIN/../lib' -lpthread -lm
 
-$(O)/bin/rds_pp: tools/bench/rds_pp.c
+$(O)/bin/rds_pp: tools/bench/rds_pp.c tools/bench/benchrec.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -o $@ $<
 

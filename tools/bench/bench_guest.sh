@@ -26,14 +26,16 @@
 #           size (64 B, 4 KiB) BENCH_ROUNDS rounds (default 5) of an AF_RDS
 #           ping-pong over rds_rdma (tools/bench/rds_pp.c), a bx pull at
 #           depth 1 and qperf rc_lat, 2 s each, back to back, so that each
-#           round's three see the same host: "bench-pair ..." lines
+#           round's three see the same host: records with "phase":"rds"
+#           and the round in their cells
 #   bw      1 MiB throughput in paired rounds, guest 1 -> 0: BENCH_ROUNDS
 #           rounds of qperf rc_bw, rc_rdma_write_bw and rc_rdma_read_bw
 #           (-nr: bx's rd_max) and bx pull and push at depth 8, 2 s each,
-#           back to back: "bench-pairbw ..." lines (BENCH_BW_SETS: bx
+#           back to back: records with "phase":"bw", the round and the
+#           setting ("on") in their cells (BENCH_BW_SETS: bx
 #           with each of these settings too in every round, in orders
-#           that balance which cell follows which: "bench-pairbw-set
-#           ..." lines; with BENCH_LAT_ONLY=1, only the small-message
+#           that balance which cell follows which, the setting's name and
+#           tunables in the cell; with BENCH_LAT_ONLY=1, only the small-message
 #           latency cells of each setting, pull and push, BENCH_SECS each)
 #   pslite  (3 guests or more) ps-lite's API over bx: pslite_bench's push,
 #           pull and push-pull of 4 B, 4 KiB, 64 KiB, 1 MiB at 1, 16 and
@@ -41,7 +43,7 @@
 #           2, BENCH_PSLITE_SECS per cell (default 2); then bxperf -T tcp
 #           push and pull of the same sizes and depths, guest 1 -> 0 (the
 #           TCP baseline: bxperf's request/response, not ps-lite):
-#           "bench-pslite ..." and bxperf lines tagged pslite-tcp
+#           pslite_bench's records and bxperf's tagged pslite-tcp
 #   pieces  one connection, guest 1 -> 0: 1 MiB pulls (then pushes) at
 #           depth 8 and, at the same time, a probe process pulling 4 KiB
 #           one at a time, with the server's piece_kb 0 (transfers posted
@@ -50,20 +52,27 @@
 #           (BENCH_PIECE_KB: another piece_kb than the default for "on")
 #   profile ftrace (function_graph) on bx and rdma_rxe in guests 0 and 1
 #           while guest 1 pulls 4 KiB and pushes 64 KiB at depth 1 over
-#           bx: "bench-profile ..." lines (ftrace_prof.sh)
+#           bx: ftrace_prof.sh's records
 #
 # Settings (run.sh -e): BENCH_SECS (per cell, default 3), BENCH_PSLITE_SECS
 # (per pslite cell, default 2), BENCH_INCAST_SECS
 # (default 20), BENCH_INCAST_PROCS (2), BENCH_INCAST_RATE (open load: each
 # incast process issues this many operations per second, Poisson, at most
 # 16 in flight; default none, 4 in flight), BENCH_PHASES (default all of the
-# above), BENCH_SIZES (default 64,4096,64K,1M,16M). Output: bxperf's lines,
-# "bench-floor ..." lines (parsed qperf/perftest results), "bench-flow ..."
-# (bx's flow counters and rxe/TCP counter changes per incast phase),
-# "bench-host ..." (every guest's connections and registered bytes during
-# each procs and incast cell, host_start), "bench-phase NAME start|done" progress from guest 0, "bench-guest ID:
-# FAIL: ..." on any failure. A guest exits non-zero if anything failed but
-# meets every barrier, so the others are not left waiting.
+# above), BENCH_SIZES (default 64,4096,64K,1M,16M). Output: the records
+# that tools/bench/report.py reads ("bench-record {JSON}", the schema in
+# tools/bench/README.md, "Records"): bxperf's, rds_pp's and pslite_bench's
+# own, each program's cell given the phase, round and setting where it
+# ran (-k), and this script's: qperf and perftest results (bench "qperf",
+# "perftest"), and bench "bench_guest" kinds "env" (the settings), "phase"
+# (NAME start|done, from guest 0), "host" (every guest's connections and
+# registered bytes during each procs and incast cell, host_start), "flow"
+# (bx's flow counters and rxe/TCP counter changes per incast phase) and
+# "skip" (a phase that could not run). Beside them lines for people:
+# the programs' own, "bench-phase NAME start|done" progress from guest 0
+# (bench.sh shows it), and "bench-guest ID: FAIL: ..." on any failure. A
+# guest exits non-zero if anything failed but meets every barrier, so the
+# others are not left waiting.
 
 ID=${BXRIG_ID:-0}
 N=${BXRIG_N:-1}
@@ -88,6 +97,29 @@ CTMO=$((SECS * 20 + 240))
 rc=0
 
 fail() { echo "bench-guest $ID: FAIL: $*"; rc=1; }
+
+# ---- records -------------------------------------------------------------
+
+# rec BENCH KIND CELL METRICS: a record (tools/bench/README.md, "Records");
+# CELL and METRICS are the members of their objects, '"tag":"x","size":64'.
+rec() {
+	printf 'bench-record {"v":1,"bench":"%s","kind":"%s","cell":{%s},"metrics":{%s}}\n' \
+		"$1" "$2" "$3" "$4"
+}
+# jv VALUE: VALUE in JSON: a number as it is, null if empty, else a string.
+jv() {
+	printf '%s' "$1" | awk "$JAWK"' { printf "%s", jv($0) } END { if (!NR) printf "null" }'
+}
+# The same in awk programs: "$JAWK"'PROGRAM'.
+JAWK='function js(v,  o, i, c) {
+	for (i = 1; i <= length(v); i++) {
+		c = substr(v, i, 1)
+		o = o (c == "\\" || c == "\"" ? "\\" : "") c
+	}
+	return "\"" o "\""
+}
+function jv(v) { return v == "" ? "null" : v ~ /^-?(0|[1-9][0-9]*)([.][0-9]+)?([eE][-+]?[0-9]+)?$/ ? v : js(v) }
+'
 # Barriers: the start of a phase comes within seconds on every guest,
 # its end waits for the slowest guest's share of it.
 b() {
@@ -97,7 +129,61 @@ b() {
 	esac
 	bxrig barrier "bench.$1" "$bt" || fail "barrier $1"
 }
-say() { [ "$ID" -eq 0 ] && echo "bench-phase $1"; }
+# qperf -uu prints "test:" then "    latency  =  N ns" / "bw  =  N bytes/sec".
+# A line and a record (bench "qperf") each; QCELL: more members of the
+# record's cell ('"phase":"rds","round":2').
+qperf_parse() {
+	awk -v size="$1" -v pass="${2:-1}" -v more="${QCELL:+,$QCELL}" "$JAWK"'
+	/^[a-z_]+:$/ { t = substr($1, 1, length($1) - 1); next }
+	$1 == "latency" || $1 == "bw" {
+		v = $3; u = $4
+		if ($1 == "latency") {
+			f = (u == "ns") ? 1e-3 : (u == "us") ? 1 : (u == "ms") ? 1e3 : 1e6
+			m = "lat_us"; x = sprintf("%.1f", v * f)
+		} else {
+			f = (u ~ /^bytes/) ? 1e-6 : (u ~ /^KB/) ? 1e-3 : (u ~ /^MB/) ? 1 : 1e3
+			m = "mb_s"; x = sprintf("%.3f", v * f)
+		}
+		printf "bench-floor tool=qperf test=%s size=%s pass=%s %s=%s\n", t, size, pass, m, x
+		printf "bench-record {\"v\":1,\"bench\":\"qperf\",\"kind\":\"result\",\"cell\":{\"test\":%s,\"size\":%s,\"pass\":%s%s},\"metrics\":{\"%s\":%s}}\n", js(t), jv(size), jv(pass), more, m, jv(x)
+	}'
+}
+
+# perftest: the line after the column header holds the numbers.
+# A line and a record (bench "perftest").
+perftest_parse() {
+	awk -v test="$1" "$JAWK"'
+	/#bytes/ { hdr = 1; next }
+	hdr && NF >= 4 && $1 ~ /^[0-9]+$/ {
+		r = "bench-record {\"v\":1,\"bench\":\"perftest\",\"kind\":\"result\",\"cell\":{\"test\":" js(test) ",\"size\":" jv($1) "},\"metrics\":{"
+		if (test == "ib_send_lat") {
+			printf "bench-floor tool=perftest test=%s size=%s min_us=%s typ_us=%s avg_us=%s p99_us=%s p999_us=%s max_us=%s\n", test, $1, $3, $5, $6, $8, $9, $4
+			printf "%s\"min_us\":%s,\"typ_us\":%s,\"avg_us\":%s,\"p99_us\":%s,\"p999_us\":%s,\"max_us\":%s}}\n", r, jv($3), jv($5), jv($6), jv($8), jv($9), jv($4)
+		} else {
+			printf "bench-floor tool=perftest test=%s size=%s mb_s=%s\n", test, $1, $4
+			printf "%s\"mb_s\":%s}}\n", r, jv($4)
+		}
+		hdr = 0
+	}'
+}
+
+# env_rec KEY=VALUE...: the run's settings, a line and a record.
+env_rec() {
+	printf 'bench-env %s\n' "$*"
+	cell='' sep=''
+	for kv in "$@"; do
+		cell="$cell$sep\"${kv%%=*}\":$(jv "${kv#*=}")"
+		sep=,
+	done
+	rec bench_guest env "$cell" ""
+}
+say() {
+	[ "$ID" -eq 0 ] || return 0
+	echo "bench-phase $1"
+	rec bench_guest phase "\"phase\":$(jv "${1% *}"),\"state\":$(jv "${1##* }")" ""
+}
+# ---- end of records (tools/testing/unit/benchrec_test.sh runs them) ----
+
 has() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # bxperf client with a timeout; its output goes to the result log.
@@ -135,15 +221,15 @@ snap() {
 
 # bx's host flow counters and the sums/maxima over connections.
 flow() {
-	awk '{ printf " %s=%s", $1, $2 }' $DBG/flow 2>/dev/null
+	awk '{ print $1, $2 }' $DBG/flow 2>/dev/null
 	awk '{ for (i = 1; i < NF; i++) {
 		k = $i; v = $(i + 1)
 		if (k ~ /^(wnd_waits|rd_waits|stalls|busy_retries|rnr|small_passes)$/) s[k] += v
 		if (k ~ /^(wnd_peak_bytes|wnd_peak_ops|rd_peak_bytes|rd_peak_reads)$/ &&
 		    v + 0 > m[k] + 0) m[k] = v
 	} } END {
-		for (k in s) printf " conn_%s=%s", k, s[k]
-		for (k in m) printf " conn_max_%s=%s", k, m[k]
+		for (k in s) print "conn_" k, s[k]
+		for (k in m) print "conn_max_" k, m[k]
 	}' $DBG/conns 2>/dev/null
 }
 
@@ -155,11 +241,17 @@ flow() {
 # the 1-vCPU guests of the incast have no CPU to spare for it.
 # A value never read stays empty (the report: not measured).
 # host_start TAG ... host_end
+host_print() {
+	cap=$(cat $P/region_cap_mb 2>/dev/null)
+	echo "bench-host tag=$ht guest=$ID bx_conns=$mc region_bytes=$mr region_cap_mb=$cap tcp_conns=$mt"
+	rec bench_guest host "\"tag\":$(jv "$ht"),\"guest\":$ID" \
+		"\"bx_conns\":$(jv "$mc"),\"region_bytes\":$(jv "$mr"),\"region_cap_mb\":$(jv "$cap"),\"tcp_conns\":$(jv "$mt")"
+}
 host_start() {
 	ht=$1
 	(
 		mc='' mr='' mt=''
-		trap 'echo "bench-host tag=$ht guest=$ID bx_conns=$mc region_bytes=$mr region_cap_mb=$(cat $P/region_cap_mb 2>/dev/null) tcp_conns=$mt"; exit 0' TERM
+		trap 'host_print; exit 0' TERM
 		while :; do
 			while read -r k v; do
 				case $k in
@@ -187,26 +279,31 @@ host_end() {
 	wait $hs 2>/dev/null
 }
 
-# Print what changed since snap > /tmp/net.before, plus bx's counters.
+# Print what changed since snap > /tmp/net.before, plus bx's counters:
+# a line and a record (its cell: the phase, the guest and the tunables).
 counters() {
 	snap > /tmp/net.after
-	printf 'bench-flow phase=%s guest=%s' "$1" "$ID"
-	awk 'NR == FNR { a[$1] = $2; next }
-	     $2 != a[$1] && $1 !~ /^tcp_(RtoAlgorithm|RtoMin|RtoMax|MaxConn|CurrEstab)$/ {
-		printf " %s=%s", $1, $2 - a[$1]
-	     }' /tmp/net.before /tmp/net.after
-	flow
+	{
+		awk 'NR == FNR { a[$1] = $2; next }
+		     $2 != a[$1] && $1 !~ /^tcp_(RtoAlgorithm|RtoMin|RtoMax|MaxConn|CurrEstab)$/ {
+			print $1, $2 - a[$1]
+		     }' /tmp/net.before /tmp/net.after
+		flow
+	} > /tmp/flow.kv
 	# The tunables an incast setting may change, in this order:
 	# flow_control/wnd_kb/host_wnd_kb/rx_wnd_kb/rd_max/rd_depth/
 	# ack_timeout/piece_kb.
-	printf ' params='
-	sep=
+	params='' sep=''
 	for t in flow_control wnd_kb host_wnd_kb rx_wnd_kb rd_max rd_depth \
 		ack_timeout piece_kb; do
-		printf '%s%s' "$sep" "$(cat $P/$t)"
+		params=$params$sep$(cat $P/$t)
 		sep=/
 	done
-	echo
+	printf 'bench-flow phase=%s guest=%s' "$1" "$ID"
+	awk '{ printf " %s=%s", $1, $2 }' /tmp/flow.kv
+	echo " params=$params"
+	rec bench_guest flow "\"phase\":$(jv "$1"),\"guest\":$ID,\"params\":$(jv "$params")" \
+		"$(awk "$JAWK"'{ printf "%s%s:%s", NR > 1 ? "," : "", js($1), jv($2) }' /tmp/flow.kv)"
 }
 
 # Tunables of an incast setting, on a freshly loaded bx so that its
@@ -299,7 +396,10 @@ reload_bx() {
 
 modprobe rdma_ucm 2>/dev/null	# qperf -cm1, perftest need rdma_cm's uverbs
 if [ "$ID" -eq 0 ]; then
-	echo "bench-env kernel=$(uname -r) guests=$N cpus=$(grep -c ^processor /proc/cpuinfo) mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) secs=$SECS incast_secs=$ISECS incast_procs=$IPROCS incast_depth=$IDEPTH incast_rate=${IRATE:-0}"
+	env_rec kernel="$(uname -r)" guests="$N" cpus="$(grep -c ^processor /proc/cpuinfo)" \
+		mem_kb="$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" secs="$SECS" \
+		incast_secs="$ISECS" incast_procs="$IPROCS" incast_depth="$IDEPTH" \
+		incast_rate="${IRATE:-0}"
 	start_bx_server
 	bxperf server -T tcp > /tmp/srv.tcp 2>&1 &
 	STCP=$!
@@ -308,35 +408,6 @@ fi
 b up
 
 # ---- floor: qperf and perftest, guest 1 against guest 0 -----------------
-
-# qperf -uu prints "test:" then "    latency  =  N ns" / "bw  =  N bytes/sec".
-qperf_parse() {
-	awk -v size="$1" -v pass="${2:-1}" '
-	/^[a-z_]+:$/ { t = substr($1, 1, length($1) - 1); next }
-	$1 == "latency" || $1 == "bw" {
-		v = $3; u = $4
-		if ($1 == "latency") {
-			f = (u == "ns") ? 1e-3 : (u == "us") ? 1 : (u == "ms") ? 1e3 : 1e6
-			printf "bench-floor tool=qperf test=%s size=%s pass=%s lat_us=%.1f\n", t, size, pass, v * f
-		} else {
-			f = (u ~ /^bytes/) ? 1e-6 : (u ~ /^KB/) ? 1e-3 : (u ~ /^MB/) ? 1 : 1e3
-			printf "bench-floor tool=qperf test=%s size=%s pass=%s mb_s=%.3f\n", t, size, pass, v * f
-		}
-	}'
-}
-
-# perftest: the line after the column header holds the numbers.
-perftest_parse() {
-	awk -v test="$1" '
-	/#bytes/ { hdr = 1; next }
-	hdr && NF >= 4 && $1 ~ /^[0-9]+$/ {
-		if (test == "ib_send_lat")
-			printf "bench-floor tool=perftest test=%s size=%s min_us=%s typ_us=%s avg_us=%s p99_us=%s p999_us=%s max_us=%s\n", test, $1, $3, $5, $6, $8, $9, $4
-		else
-			printf "bench-floor tool=perftest test=%s size=%s mb_s=%s\n", test, $1, $4
-		hdr = 0
-	}'
-}
 
 PT="-d rxe0 -x 1"	# rxe over IPv4: GID 1 is the IPv4-mapped one
 RDMAX=$(cat $P/rd_max)
@@ -534,16 +605,19 @@ fi
 # pull and push-pull at 1, 16 and 64 outstanding. After each op's cells,
 # the same op, sizes and depths from guest 1 to guest 0 over bxperf -T
 # tcp (its own request/response over kernel TCP, not ps-lite; push-pull
-# has no TCP counterpart). "bench-pslite ..." lines.
+# has no TCP counterpart). pslite_bench's lines and records.
 PS_SIZES=4,4096,65536,1048576
 if has pslite && [ "$N" -lt 3 ]; then
 	say "pslite start"
-	[ "$ID" -eq 0 ] && echo "bench-pslite-skip guests=$N needs=3"
+	if [ "$ID" -eq 0 ]; then
+		echo "bench-pslite-skip guests=$N needs=3"
+		rec bench_guest skip "\"phase\":\"pslite\",\"guests\":$N,\"needs\":3" ""
+	fi
 	say "pslite done"
 elif has pslite; then
 	PSECS=${BENCH_PSLITE_SECS:-2}
 	say "pslite start"
-	[ "$ID" -eq 0 ] && echo "bench-env pslite_secs=$PSECS pslite_sizes=$PS_SIZES"
+	[ "$ID" -eq 0 ] && env_rec pslite_secs="$PSECS" pslite_sizes="$PS_SIZES"
 	case $ID in
 	0) prole=server ;;
 	1) prole=worker ;;
@@ -559,11 +633,8 @@ elif has pslite; then
 				timeout $((PSECS * 12 * 10 + 600)) pslite_bench -o $op -q 1,16,64 \
 				-s $PS_SIZES -d "$PSECS" > /tmp/ps.out 2> /tmp/ps.err
 			prc=$?
-			# "pslite_bench: op OP outstanding Q bytes S reqs N rate R/s
-			# p50_us A p99_us B errors E" as key=value
-			awk '$1 == "pslite_bench:" && $2 == "op" {
-				printf "bench-pslite transport=bx-pslite op=%s depth=%s size=%s n=%s ops_s=%s p50_us=%s p99_us=%s errors=%s\n", $3, $5, $7, $9, $11 + 0, $13, $15, $17
-			}' /tmp/ps.out
+			# its lines and records (bench "pslite_bench")
+			grep -E '^(pslite_bench: op|bench-record) ' /tmp/ps.out
 			sed 's/^/bench-stderr: /' /tmp/ps.err | head -20
 			[ $prc -eq 0 ] || fail "pslite_bench ($prole) -o $op exited $prc"
 		fi
@@ -583,7 +654,7 @@ fi
 if has pieces; then
 	say "pieces start"
 	pdef=${BENCH_PIECE_KB:-$(cat $P/piece_kb)}
-	[ "$ID" -eq 0 ] && echo "bench-env piece_kb=$pdef rounds=$ROUNDS"
+	[ "$ID" -eq 0 ] && env_rec piece_kb="$pdef" rounds="$ROUNDS"
 	for r in $(seq "$ROUNDS"); do
 		for st in off on; do
 			# Only the server's setting matters: it WRITEs the
@@ -622,16 +693,17 @@ if has rds; then
 		for z in 64 4096; do
 			r=1
 			while [ $r -le "$ROUNDS" ]; do
+				# each record's cell says its phase and round
 				timeout 120 rds_pp client -b "$BXRIG_ADDR" -a "$S" \
-					-z $z -d 2 > /tmp/rds.out 2>&1 ||
+					-z $z -d 2 -k phase=rds -k round=$r > /tmp/rds.out 2>&1 ||
 					fail "rds_pp $z: $(tr '\n' ' ' < /tmp/rds.out)"
-				sed -n "s/^bench-rds /bench-pair tool=rds round=$r /p" /tmp/rds.out
+				grep -E '^(bench-rds|bench-record) ' /tmp/rds.out
 				timeout "$CTMO" bxperf client -a "$S" -T bx -o pull \
-					-z $z -d 2 -S -t pair > /tmp/cli.out 2>&1 ||
+					-z $z -d 2 -S -t pair -k phase=rds -k round=$r \
+					> /tmp/cli.out 2>&1 ||
 					fail "bxperf pull $z: $(tail -3 /tmp/cli.out | tr '\n' ' ')"
-				sed -n "s/^bxperf-result tag=pair /bench-pair tool=bx round=$r /p" /tmp/cli.out
-				qp $z 1 rc_lat > /tmp/q.parsed
-				sed -n -e '/FAIL/p' -e "s/^bench-floor tool=qperf \(.*\) pass=1 /bench-pair tool=qperf round=$r \1 /p" /tmp/q.parsed
+				grep -E '^(bxperf-result|bench-record) ' /tmp/cli.out
+				QCELL="\"phase\":\"rds\",\"round\":$r" qp $z 1 rc_lat
 				r=$((r + 1))
 			done
 		done
@@ -652,8 +724,8 @@ fi
 # round runs the raw verbs and bx back to back, 2 s each.
 if has bw; then
 	# BENCH_BW_SETS: more bx settings (setting()) whose pull and push
-	# run in every round too, for A/B comparisons: "bench-pairbw-set
-	# set=SET ..." lines. Each bx cell then has bx freshly loaded, and
+	# run in every round too, for A/B comparisons: their records have
+	# the setting's name and tunables in their cells. Each bx cell then has bx freshly loaded, and
 	# the rounds follow a Williams design: over n rounds (2n if n is
 	# odd) every setting runs in every place and right after every other
 	# equally often. In a fixed order an A/A control (the defaults under
@@ -664,7 +736,7 @@ if has bw; then
 	done
 	nsets=$(($(echo "$sets" | wc -w)))
 	[ "$ID" -eq 0 ] && [ "$nsets" -gt 1 ] &&
-		echo "bench-env bw_sets=$(echo "$sets" | tr ' ' ,) bw_order=williams"
+		env_rec bw_sets="$(echo "$sets" | tr ' ' ,)" bw_order=williams
 	phase_up bw
 	r=1
 	while [ $r -le "$ROUNDS" ]; do
@@ -689,36 +761,41 @@ if has bw; then
 				reload_bx "$set"
 				b "bw.$r.$set"
 			fi
+			# each record's cell says its phase, round and setting
+			kv="-k phase=bw -k round=$r -k set=$set"
 			if [ "$ID" -eq 1 ] && [ -n "${BENCH_LAT_ONLY:-}" ]; then
 				# Small messages only, without bulk cells before them.
 				for op in pull push; do
+					# shellcheck disable=SC2086
 					timeout "$CTMO" bxperf client -a "$S" -T bx -o $op \
-						-z 64,4096 -q 1 -d "$SECS" -t pairlat > /tmp/cli.out 2>&1 ||
+						-z 64,4096 -q 1 -d "$SECS" -t pairlat $kv \
+						> /tmp/cli.out 2>&1 ||
 						fail "bxperf $op 64,4096 ($set): $(tail -3 /tmp/cli.out | tr '\n' ' ')"
-					sed -n "s/^bxperf-result tag=pairlat /bench-pairlat set=$set tool=bx round=$r /p" /tmp/cli.out
+					grep -E '^(bxperf-result|bench-record) ' /tmp/cli.out
 				done
 			elif [ "$ID" -eq 1 ]; then
 				if [ "$set" = on ]; then
-					QOPTS="-nr $RDMAX" qp 1048576 1 rc_bw \
-						rc_rdma_write_bw rc_rdma_read_bw > /tmp/q.parsed
-					sed -n -e '/FAIL/p' -e "s/^bench-floor tool=qperf \(.*\) pass=1 /bench-pairbw tool=qperf round=$r \1 /p" /tmp/q.parsed
+					QCELL="\"phase\":\"bw\",\"round\":$r" QOPTS="-nr $RDMAX" \
+						qp 1048576 1 rc_bw rc_rdma_write_bw rc_rdma_read_bw
 				fi
-				tag=bench-pairbw
+				# another setting's: its tunables too
 				[ "$set" = on ] ||
-					tag="bench-pairbw-set set=$set rd_max=$(cat $P/rd_max) rd_depth=$(cat $P/rd_depth) piece_kb=$(cat $P/piece_kb)"
+					kv="$kv -k rd_max=$(cat $P/rd_max) -k rd_depth=$(cat $P/rd_depth) -k piece_kb=$(cat $P/piece_kb)"
 				for op in pull push; do
+					# shellcheck disable=SC2086
 					timeout "$CTMO" bxperf client -a "$S" -T bx -o $op \
-						-z 1M -q 8 -d 2 -t pairbw > /tmp/cli.out 2>&1 ||
+						-z 1M -q 8 -d 2 -t pairbw $kv > /tmp/cli.out 2>&1 ||
 						fail "bxperf $op 1M ($set): $(tail -3 /tmp/cli.out | tr '\n' ' ')"
-					sed -n "s/^bxperf-result tag=pairbw /$tag tool=bx round=$r /p" /tmp/cli.out
+					grep -E '^(bxperf-result|bench-record) ' /tmp/cli.out
 				done
 				# With other settings: the small-message latency of
 				# each too (64 B and 4 KiB pulls, one at a time).
 				if [ "$nsets" -gt 1 ]; then
+					# shellcheck disable=SC2086
 					timeout "$CTMO" bxperf client -a "$S" -T bx -o pull \
-						-z 64,4096 -q 1 -d 2 -t pairlat > /tmp/cli.out 2>&1 ||
+						-z 64,4096 -q 1 -d 2 -t pairlat $kv > /tmp/cli.out 2>&1 ||
 						fail "bxperf pull 64,4096 ($set): $(tail -3 /tmp/cli.out | tr '\n' ' ')"
-					sed -n "s/^bxperf-result tag=pairlat /bench-pairlat set=$set tool=bx round=$r /p" /tmp/cli.out
+					grep -E '^(bxperf-result|bench-record) ' /tmp/cli.out
 				fi
 			fi
 			[ "$nsets" -gt 1 ] && b "bw.$r.$set.done"

@@ -7,6 +7,7 @@
  *   bxperf client -T bx|tcp -a ADDR [-p PORT] [-o pull|push|mix]
  *                 [-z SIZE,...] [-q DEPTH] [-P PROCS] [-i ITERS] [-d SECS]
  *                 [-m MIN_OPS] [-w WARMUP] [-r RATE] [-S] [-t TAG]
+ *                 [-k KEY=VALUE]...
  *   bxperf cpu    print this machine's CPU counters (busy_us total_us)
  *
  * PORT is the bx base service (default 80; the server binds 80..83) or
@@ -38,13 +39,18 @@
  * time is wall time x CPUs less idle time: under emulation it includes
  * whatever the host took from the emulated CPUs while they were busy.
  *
- * Output, one line per cell and operation kind:
+ * Output, per cell and operation kind, a line for people
  *
  *   bxperf-result tag=T transport=bx op=pull size=65536 depth=1 procs=1
  *     mix=0 n=N errors=0 secs=S ops_s=X mb_s=X mean_us=X p50_us=X
  *     p99_us=X p999_us=X min_us=X max_us=X cpu_us_op=X guest_cpu_us_op=X
  *     srv_cpu_us_op=X srv_guest_cpu_us_op=X cli_busy_pct=X srv_busy_pct=X
- *   bxperf-hist (same keys up to mix) per_oct=32 h=BUCKET:COUNT,...
+ *
+ * and a record (benchrec.h; tools/bench/README.md, "Records"): bench
+ * "bxperf", kind "result", cell {tag, transport, op, size, depth, procs,
+ * mix, and each -k KEY=VALUE}, metrics the line's figures (the server's
+ * null when -S did not ask it: -1 in the line) and the histogram,
+ * hist_per_oct and hist [[BUCKET, COUNT], ...].
  *
  * rxe_retry and tcp_retrans: retransmissions on this machine and (with
  * -S) the server during the cell: rxe's completer_retry_err (each a lost
@@ -71,6 +77,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchrec.h"
 #include "bxperf.h"
 
 #define PER_OCT		32
@@ -217,6 +224,8 @@ struct opts {
 	double		rate;		/* -r: operations/s per process; 0: closed */
 	bool		srvstat;
 	const char	*tag;
+	const char	*kv[8];		/* -k KEY=VALUE: the records' cells */
+	int		nkv;
 };
 
 /* What one process did in the measured part of a cell. */
@@ -497,8 +506,11 @@ static void print_cell(const struct opts *o, struct shared *sh,
 	for (int k = 0; k < 2; k++) {
 		static const char *const name[2] = { "pull", "push" };
 		double sum = 0, srv_cpu = -1, srv_guest = -1, srv_pct = -1;
+		double mean, p50, p99, p999, ops_s, mb_s, cli_cpu, cli_guest;
+		double cli_pct;
+		long long rxe, tcp;
+		struct benchrec r;
 		char meta[256];
-		int len;
 
 		if (!n[k] && !err[k])
 			continue;
@@ -521,6 +533,19 @@ static void print_cell(const struct opts *o, struct shared *sh,
 			 "tag=%s transport=%s op=%s size=%u depth=%u procs=%u mix=%d",
 			 o->tag, o->tp->name, name[k], size, o->depth,
 			 o->procs, !o->mode);
+		mean = nv[k] ? sum / nv[k] : 0;
+		p50 = pctl(v[k], nv[k], 0.5);
+		p99 = pctl(v[k], nv[k], 0.99);
+		p999 = pctl(v[k], nv[k], 0.999);
+		ops_s = secs > 0 ? n[k] / secs : 0;
+		mb_s = secs > 0 ? bytes[k] / secs / 1e6 : 0;
+		cli_cpu = ntot ? cpu / ntot : 0;
+		cli_guest = ntot ? (double)(g[2] - g[0]) / ntot : 0;
+		cli_pct = g[3] > g[1] ? 100.0 * (g[2] - g[0]) / (g[3] - g[1]) : 0;
+		rxe = (long long)(g[6] - g[4] + (s0 && s1 ? s1->rxe_retry -
+						   s0->rxe_retry : 0));
+		tcp = (long long)(g[7] - g[5] + (s0 && s1 ? s1->tcp_retrans -
+						   s0->tcp_retrans : 0));
 		printf("bxperf-result %s n=%llu errors=%llu secs=%.3f "
 		       "ops_s=%.2f mb_s=%.3f mean_us=%.1f p50_us=%.1f "
 		       "p99_us=%.1f p999_us=%.1f min_us=%.1f max_us=%.1f "
@@ -529,23 +554,48 @@ static void print_cell(const struct opts *o, struct shared *sh,
 		       "cli_busy_pct=%.1f srv_busy_pct=%.1f "
 		       "rxe_retry=%lld tcp_retrans=%lld\n",
 		       meta, (unsigned long long)n[k],
-		       (unsigned long long)err[k], secs,
-		       secs > 0 ? n[k] / secs : 0,
-		       secs > 0 ? bytes[k] / secs / 1e6 : 0,
-		       nv[k] ? sum / nv[k] : 0, pctl(v[k], nv[k], 0.5),
-		       pctl(v[k], nv[k], 0.99), pctl(v[k], nv[k], 0.999),
+		       (unsigned long long)err[k], secs, ops_s, mb_s, mean,
+		       p50, p99, p999,
 		       nv[k] ? v[k][0] : 0, nv[k] ? v[k][nv[k] - 1] : 0,
-		       ntot ? cpu / ntot : 0,
-		       ntot ? (double)(g[2] - g[0]) / ntot : 0,
-		       srv_cpu, srv_guest,
-		       g[3] > g[1] ? 100.0 * (g[2] - g[0]) / (g[3] - g[1]) : 0,
-		       srv_pct,
-		       (long long)(g[6] - g[4] + (s0 && s1 ? s1->rxe_retry -
-						  s0->rxe_retry : 0)),
-		       (long long)(g[7] - g[5] + (s0 && s1 ? s1->tcp_retrans -
-						  s0->tcp_retrans : 0)));
-		/* Histogram: runs of equal buckets from the sorted samples. */
-		len = printf("bxperf-hist %s per_oct=%d h=", meta, PER_OCT);
+		       cli_cpu, cli_guest, srv_cpu, srv_guest, cli_pct,
+		       srv_pct, rxe, tcp);
+		/* The record: the same figures, -1 (the server not asked)
+		 * as null, and the histogram: runs of equal buckets from
+		 * the sorted samples.
+		 */
+		benchrec_begin(&r, stdout, "bxperf", "result");
+		benchrec_str(&r, "tag", o->tag);
+		benchrec_str(&r, "transport", o->tp->name);
+		benchrec_str(&r, "op", name[k]);
+		benchrec_uint(&r, "size", size);
+		benchrec_uint(&r, "depth", o->depth);
+		benchrec_uint(&r, "procs", o->procs);
+		benchrec_int(&r, "mix", !o->mode);
+		for (int i = 0; i < o->nkv; i++)
+			benchrec_kv(&r, o->kv[i]);
+		benchrec_metrics(&r);
+		benchrec_uint(&r, "n", n[k]);
+		benchrec_uint(&r, "errors", err[k]);
+		benchrec_num(&r, "secs", "%.3f", secs);
+		benchrec_num(&r, "ops_s", "%.2f", ops_s);
+		benchrec_num(&r, "mb_s", "%.3f", mb_s);
+		benchrec_num(&r, "mean_us", "%.1f", mean);
+		benchrec_num(&r, "p50_us", "%.1f", p50);
+		benchrec_num(&r, "p99_us", "%.1f", p99);
+		benchrec_num(&r, "p999_us", "%.1f", p999);
+		benchrec_num(&r, "min_us", "%.1f", nv[k] ? v[k][0] : 0);
+		benchrec_num(&r, "max_us", "%.1f", nv[k] ? v[k][nv[k] - 1] : 0);
+		benchrec_num(&r, "cpu_us_op", "%.1f", cli_cpu);
+		benchrec_num(&r, "guest_cpu_us_op", "%.1f", cli_guest);
+		benchrec_num(&r, "srv_cpu_us_op", "%.1f", srv_cpu < 0 ? NAN : srv_cpu);
+		benchrec_num(&r, "srv_guest_cpu_us_op", "%.1f",
+			     srv_guest < 0 ? NAN : srv_guest);
+		benchrec_num(&r, "cli_busy_pct", "%.1f", cli_pct);
+		benchrec_num(&r, "srv_busy_pct", "%.1f", srv_pct < 0 ? NAN : srv_pct);
+		benchrec_int(&r, "rxe_retry", rxe);
+		benchrec_int(&r, "tcp_retrans", tcp);
+		benchrec_int(&r, "hist_per_oct", PER_OCT);
+		benchrec_list(&r, "hist");
 		for (uint64_t i = 0; i < nv[k];) {
 			int b = v[k][i] >= 1 ?
 				(int)floor(PER_OCT * log2(v[k][i])) : 0;
@@ -554,12 +604,11 @@ static void print_cell(const struct opts *o, struct shared *sh,
 			while (j < nv[k] && (v[k][j] >= 1 ?
 			       (int)floor(PER_OCT * log2(v[k][j])) : 0) == b)
 				j++;
-			len += printf("%s%d:%llu", i ? "," : "", b,
-				      (unsigned long long)(j - i));
+			benchrec_pair(&r, b, (long long)(j - i));
 			i = j;
 		}
-		printf("\n");
-		(void)len;
+		benchrec_list_end(&r);
+		benchrec_end(&r);
 	}
 	fflush(stdout);
 	free(v[0]);
@@ -685,7 +734,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "T:a:p:o:z:q:P:i:d:m:w:b:r:St:",
+	while ((opt = getopt_long(argc, argv, "T:a:p:o:z:q:P:i:d:m:w:b:r:St:k:",
 				  lopts, NULL)) != -1) {
 		switch (opt) {
 		case 'T': tpname = optarg; break;
@@ -709,6 +758,11 @@ int main(int argc, char **argv)
 		case 'r': o.rate = atof(optarg); break;
 		case 'S': o.srvstat = true; break;
 		case 't': o.tag = optarg; break;
+		case 'k':
+			if (o.nkv == 8 || !strchr(optarg, '='))
+				usage();
+			o.kv[o.nkv++] = optarg;
+			break;
 		default: usage();
 		}
 	}

@@ -12,6 +12,11 @@
 #                                   "bench-profile TAG func calls incl_us self_us"
 #                                   and the totals as
 #                                   "bench-profile TAG total bx_us rxe_us wall_s"
+#                                   and each as a record (tools/bench/README.md,
+#                                   "Records"): bench "ftrace_prof", kind
+#                                   "func" (cell tag, func; metrics calls,
+#                                   incl_us, self_us) or "total" (cell tag;
+#                                   metrics bx_us, rxe_us, wall_s)
 #
 # Time inside an interrupt counts where it lands; rxe's tasklets and
 # workqueues show as their own roots. Time a task spends scheduled out
@@ -19,7 +24,9 @@
 # would otherwise be charged for whatever ran meanwhile. Tracing itself slows every traced
 # call (several microseconds per call under TCG), so the absolute times
 # are inflated; the ranking and the bx/rxe split are what this is for.
-T=/sys/kernel/tracing
+# BENCH_TRACEFS and TMPDIR: elsewhere, for the host test (benchrec_test.sh)
+T=${BENCH_TRACEFS:-/sys/kernel/tracing}
+W=${TMPDIR:-/tmp}
 [ -d $T/options ] || mount -t tracefs nodev $T 2>/dev/null
 [ -w $T/current_tracer ] || { echo "ftrace_prof: no tracefs" >&2; exit 1; }
 
@@ -37,12 +44,12 @@ start)
 	echo 1 > $T/options/funcgraph-cpu
 	echo 1 > $T/options/funcgraph-duration
 	echo 0 > $T/options/sleep-time
-	date +%s > /tmp/ftrace_prof.t0
+	date +%s > $W/ftrace_prof.t0
 	echo 1 > $T/tracing_on
 	;;
 stop)
 	echo 0 > $T/tracing_on
-	t0=$(cat /tmp/ftrace_prof.t0 2>/dev/null || date +%s)
+	t0=$(cat $W/ftrace_prof.t0 2>/dev/null || date +%s)
 	wall=$(($(date +%s) - t0))
 	tag=${2:-run}
 	n=${3:-25}
@@ -107,14 +114,33 @@ stop)
 			if (f ~ /\[bx\]$/) bx += self[f]; else rx += self[f]
 		}
 		printf "TOTAL %.1f %.1f %d\n", bx, rx, wall
-	}' $T/trace > /tmp/ftrace_prof.out
+	}' $T/trace > $W/ftrace_prof.out
 	echo nop > $T/current_tracer
 	echo > $T/set_ftrace_filter
 	echo 1 > $T/options/sleep-time
-	grep -v '^TOTAL' /tmp/ftrace_prof.out | sort -k4 -rn | head -n "$n" |
-		sed "s/^/bench-profile $tag /"
-	sed -n 's/^TOTAL /total /p' /tmp/ftrace_prof.out |
-		sed "s/^/bench-profile $tag /"
+	{
+		grep -v '^TOTAL' $W/ftrace_prof.out | sort -k4 -rn | head -n "$n"
+		grep '^TOTAL ' $W/ftrace_prof.out
+	} | awk -v tag="$tag" '
+	function js(v,  o, i, c) {
+		for (i = 1; i <= length(v); i++) {
+			c = substr(v, i, 1)
+			o = o (c == "\\" || c == "\"" ? "\\" : "") c
+		}
+		return "\"" o "\""
+	}
+	function rec(kind, cell, metrics) {
+		printf "bench-record {\"v\":1,\"bench\":\"ftrace_prof\",\"kind\":\"%s\",\"cell\":{\"tag\":%s%s},\"metrics\":{%s}}\n", kind, js(tag), cell, metrics
+	}
+	$1 == "TOTAL" {
+		print "bench-profile " tag " total " $2 " " $3 " " $4
+		rec("total", "", "\"bx_us\":" $2 ",\"rxe_us\":" $3 ",\"wall_s\":" $4)
+		next
+	}
+	{
+		print "bench-profile " tag " " $0
+		rec("func", ",\"func\":" js($1), "\"calls\":" $2 ",\"incl_us\":" $3 ",\"self_us\":" $4)
+	}'
 	;;
 *)
 	echo "usage: $0 start | stop TAG [N]" >&2

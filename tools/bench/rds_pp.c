@@ -6,11 +6,15 @@
  *
  *   rds_pp serve  -b LOCAL_IP [-p PORT]
  *   rds_pp client -b LOCAL_IP -a SERVER_IP [-p PORT] [-z SIZE] [-d SECS]
+ *                 [-k KEY=VALUE]...
  *
  * The server echoes every message to its sender. The client sends one
  * message of SIZE bytes at a time and waits for the echo, for SECS
  * seconds after a warm-up of 20 round trips, then prints
  *   bench-rds size=S ops=N mean_us=M p50_us=A p99_us=B p999_us=C
+ * and the same as a record (benchrec.h; tools/bench/README.md,
+ * "Records"): bench "rds_pp", kind "result", cell {size, and each -k
+ * KEY=VALUE}, metrics {ops, mean_us, p50_us, p99_us, p999_us}.
  * The socket is pinned to the IB transport (SO_RDS_TRANSPORT), so an
  * address without an RDMA device fails instead of falling back to TCP.
  */
@@ -26,6 +30,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "benchrec.h"
 
 #ifndef AF_RDS
 #define AF_RDS 21
@@ -100,8 +106,9 @@ static _Noreturn void serve(int fd)
 }
 
 static int client(int fd, const char *server, uint16_t port, size_t size,
-		  int secs)
+		  int secs, const char *const *kv, int nkv)
 {
+	struct benchrec r;
 	struct sockaddr_in to = { .sin_family = AF_INET,
 				  .sin_port = htons(port) };
 	static char buf[MAX_SIZE];
@@ -145,6 +152,17 @@ static int client(int fd, const char *server, uint16_t port, size_t size,
 	printf("bench-rds size=%zu ops=%zu mean_us=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f\n",
 	       size, n, sum / n, lat[n / 2], lat[n * 99 / 100],
 	       lat[n * 999 / 1000]);
+	benchrec_begin(&r, stdout, "rds_pp", "result");
+	benchrec_uint(&r, "size", size);
+	for (int k = 0; k < nkv; k++)
+		benchrec_kv(&r, kv[k]);
+	benchrec_metrics(&r);
+	benchrec_uint(&r, "ops", n);
+	benchrec_num(&r, "mean_us", "%.1f", sum / n);
+	benchrec_num(&r, "p50_us", "%.1f", lat[n / 2]);
+	benchrec_num(&r, "p99_us", "%.1f", lat[n * 99 / 100]);
+	benchrec_num(&r, "p999_us", "%.1f", lat[n * 999 / 1000]);
+	benchrec_end(&r);
 	free(lat);
 	return 0;
 }
@@ -152,24 +170,31 @@ static int client(int fd, const char *server, uint16_t port, size_t size,
 int main(int argc, char **argv)
 {
 	const char *local = NULL, *server = NULL;
-	int secs = 3, opt, fd;
+	const char *kv[8];
+	int secs = 3, nkv = 0, opt, fd;
 	uint16_t port = 18634;
 	size_t size = 64;
 
 	if (argc < 2) {
 usage:
 		fprintf(stderr, "usage: rds_pp serve -b LOCAL_IP [-p PORT]\n"
-			"       rds_pp client -b LOCAL_IP -a SERVER_IP [-p PORT] [-z SIZE] [-d SECS]\n");
+			"       rds_pp client -b LOCAL_IP -a SERVER_IP [-p PORT] [-z SIZE] [-d SECS]\n"
+			"                     [-k KEY=VALUE]...\n");
 		return 2;
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "b:a:p:z:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:a:p:z:d:k:")) != -1) {
 		switch (opt) {
 		case 'b': local = optarg; break;
 		case 'a': server = optarg; break;
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'z': size = strtoul(optarg, NULL, 0); break;
 		case 'd': secs = atoi(optarg); break;
+		case 'k':
+			if (nkv == 8 || !strchr(optarg, '='))
+				goto usage;
+			kv[nkv++] = optarg;
+			break;
 		default: goto usage;
 		}
 	}
@@ -183,7 +208,7 @@ usage:
 	}
 	if (!strcmp(argv[1], "client") && server) {
 		fd = rds_socket(local, 0);
-		return client(fd, server, port, size, secs);
+		return client(fd, server, port, size, secs, kv, nkv);
 	}
 	goto usage;
 }

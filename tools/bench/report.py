@@ -6,8 +6,10 @@ Tables in DIR/report.md, data in DIR/data/, plots in DIR/*.png (gnuplot).
 
     tools/bench/report.py DIR [--update-doc FILE]
 
-Reads DIR/run/gN/result.log (bench_guest.sh's output on every guest),
-DIR/run-multi/gN/result.log (the multi-client boot), their switch.log
+Reads the records (tools/bench/README.md, "Records": lines
+"bench-record {JSON}") in DIR/run/gN/result.log (bench_guest.sh's output
+on every guest) and DIR/run-multi/gN/result.log (the multi-client boot),
+and of the rest of those logs only failures; their switch.log
 (bench.sh -f lossless), DIR/run/host.txt and DIR/fastpath.md
 (fastpath.sh) if present, and DIR/torch (phase torch: the PyTorch
 example over bx and over torch RPC, tools/ps/torch_job.sh) if present.
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -204,45 +207,74 @@ def span(xs: list[float]) -> str:
 
 
 # ---- records --------------------------------------------------------------
+#
+# What the benchmarks measured comes as records (tools/bench/README.md,
+# "Records"): lines "bench-record {JSON}" among the guests' output, each
+# object {"v": 1, "bench": PROGRAM, "kind": KIND, "cell": {...},
+# "metrics": {...}}. The rest of the output is for people; of it the
+# report reads only failures (Run.add_line).
+
+RECORD_PREFIX = "bench-record "
+RECORD_VERSION = 1
+
 
 @dataclass
 class Record:
-    """One line of data/results.txt: the guest that printed it, its kind
-    (the word after the guest: "bxperf-result", "bench-floor", ...), its
-    words and its key=value fields (all of them from the third word on)."""
+    """A record as the report uses it: the guest whose output had it,
+    whether that was the multi-client boot, its bench and kind, and its
+    cell's and metrics' fields in one dict (null as "", awk's nothing)."""
     guest: str
+    bench: str
     kind: str
+    fields: dict[str, object]
+    multi: bool = False
+
+    def get(self, k: str) -> Value:
+        """Field k, None if the record has none (a list as it is)."""
+        return self.fields.get(k)  # type: ignore[return-value]
+
+    def text(self, k: str) -> str:
+        """Field k as text, "" if the record has none."""
+        v = self.fields.get(k)
+        return astr(v) if isinstance(v, (str, int, float)) else ""
+
+
+class RecordError(ValueError):
+    """A record that is not one."""
+
+
+def parse_json_record(guest: str, line: str, multi: bool = False) -> Record:
+    """The record of a line "bench-record {JSON}" of guest's output."""
+    try:
+        o = json.loads(line[len(RECORD_PREFIX):])
+    except ValueError as e:
+        raise RecordError("g%s: not JSON (%s): %s" % (guest, e, line))
+    if not isinstance(o, dict) or o.get("v") != RECORD_VERSION or \
+            not isinstance(o.get("cell", {}), dict) or \
+            not isinstance(o.get("metrics", {}), dict):
+        raise RecordError("g%s: not a record of version %d: %s" % (guest, RECORD_VERSION, line))
+    fields: dict[str, object] = {}
+    for part in (o.get("cell", {}), o.get("metrics", {})):
+        for k, v in part.items():
+            fields[k] = "" if v is None else v
+    return Record(guest=guest, bench=str(o.get("bench", "")), kind=str(o.get("kind", "")),
+                  fields=fields, multi=multi)
+
+
+@dataclass
+class Line:
+    """A line of the guests' output that is not a record: the guest that
+    printed it, its words and the line."""
+    guest: str
     words: list[str]
-    fields: dict[str, str]
     line: str
 
     def word(self, i: int) -> str:
         """Word i, counted from 1 as awk's $i ("" beyond the last)."""
         return self.words[i - 1] if 0 < i <= len(self.words) else ""
 
-    def get(self, k: str) -> Optional[str]:
-        """Field k, None if the line has none."""
-        return self.fields.get(k)
-
-    def text(self, k: str) -> str:
-        """Field k, "" if the line has none."""
-        return self.fields.get(k, "")
-
 
 _BLANKS = re.compile(r"[ \t\n]+")
-
-
-def parse_record(line: str) -> Record:
-    """A line of data/results.txt as a record."""
-    s = line.strip(" \t\n")
-    words = _BLANKS.split(s) if s else []
-    fields: dict[str, str] = {}
-    for w in words[2:]:
-        if "=" in w:
-            k, _, v = w.partition("=")
-            fields[k] = v
-    return Record(guest=words[0] if words else "", kind=words[1] if len(words) > 1 else "",
-                  words=words, fields=fields, line=line)
 
 
 def lines_of(text: str) -> list[str]:
@@ -269,11 +301,12 @@ def write_text(path: str, text: str) -> None:
 
 # ---- inputs ---------------------------------------------------------------
 
-def gather_results(d: str) -> str:
-    """Every guest's result.log, each line prefixed with the guest's
-    number, of both boots of bench.sh; the multi-client one's environment
-    is told apart ("bench-env-multi")."""
+def gather_results(d: str) -> tuple[str, list[tuple[str, bool, str]]]:
+    """Every guest's result.log of both boots of bench.sh: the text, each
+    line prefixed with the guest's number (data/results.txt), and its
+    lines as (guest, of the multi-client boot, line)."""
     out = []
+    lines = []
     paths = sorted(glob.glob(os.path.join(glob.escape(d), "run", "g*", "result.log")))
     multi = sorted(glob.glob(os.path.join(glob.escape(d), "run-multi", "g*", "result.log")))
     for path in paths + multi:
@@ -281,34 +314,29 @@ def gather_results(d: str) -> str:
             continue
         g = os.path.dirname(path)
         g = g[g.rfind("/g") + 2:]
-        env = "bench-env-multi" if path in multi else "bench-env"
         text = read_text(path).replace("\r", "")
-        ls = text.split("\n")
-        for i, ln in enumerate(ls):
-            if i == len(ls) - 1 and ln == "":
-                break
-            if ln.startswith("bench-env "):
-                ln = env + ln[len("bench-env"):]
-            out.append(g + " " + ln + ("\n" if i < len(ls) - 1 else ""))
-    return "".join(out)
+        for ln in lines_of(text):
+            out.append(g + " " + ln + "\n")
+            lines.append((g, path in multi, ln))
+    return "".join(out), lines
 
 
-def switch_phases(path: str, tag: str) -> str:
+def switch_phases(path: str) -> dict[str, dict[str, str]]:
     """The lossless switch's counters per phase (switch-lib.sh's
-    switch_phases): a report follows the "bxswitch-phase" line that names
-    its phase; "S TAG phase=NAME frames=.. pauses=.." without the
-    per-port fields."""
-    out = []
+    switch_phases): a report "bxswitch: frames=.. pauses=.." follows the
+    "bxswitch-phase" line that names its phase; its fields but the
+    per-port ones, by phase."""
+    out: dict[str, dict[str, str]] = {}
     ph = ""
     for ln in lines_of(read_text(path)):
         words = _BLANKS.split(ln.strip(" \t\n"))
         if ln.startswith("bxswitch-phase "):
             ph = words[1] if len(words) > 1 else ""
         elif ln.startswith("bxswitch:") and ph != "":
-            out.append("S %s phase=%s" % (tag, ph) +
-                       "".join(" " + w for w in words[1:] if not w.startswith("port")) + "\n")
+            out[ph] = {k: v for k, _, v in (w.partition("=") for w in words[1:]
+                                           if not w.startswith("port"))}
             ph = ""
-    return "".join(out)
+    return out
 
 
 def host_info(path: str) -> str:
@@ -357,8 +385,8 @@ def key(tag: Value, tp: Value, op: Value, size: Value, depth: Value,
 @dataclass
 class Cell:
     """Operations of one kind (pull or push) in one cell, all guests' and
-    rounds' bxperf-result lines and bxperf-hist histograms merged."""
-    lines: int = 0                  # bxperf-result lines (0: histogram only)
+    rounds' bxperf records and their histograms merged."""
+    lines: int = 0                  # bxperf records
     n: float = 0.0                  # operations
     lat_sum: float = 0.0            # operations x mean latency
     cell: str = ""                  # what ran at once (Run.cpu_of)
@@ -406,17 +434,17 @@ class Run:
         self.phases: set[str] = set()
         self.env: dict[str, str] = {}
         self.env_multi: dict[str, str] = {}
-        # bench-pair: size, round, tool
+        # phase rds (paired rounds): size, round, tool
         self.pair: dict[tuple[str, float, str], Value] = {}
         self.pair99: dict[tuple[str, float, str], str] = {}
         self.pair_rounds: dict[str, float] = {}
-        # bench-pairbw: round, qperf test or bx op
+        # phase bw (paired rounds): round, qperf test or bx op
         self.pairbw: dict[tuple[float, str], str] = {}
         self.pairbw_rounds = 0.0
-        # bench-pairbw-set: set, round, op
+        # ... the other settings' (BENCH_BW_SETS): set, round, op
         self.bw_sets: dict[str, str] = {}       # set: "rd_max | rd_depth | piece_kb"
         self.pairbw_set: dict[tuple[str, float, str], str] = {}
-        # bench-pairlat: set, round, op, size
+        # ... their small messages: set, round, op, size
         self.pairlat: dict[tuple[str, float, str, str], str] = {}
         self.pairlat99: dict[tuple[str, float, str, str], str] = {}
         self.lat_ops: list[str] = []
@@ -424,90 +452,109 @@ class Run:
         self.pairlat_rounds = 0.0
         self.profile_total: dict[str, str] = {}
         self.profile_rows: dict[str, list[str]] = {}
-        # bench-pslite (pslite_bench over bx): op, depth, size -> fields
+        # pslite_bench over bx: op, depth, size -> fields
         self.pslite: dict[tuple[str, str, str], dict[str, str]] = {}
         self.pslite_skip = ""                   # why phase pslite did not run
         self.fails: list[str] = []
-        self.results = 0                        # bxperf-result lines
+        self.results = 0                        # bxperf records (not paired rounds')
         self.bad = False
 
     # -- the records --
 
-    def add(self, r: Record) -> None:
-        """Take one record in."""
-        handler = self.HANDLERS.get(r.kind)
-        if r.kind == "bench-phase" and r.word(4) != "start":
-            handler = None              # progress: only a failure counts
-        if handler is not None:
-            handler(self, r)
-        elif r.kind.startswith("bench-guest") or "FAIL" in r.line:
-            self.fails.append(r.line)
+    def add_line(self, guest: str, line: str) -> None:
+        """Take a line that is not a record: only a failure counts."""
+        s = line.strip(" \t\n")
+        r = Line(guest, _BLANKS.split(s) if s else [], line)
+        if r.word(1).startswith("bench-guest") or "FAIL" in line:
+            self.fails.append(guest + " " + line)
             self.bad = True
-        elif r.kind == "bxrig:" and r.word(3) == "exit":
-            w = r.word(4)
+        elif r.word(1) == "bxrig:" and r.word(2) == "exit":
+            w = r.word(3)
             if not (looks_numeric(w) and anum(w) == 0):
                 self.bad = True
+
+    def add(self, r: Record) -> None:
+        """Take one record in."""
+        handler = self.HANDLERS.get((r.bench, r.kind))
+        if handler is not None:
+            handler(self, r)
 
     def cell(self, k: str) -> Cell:
         """The cell of key k (created empty)."""
         return self.cells.setdefault(k, Cell())
 
+    def _bxperf(self, r: Record) -> None:
+        # the paired rounds' cells (bench_guest.sh -k phase=rds|bw) apart
+        ph, tag = r.text("phase"), r.text("tag")
+        if ph == "rds":
+            self._pair(r, "bx")
+        elif ph == "bw" and tag == "pairlat":
+            self._pairlat(r)
+        elif ph == "bw" and r.text("set") in ("", "on"):
+            self._pairbw(r, r.text("op"))
+        elif ph == "bw":
+            self._pairbw_set(r)
+        else:
+            self._result(r)
+            self._hist(r)
+
     def _result(self, r: Record) -> None:
         f = r.fields
-        c = f.get("tag", "") + "|" + f.get("transport", "") + "|" + f.get("size", "") + \
-            "|" + f.get("depth", "") + "|" + f.get("procs", "") + "|" + f.get("mix", "") + \
-            ("" if anum(f.get("mix")) else "|" + f.get("op", ""))
-        k = key(f.get("tag"), f.get("transport"), f.get("op"), f.get("size"),
-                f.get("depth"), f.get("procs"), f.get("mix"))
+        c = "|".join(r.text(x) for x in ("tag", "transport", "size", "depth", "procs", "mix")) + \
+            ("" if anum(r.get("mix")) else "|" + r.text("op"))
+        k = key(r.get("tag"), r.get("transport"), r.get("op"), r.get("size"),
+                r.get("depth"), r.get("procs"), r.get("mix"))
         cl = self.cell(k)
         cl.cell = c
-        tag = f.get("tag", "")
+        tag = r.text("tag")
         if tag.startswith("incast-") and not tag.endswith("-probe") and \
                 tag[7:] not in self.incast_seen:
             self.incast_seen.append(tag[7:])
-        n = anum(f.get("n"))
+        n = anum(r.get("n"))
         cl.lines += 1
         cl.n += n
         # rates per guest over all its runs of the cell (several rounds),
         # summed over guests in finish()
         g = cl.guests.setdefault(r.guest, [0.0, 0.0, 0.0])
         g[0] += n
-        g[1] += anum(f.get("secs"))
-        g[2] += anum(f.get("mb_s")) * anum(f.get("secs"))
-        cl.lat_sum += n * anum(f.get("mean_us"))
-        cl.last = {p: f.get(p, "") for p in PERCENTILES}
+        g[1] += anum(r.get("secs"))
+        g[2] += anum(r.get("mb_s")) * anum(r.get("secs"))
+        cl.lat_sum += n * anum(r.get("mean_us"))
+        cl.last = {p: r.get(p) if p in f else "" for p in PERCENTILES}
         cpu = self.cpu.setdefault(c, CellCpu())
-        # a mixed cell prints the same counters on both of its lines
-        if not anum(f.get("mix")) or f.get("op") == "pull":
-            retx = f.get("tcp_retrans") if f.get("transport") == "tcp" else f.get("rxe_retry")
+        # a mixed cell has the same counters in both of its records
+        if not anum(r.get("mix")) or r.get("op") == "pull":
+            retx = r.get("tcp_retrans") if r.get("transport") == "tcp" else r.get("rxe_retry")
             cpu.retx[r.guest] = cpu.retx.get(r.guest, 0.0) + anum(retx)
         cpu.n_all += n
-        cpu.cli_proc += n * anum(f.get("cpu_us_op"))
-        cpu.cli_machine += n * anum(f.get("guest_cpu_us_op"))
+        cpu.cli_proc += n * anum(r.get("cpu_us_op"))
+        cpu.cli_machine += n * anum(r.get("guest_cpu_us_op"))
         if looks_numeric(r.guest) and anum(r.guest) == 1:
             cpu.n_g1 += n
-            # -1: the server was not asked (a line without the field
-            # counts as asked, at 0 µs)
-            srv = f.get("srv_cpu_us_op")
-            if srv is None or (srv != "" and anum(srv) >= 0):
+            # null: the server was not asked
+            srv = r.get("srv_cpu_us_op")
+            if not blank(srv) and anum(srv) >= 0:
                 cpu.srv_n += n
-                cpu.srv_proc += n * anum(f.get("srv_cpu_us_op"))
-                cpu.srv_machine += n * anum(f.get("srv_guest_cpu_us_op"))
-        if anum(f.get("errors")):
+                cpu.srv_proc += n * anum(srv)
+                cpu.srv_machine += n * anum(r.get("srv_guest_cpu_us_op"))
+        if anum(r.get("errors")):
             self.bad = True
         self.results += 1
 
     def _hist(self, r: Record) -> None:
-        f = r.fields
-        cl = self.cell(key(f.get("tag"), f.get("transport"), f.get("op"), f.get("size"),
-                           f.get("depth"), f.get("procs"), f.get("mix")))
-        self.per_oct = f.get("per_oct", "")
-        for bucket in f.get("h", "").split(",") if f.get("h") else []:
-            parts = bucket.split(":")
-            if len(parts) < 2 or parts[1] == "":
+        if "hist" not in r.fields:
+            return
+        cl = self.cell(key(r.get("tag"), r.get("transport"), r.get("op"), r.get("size"),
+                           r.get("depth"), r.get("procs"), r.get("mix")))
+        h = r.fields.get("hist")
+        if not isinstance(h, list):
+            return
+        self.per_oct = r.get("hist_per_oct")
+        for bucket in h:
+            if not isinstance(bucket, list) or len(bucket) < 2:
                 continue
-            b = anum(parts[0])
-            cnt = anum(parts[1])
+            b = anum(bucket[0])
+            cnt = anum(bucket[1])
             if not cl.hist or b < cl.hmin:
                 cl.hmin = b
             if not cl.hist or b > cl.hmax:
@@ -515,14 +562,22 @@ class Run:
             cl.hist[b] = cl.hist.get(b, 0.0) + cnt
             cl.hn += cnt
 
+    def _qperf(self, r: Record) -> None:
+        ph = r.text("phase")
+        if ph == "rds":
+            self._pair(r, "qperf")
+        elif ph == "bw":
+            self._pairbw(r, r.text("test"))
+        else:
+            self._floor(r)
+
     def _floor(self, r: Record) -> None:
-        f = r.fields
-        fk = f.get("tool", "") + "|" + f.get("test", "") + "|" + f.get("size", "")
-        v = f["lat_us"] if f.get("lat_us", "") != "" else \
-            f["mb_s"] if f.get("mb_s", "") != "" else f.get("typ_us", "")
-        (self.floor2 if f.get("pass") == "2" else self.floor)[fk] = v
-        if f.get("test") == "ib_send_lat":
-            self.send_lat.update(f)
+        fk = r.bench + "|" + r.text("test") + "|" + r.text("size")
+        v = r.get("lat_us") if not blank(r.get("lat_us")) else \
+            r.get("mb_s") if not blank(r.get("mb_s")) else r.get("typ_us")
+        (self.floor2 if r.text("pass") == "2" else self.floor)[fk] = v
+        if r.get("test") == "ib_send_lat":
+            self.send_lat.update(r.fields)
 
     def _flow(self, r: Record) -> None:
         for x, v in r.fields.items():
@@ -532,29 +587,30 @@ class Run:
         for x, v in r.fields.items():
             self.host[r.text("tag"), r.guest, x] = v
 
-    def _switch(self, r: Record) -> None:
-        self.switch_pauses[r.text("phase")] = r.text("pauses")
-        self.switch_ms[r.text("phase")] = r.text("paused_ms")
-
     def _phase(self, r: Record) -> None:
-        self.phases.add(r.word(3).split(".")[0])
+        if r.text("state") == "start":
+            self.phases.add(r.text("phase").split(".")[0])
 
     def _env(self, r: Record) -> None:
-        (self.env_multi if r.kind == "bench-env-multi" else self.env).update(r.fields)
+        (self.env_multi if r.multi else self.env).update(
+            {k: r.text(k) for k in r.fields})
 
-    def _pair(self, r: Record) -> None:
-        z, rnd, t = r.text("size"), anum(r.get("round")), r.text("tool")
+    def _rds(self, r: Record) -> None:
+        if r.text("phase") == "rds":
+            self._pair(r, "rds")
+
+    def _pair(self, r: Record, t: str) -> None:
+        z, rnd = r.text("size"), anum(r.get("round"))
         # qperf prints one-way latency; the others time the round trip
-        self.pair[z, rnd, t] = 2 * anum(r.get("lat_us")) if t == "qperf" else r.text("mean_us")
+        self.pair[z, rnd, t] = 2 * anum(r.get("lat_us")) if t == "qperf" else r.get("mean_us")
         if t != "qperf":
-            self.pair99[z, rnd, t] = r.text("p99_us")
+            self.pair99[z, rnd, t] = r.get("p99_us")
         self.pair_rounds[z] = max(self.pair_rounds.get(z, 0.0), rnd)
 
-    def _pairbw(self, r: Record) -> None:
+    def _pairbw(self, r: Record, what: str) -> None:
         rnd = anum(r.get("round"))
         # qperf: rc_bw, rc_rdma_write_bw, rc_rdma_read_bw; bx: pull, push
-        what = r.text("test") if r.get("tool") == "qperf" else r.text("op")
-        self.pairbw[rnd, what] = r.text("mb_s")
+        self.pairbw[rnd, what] = r.get("mb_s")
         self.pairbw_rounds = max(self.pairbw_rounds, rnd)
 
     def _pairbw_set(self, r: Record) -> None:
@@ -562,12 +618,12 @@ class Run:
         if st not in self.bw_sets:
             self.bw_sets[st] = r.text("rd_max") + " | " + r.text("rd_depth") + " | " + \
                 r.text("piece_kb")
-        self.pairbw_set[st, anum(r.get("round")), r.text("op")] = r.text("mb_s")
+        self.pairbw_set[st, anum(r.get("round")), r.text("op")] = r.get("mb_s")
 
     def _pairlat(self, r: Record) -> None:
         st, rnd, o, z = r.text("set"), anum(r.get("round")), r.text("op"), r.text("size")
-        self.pairlat[st, rnd, o, z] = r.text("mean_us")
-        self.pairlat99[st, rnd, o, z] = r.text("p99_us")
+        self.pairlat[st, rnd, o, z] = r.get("mean_us")
+        self.pairlat99[st, rnd, o, z] = r.get("p99_us")
         if o not in self.lat_ops:
             self.lat_ops.append(o)
         if st != "on" and st not in self.lat_sets:
@@ -575,43 +631,45 @@ class Run:
         self.pairlat_rounds = max(self.pairlat_rounds, rnd)
 
     def _pslite(self, r: Record) -> None:
-        f = r.fields
-        self.pslite[f.get("op", ""), f.get("depth", ""), f.get("size", "")] = f
-        if anum(f.get("errors")):
+        self.pslite[r.text("op"), r.text("depth"), r.text("size")] = r.fields
+        if anum(r.get("errors")):
             self.bad = True
 
-    def _pslite_skip(self, r: Record) -> None:
-        self.pslite_skip = sprintf("%s guests, it needs %s", r.text("guests"), r.text("needs"))
+    def _skip(self, r: Record) -> None:
+        if r.text("phase") == "pslite":
+            self.pslite_skip = sprintf("%s guests, it needs %s", r.get("guests"), r.get("needs"))
 
     def _profile(self, r: Record) -> None:
-        w = r.word
-        if w(4) == "total":
-            self.profile_total[w(3)] = sprintf(
+        if r.kind == "total":
+            self.profile_total[r.text("tag")] = sprintf(
                 "bx %.1f ms, rxe %.1f ms of self time in %s s",
-                anum(w(5)) / 1000, anum(w(6)) / 1000, w(7))
+                anum(r.get("bx_us")) / 1000, anum(r.get("rxe_us")) / 1000, r.get("wall_s"))
         else:
-            self.profile_rows.setdefault(w(3), []).append(sprintf(
-                "| %s | %s | %.2f | %.2f |", w(4), w(5), anum(w(6)) / 1000, anum(w(7)) / 1000))
+            self.profile_rows.setdefault(r.text("tag"), []).append(sprintf(
+                "| %s | %s | %.2f | %.2f |", r.get("func"), r.get("calls"),
+                anum(r.get("incl_us")) / 1000, anum(r.get("self_us")) / 1000))
 
-    # what to do with a record of each kind; any other, and a "bench-phase"
-    # but "NAME start", is a failure if it says so
-    HANDLERS: dict[str, Callable[["Run", Record], None]] = {
-        "bxperf-result": _result,
-        "bxperf-hist": _hist,
-        "bench-floor": _floor,
-        "bench-flow": _flow,
-        "bench-host": _host,
-        "bench-switch": _switch,
-        "bench-phase": _phase,
-        "bench-env": _env,
-        "bench-env-multi": _env,
-        "bench-pair": _pair,
-        "bench-pairbw": _pairbw,
-        "bench-pairbw-set": _pairbw_set,
-        "bench-pairlat": _pairlat,
-        "bench-profile": _profile,
-        "bench-pslite": _pslite,
-        "bench-pslite-skip": _pslite_skip,
+    def switch(self, phases: dict[str, dict[str, str]]) -> None:
+        """The lossless switch's counters per phase (switch_phases)."""
+        for ph, f in phases.items():
+            self.switch_pauses[ph] = f.get("pauses", "")
+            self.switch_ms[ph] = f.get("paused_ms", "")
+
+    # what to do with a record of each bench and kind; any other is
+    # ignored
+    HANDLERS: dict[tuple[str, str], Callable[["Run", Record], None]] = {
+        ("bxperf", "result"): _bxperf,
+        ("qperf", "result"): _qperf,
+        ("perftest", "result"): _floor,
+        ("rds_pp", "result"): _rds,
+        ("pslite_bench", "result"): _pslite,
+        ("ftrace_prof", "func"): _profile,
+        ("ftrace_prof", "total"): _profile,
+        ("bench_guest", "env"): _env,
+        ("bench_guest", "phase"): _phase,
+        ("bench_guest", "host"): _host,
+        ("bench_guest", "flow"): _flow,
+        ("bench_guest", "skip"): _skip,
     }
 
     def finish(self) -> None:
@@ -743,11 +801,19 @@ def rounds(last: float) -> range:
     return range(1, int(last) + 1) if last >= 1 else range(0)
 
 
-def read_run(text: str) -> Run:
-    """The run from the text of data/results.txt."""
+def read_run(lines: list[tuple[str, bool, str]]) -> Run:
+    """The run from the guests' lines (gather_results): their records,
+    and their failures."""
     run = Run()
-    for ln in lines_of(text):
-        run.add(parse_record(ln))
+    for g, multi, ln in lines:
+        if ln.startswith(RECORD_PREFIX):
+            try:
+                run.add(parse_json_record(g, ln, multi))
+            except RecordError as e:
+                run.fails.append(str(e))
+                run.bad = True
+        else:
+            run.add_line(g, ln)
     run.finish()
     return run
 
@@ -1192,7 +1258,8 @@ def mib(b: Value) -> str:
 
 
 def section_hosts(r: Report) -> None:
-    """Connections and registered memory per host (bench-host samples)."""
+    """Connections and registered memory per host (bench_guest's host
+    records)."""
     run = r.run
     env = run.env
     if not run.host:
@@ -2527,14 +2594,14 @@ def main(argv: list[str]) -> int:
         assert torch is not None
         return torch_only(d, data, torch, args.update_doc)
 
-    text = gather_results(d)
+    text, lines = gather_results(d)
+    write_text(os.path.join(data, "results.txt"), text)
+    run = read_run(lines)
     # the lossless switch's counters (bench.sh -f lossless), per phase
     for f in (os.path.join(d, "run-multi", "switch.log"), os.path.join(run_dir, "switch.log")):
         if os.path.isfile(f):
-            text += switch_phases(f, "bench-switch")
+            run.switch(switch_phases(f))
             break
-    write_text(os.path.join(data, "results.txt"), text)
-    run = read_run(text)
 
     r = Report(run, data, host_info(os.path.join(run_dir, "host.txt")),
                os.path.join(d, "fastpath.md"))

@@ -7,6 +7,6 @@ PSLITE_CXXFLAGS := -std=c++11 -Wall -Wextra $(WERROR) -O2 -g -I$(CURDIR)/libbx -
 
 TOOLS += $(O)/bin/pslite_test $(O)/bin/pslite_bench
 
-$(O)/bin/pslite_%: tools/pslite/pslite_%.cc $(PSLITE_HDRS) $(LIBBX_SO)
+$(O)/bin/pslite_%: tools/pslite/pslite_%.cc $(PSLITE_HDRS) tools/bench/benchrec.h $(LIBBX_SO)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PSLITE_CXXFLAGS) -o $@ $< -L$(O)/lib -lbx -Wl,-rpath,'$$ORIGIN/../lib'

@@ -14,9 +14,14 @@
  *
  * One line per cell:
  *   pslite_bench: op OP outstanding Q bytes S reqs N rate R/s
- *                 p50_us A p99_us B
+ *                 p50_us A p99_us B errors E
+ * and the same as a record (tools/bench/benchrec.h; tools/bench/README.md,
+ * "Records"): bench "pslite_bench", kind "result", cell {op, depth, size},
+ * metrics {n, ops_s, p50_us, p99_us, errors}.
  */
 #include <ps/ps.h>
+
+#include "../bench/benchrec.h"
 
 #include <unistd.h>
 
@@ -111,7 +116,18 @@ static void Cell(KVWorker<float>* kv, const std::string& op, int q, size_t bytes
       "errors %d\n",
       op.c_str(), q, bytes, reqs, reqs / el, lat[lat.size() / 2], lat[lat.size() * 99 / 100],
       errors);
-  std::fflush(stdout);
+  struct benchrec r;
+  benchrec_begin(&r, stdout, "pslite_bench", "result");
+  benchrec_str(&r, "op", op.c_str());
+  benchrec_int(&r, "depth", q);
+  benchrec_uint(&r, "size", bytes);
+  benchrec_metrics(&r);
+  benchrec_int(&r, "n", reqs);
+  benchrec_num(&r, "ops_s", "%.0f", reqs / el);
+  benchrec_num(&r, "p50_us", "%.0f", lat[lat.size() / 2]);
+  benchrec_num(&r, "p99_us", "%.0f", lat[lat.size() * 99 / 100]);
+  benchrec_int(&r, "errors", errors);
+  benchrec_end(&r);
 }
 
 int main(int argc, char** argv) {

@@ -3,11 +3,12 @@
 #
 # tools/bench/report.sh on made-up runs: its "targets" table must give
 # each target of the benchmark issue the verdict the numbers call for.
-# The runs are a few lines each, in the format bench_guest.sh prints,
-# with numbers chosen so that every target is met (run "good"), missed
-# (run "bad") or not measured (run "bare"). The PyTorch example's
-# table (phase torch, DIR/torch) comes from lines in the format
-# embedding_ps.py prints. KTAP output.
+# The runs are a few records each (tools/bench/README.md, "Records"), as
+# bench_guest.sh and the programs it runs print them, with numbers
+# chosen so that every target is met (run "good"), missed (run "bad")
+# or not measured (run "bare"). The PyTorch example's table (phase
+# torch, DIR/torch) comes from lines in the format embedding_ps.py
+# prints. KTAP output.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 report=$here/../../bench/report.sh
@@ -27,12 +28,35 @@ is() {	# REPORT TARGET VERDICT
 	[ "$got" = "$3" ] || { echo "# $2: '$got', want '$3'"; return 1; }
 }
 
-# A cell's result and its histogram: one bucket at latency US.
-cell() {	# TAG TRANSPORT OP SIZE DEPTH PROCS MIX N MB_S US
+# A record: BENCH KIND CELL METRICS, CELL and METRICS the members of
+# their objects (j).
+rec() {
+	printf 'bench-record {"v":1,"bench":"%s","kind":"%s","cell":{%s},"metrics":{%s}}\n' \
+		"$1" "$2" "$3" "$4"
+}
+# K=V... as JSON members: a number as it is, null if empty, else a string.
+j() {
+	local kv v out='' sep=''
+	for kv in "$@"; do
+		v=${kv#*=}
+		if [ -z "$v" ]; then
+			v=null
+		elif ! [[ $v =~ ^-?(0|[1-9][0-9]*)([.][0-9]+)?$ ]]; then
+			v="\"$v\""
+		fi
+		out+="$sep\"${kv%%=*}\":$v" sep=,
+	done
+	printf '%s' "$out"
+}
+
+# A cell's result (bxperf's record) and its histogram: one bucket at
+# latency US; EXTRA: more of its cell (K=V...).
+cell() {	# TAG TRANSPORT OP SIZE DEPTH PROCS MIX N MB_S US [EXTRA]
 	local b
 	b=$(awk -v us="${10}" 'BEGIN { printf("%d", 32 * log(us) / log(2) - 0.5) }')
-	echo "bxperf-result tag=$1 transport=$2 op=$3 size=$4 depth=$5 procs=$6 mix=$7 n=$8 errors=0 secs=20 mb_s=$9 mean_us=${10} p50_us=${10} p99_us=${10} p999_us=${10} cpu_us_op=1 guest_cpu_us_op=1 srv_cpu_us_op=1 srv_guest_cpu_us_op=1 rxe_retry=0 tcp_retrans=0"
-	echo "bxperf-hist tag=$1 transport=$2 op=$3 size=$4 depth=$5 procs=$6 mix=$7 per_oct=32 h=$b:$8"
+	# shellcheck disable=SC2086
+	rec bxperf result "$(j tag="$1" transport="$2" op="$3" size="$4" depth="$5" procs="$6" mix="$7" ${11:-})" \
+		"$(j n="$8" errors=0 secs=20 mb_s="$9" mean_us="${10}" p50_us="${10}" p99_us="${10}" p999_us="${10}" cpu_us_op=1 guest_cpu_us_op=1 srv_cpu_us_op=1 srv_guest_cpu_us_op=1 rxe_retry=0 tcp_retrans=0 hist_per_oct=32),\"hist\":[[$b,$8]]"
 }
 
 # A run in DIR:
@@ -56,21 +80,22 @@ mkrun() {	# DIR Q R BW INCAST CONNS REGION [PAIRBW]
 	read -r -a R <<< "$r"
 	read -r c1 c2 c4 <<< "$conns"
 	{
-		echo "bench-env kernel=test guests=2 cpus=2 mem_kb=475136 secs=3 incast_secs=20 incast_procs=2 incast_depth=4 incast_rate=0"
+		rec bench_guest env "$(j kernel=test guests=2 cpus=2 mem_kb=475136 secs=3 incast_secs=20 incast_procs=2 incast_depth=4 incast_rate=0)" ""
 		for v in $incast; do
-			echo "bench-phase incast.${v%%:*} start"
+			rec bench_guest phase "$(j phase="incast.${v%%:*}" state=start)" ""
 		done
 		[ "$conns" = - ] ||
 			for k in bx tcp; do
 				for z in 1 2 4; do
-					echo "bench-host tag=procs-$k-$z guest=0 bx_conns=1 region_bytes=$reg region_cap_mb=1024 tcp_conns=$((z + 1))"
+					rec bench_guest host "$(j tag="procs-$k-$z" guest=0)" \
+						"$(j bx_conns=1 region_bytes="$reg" region_cap_mb=1024 tcp_conns=$((z + 1)))"
 				done
 			done
 	} > "$d/run/g0/result.log"
 	{
-		echo "bench-floor tool=qperf test=rc_bw size=1048576 pass=1 mb_s=$rc"
-		echo "bench-floor tool=qperf test=rc_rdma_write_bw size=1048576 pass=1 mb_s=$w"
-		echo "bench-floor tool=qperf test=rc_rdma_read_bw size=1048576 pass=1 mb_s=$rd"
+		rec qperf result "$(j test=rc_bw size=1048576 pass=1)" "$(j mb_s="$rc")"
+		rec qperf result "$(j test=rc_rdma_write_bw size=1048576 pass=1)" "$(j mb_s="$w")"
+		rec qperf result "$(j test=rc_rdma_read_bw size=1048576 pass=1)" "$(j mb_s="$rd")"
 		for k in pull push; do
 			for c in bx tcp; do
 				v=$pl; [ $k = push ] && v=$ps; [ $c = tcp ] && v=90
@@ -82,27 +107,36 @@ mkrun() {	# DIR Q R BW INCAST CONNS REGION [PAIRBW]
 			for z in 0 1; do
 				qz=${Q[$z]} rz=${R[$z]}
 				for k in 1 2 3; do
-					echo "bench-pair size=$((z ? 4096 : 64)) round=$k tool=qperf lat_us=500"
-					echo "bench-pair size=$((z ? 4096 : 64)) round=$k tool=bx mean_us=$(awk -v q="$qz" 'BEGIN { print 1000 * q }') p99_us=2000"
-					echo "bench-pair size=$((z ? 4096 : 64)) round=$k tool=rds mean_us=$(awk -v q="$qz" -v r="$rz" 'BEGIN { print 1000 * q / r }') p99_us=2000"
+					c="size=$((z ? 4096 : 64)) phase=rds round=$k"
+					# shellcheck disable=SC2086
+					rec qperf result "$(j test=rc_lat $c pass=1)" "$(j lat_us=500)"
+					# shellcheck disable=SC2086
+					rec bxperf result "$(j tag=pair transport=bx op=pull $c depth=1 procs=1 mix=0)" \
+						"$(j mean_us="$(awk -v q="$qz" 'BEGIN { print 1000 * q }')" p99_us=2000)"
+					# shellcheck disable=SC2086
+					rec rds_pp result "$(j $c)" \
+						"$(j mean_us="$(awk -v q="$qz" -v r="$rz" 'BEGIN { print 1000 * q / r }')" p99_us=2000)"
 				done
 			done
 		fi
 		k=1
 		for v in $pairbw; do
 			IFS=: read -r rc w rd pl ps <<< "$v"
-			echo "bench-pairbw tool=qperf round=$k test=rc_bw size=1048576 mb_s=$rc"
-			echo "bench-pairbw tool=qperf round=$k test=rc_rdma_write_bw size=1048576 mb_s=$w"
-			echo "bench-pairbw tool=qperf round=$k test=rc_rdma_read_bw size=1048576 mb_s=$rd"
-			echo "bench-pairbw tool=bx round=$k transport=bx op=pull size=1048576 depth=8 procs=1 mix=0 n=20 errors=0 secs=2 mb_s=$pl"
-			echo "bench-pairbw tool=bx round=$k transport=bx op=push size=1048576 depth=8 procs=1 mix=0 n=20 errors=0 secs=2 mb_s=$ps"
+			rec qperf result "$(j test=rc_bw size=1048576 pass=1 phase=bw round=$k)" "$(j mb_s="$rc")"
+			rec qperf result "$(j test=rc_rdma_write_bw size=1048576 pass=1 phase=bw round=$k)" "$(j mb_s="$w")"
+			rec qperf result "$(j test=rc_rdma_read_bw size=1048576 pass=1 phase=bw round=$k)" "$(j mb_s="$rd")"
+			rec bxperf result "$(j tag=pairbw transport=bx op=pull size=1048576 depth=8 procs=1 mix=0 phase=bw round=$k set=on)" \
+				"$(j n=20 errors=0 secs=2 mb_s="$pl")"
+			rec bxperf result "$(j tag=pairbw transport=bx op=push size=1048576 depth=8 procs=1 mix=0 phase=bw round=$k set=on)" \
+				"$(j n=20 errors=0 secs=2 mb_s="$ps")"
 			k=$((k + 1))
 		done
 		for v in $incast; do
 			k=${v%%:*} us=${v#*:}
 			t=bx; [ "$k" = tcp ] && t=tcp
 			if [ "$us" = - ]; then
-				echo "bxperf-result tag=incast-$k transport=$t op=pull size=1048576 depth=4 procs=2 mix=1 n=0 errors=5 secs=20 mb_s=0"
+				rec bxperf result "$(j tag="incast-$k" transport=$t op=pull size=1048576 depth=4 procs=2 mix=1)" \
+					"$(j n=0 errors=5 secs=20 mb_s=0)"
 				continue
 			fi
 			cell "incast-$k" $t pull 1048576 4 2 1 100 5 "$us"
@@ -112,7 +146,8 @@ mkrun() {	# DIR Q R BW INCAST CONNS REGION [PAIRBW]
 			for k in bx tcp; do
 				for z in 1 2 4; do
 					c=$c1; [ $z = 2 ] && c=$c2; [ $z = 4 ] && c=$c4
-					echo "bench-host tag=procs-$k-$z guest=1 bx_conns=$c region_bytes=$reg region_cap_mb=1024 tcp_conns=$((z + 1))"
+					rec bench_guest host "$(j tag="procs-$k-$z" guest=1)" \
+						"$(j bx_conns="$c" region_bytes="$reg" region_cap_mb=1024 tcp_conns=$((z + 1)))"
 				done
 			done
 	} > "$d/run/g1/result.log"
@@ -195,8 +230,10 @@ row() {	# REPORT ROW-ERE
 # cell "OP/Q/SIZE" left out.
 mkpslite() {	# DIR RATE1 RATE16 [DROP]
 	local d=$1 op q z rate
-	echo "bench-phase pslite start" >> "$d/run/g0/result.log"
-	echo "bench-env pslite_secs=2 pslite_sizes=4,4096,65536,1048576" >> "$d/run/g0/result.log"
+	{
+		rec bench_guest phase "$(j phase=pslite state=start)" ""
+		rec bench_guest env "$(j pslite_secs=2 pslite_sizes=4,4096,65536,1048576)" ""
+	} >> "$d/run/g0/result.log"
 	for op in push pull pushpull; do
 		for q in 1 16 64; do
 			for z in 4 4096 65536 1048576; do
@@ -204,7 +241,8 @@ mkpslite() {	# DIR RATE1 RATE16 [DROP]
 				rate=100
 				[ "$op/$q/$z" = push/1/4 ] && rate=$2
 				[ "$op/$q/$z" = push/16/4 ] && rate=$3
-				echo "bench-pslite transport=bx-pslite op=$op depth=$q size=$z n=$((rate * 2)) ops_s=$rate p50_us=2000 p99_us=4000 errors=0"
+				rec pslite_bench result "$(j op=$op depth=$q size=$z)" \
+					"$(j n=$((rate * 2)) ops_s="$rate" p50_us=2000 p99_us=4000 errors=0)"
 				[ $op = pushpull ] || cell pslite-tcp tcp $op $z $q 1 0 4000 1 1000
 			done
 		done
@@ -266,7 +304,8 @@ mkrun "$tmp/pairs" "1.1 1.1" "0.9 0.9" "30 30 30 20 20" "$I4 mid:400000" "1 1 1"
 for v in 1:13.8:36 2:4.75:6 3:8.5:20.4; do
 	IFS=: read -r k pl ps <<< "$v"
 	for z in pull:$pl push:$ps; do
-		echo "bench-pairbw-set set=on-m2 rd_max=2 rd_depth=16 piece_kb=256 tool=bx round=$k transport=bx op=${z%%:*} size=1048576 depth=8 procs=1 mix=0 n=20 errors=0 secs=2 mb_s=${z#*:}"
+		rec bxperf result "$(j tag=pairbw transport=bx op="${z%%:*}" size=1048576 depth=8 procs=1 mix=0 phase=bw round="$k" set=on-m2 rd_max=2 rd_depth=16 piece_kb=256)" \
+			"$(j n=20 errors=0 secs=2 mb_s="${z#*:}")"
 	done
 done >> "$tmp/pairs/run/g1/result.log"
 # Their 64 B and 4 KiB latency beside the defaults' (BENCH_BASE's A/B):
@@ -274,10 +313,14 @@ done >> "$tmp/pairs/run/g1/result.log"
 for v in 1:110:100 2:90:100 3:100:100; do
 	IFS=: read -r k a d <<< "$v"
 	for sd in on-m2:$a on:$d; do
-		echo "bench-pairlat set=${sd%%:*} tool=bx round=$k transport=bx op=pull size=64 depth=1 procs=1 mix=0 n=20 errors=0 secs=2 mean_us=${sd#*:} p99_us=$((${sd#*:} * 2))"
+		c="tag=pairlat transport=bx op=pull depth=1 procs=1 mix=0 phase=bw round=$k set=${sd%%:*}"
+		# shellcheck disable=SC2086
+		rec bxperf result "$(j $c size=64)" \
+			"$(j n=20 errors=0 secs=2 mean_us="${sd#*:}" p99_us=$((${sd#*:} * 2)))"
 		l=$((${sd#*:} * 2))
 		[ "${sd%%:*}" = on ] || l=$((l * 12 / 10))
-		echo "bench-pairlat set=${sd%%:*} tool=bx round=$k transport=bx op=pull size=4096 depth=1 procs=1 mix=0 n=20 errors=0 secs=2 mean_us=$l p99_us=$l"
+		# shellcheck disable=SC2086
+		rec bxperf result "$(j $c size=4096)" "$(j n=20 errors=0 secs=2 mean_us=$l p99_us=$l)"
 	done
 done >> "$tmp/pairs/run/g1/result.log"
 expect pairs m m m m m m m
@@ -381,7 +424,10 @@ mkpslite "$tmp/pslost" 100 350 pull/64/65536
 ok "pslost: a missing cell fails the report" sh -c "! tools/bench/report.sh '$tmp/pslost' > /dev/null 2>&1"
 ok "pslost: named" grep -q '^[*][*]Missing cells:[*][*] pslite/bx/pull/q64/65536 pslite/tcp/pull/q64/65536$' "$tmp/pslost/report.md"
 mkrun "$tmp/psskip" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
-{ echo "bench-phase pslite start"; echo "bench-pslite-skip guests=2 needs=3"; } >> "$tmp/psskip/run/g0/result.log"
+{
+	rec bench_guest phase "$(j phase=pslite state=start)" ""
+	rec bench_guest skip "$(j phase=pslite guests=2 needs=3)" ""
+} >> "$tmp/psskip/run/g0/result.log"
 ok "psskip: -n 2 skips the phase: report exits 0" tools/bench/report.sh "$tmp/psskip"
 ok "psskip: says why" grep -q '^Phase pslite did not run: 2 guests, it needs 3' "$tmp/psskip/report.md"
 ok "psskip: pipelining not measured" is "$tmp/psskip/report.md" "ps-lite pipelining" "not measured"
