@@ -179,7 +179,7 @@ void bx_recover_work(struct work_struct *work)
 	struct bx_conn *up[BX_LANES_MAX] = {};
 	struct list_head go[BX_LANES_MAX];
 	unsigned int resent = 0, failed = 0, prev_resent, prev_failed;
-	bool expired, first, hold, more, any = false;
+	bool expired, first, hold, more, gave_up, any = false;
 	bool need[BX_LANES_MAX] = {};
 	struct bx_op *op, *tmp;
 	LIST_HEAD(list);
@@ -247,7 +247,11 @@ void bx_recover_work(struct work_struct *work)
 			if (recover_resend(up[i], op, &failed))
 				resent++;
 		}
-	/* No connection within recover_ms: what is left fails. */
+	/*
+	 * No connection within recover_ms: what is left fails, and the
+	 * recovery gave up (unless every lane it needed came up).
+	 */
+	gave_up = !list_empty(&list);
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
 		if (op->state != BX_OP_HELD)
@@ -281,8 +285,8 @@ void bx_recover_work(struct work_struct *work)
 	/* The recovery's totals, over its rounds. */
 	resent += prev_resent;
 	failed += prev_failed;
-	trace_bx_recover_done(peer, !expired, resent, failed);
+	trace_bx_recover_done(peer, !gave_up, resent, failed);
 	pr_info("peer %pISc: recovery %s: %u operations sent again, %u failed\n",
-		&peer->addr, expired ? "gave up" : "done", resent, failed);
+		&peer->addr, gave_up ? "gave up" : "done", resent, failed);
 	bx_event_peer(peer, BX_CMD_RECOVERED_NTF);
 }
