@@ -23,7 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct bx_wire_req r;
 		struct bx_wire_accept a;
 		struct bx_wire_challenge c;
+		struct bx_wire_lanes l;
 	} w;
+	uint8_t lanes;
 	uint8_t *copy;
 
 	if (size > sizeof(again))
@@ -51,6 +53,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!bx_wire_challenge_parse(copy, size, &ch)) {
 		bx_wire_challenge_build(&w.c, &ch);
 		if (memcmp(&w.c, copy, sizeof(w.c)))
+			abort();
+	}
+	if (!bx_wire_lanes_parse(copy, size, &lanes)) {
+		bx_wire_lanes_build(&w.l, lanes);
+		if (!lanes || memcmp(&w.l, copy, sizeof(w.l)))
 			abort();
 	}
 	free(copy);
