@@ -2130,10 +2130,17 @@ def region_target(run: Run) -> tuple[str, Verdict]:
     n = over = 0
     most = 0.0
     cap_mb: Value = None
+    auto = False
     for (t, g, f), v in run.host.items():
         cap = run.host.get((t, g, "region_cap_mb"), "")
         if f != "region_bytes" or v == "" or cap == "":
             continue
+        if anum(cap) == 0:
+            # region_cap_mb 0: the module's cap is a quarter of the RAM.
+            if run.env.get("mem_kb", "") == "":
+                continue
+            cap = int(anum(run.env.get("mem_kb")) / 1024 / 4)
+            auto = True
         n += 1
         most = max(most, anum(v))
         if anum(v) > anum(cap) * 1048576:
@@ -2141,8 +2148,9 @@ def region_target(run: Run) -> tuple[str, Verdict]:
         cap_mb = cap
     if not n:
         return "-", None
-    return sprintf("at most %s MiB on a host (%d hosts x cells sampled), cap %s MiB",
-                   num(most / 1048576), n, cap_mb), over == 0
+    return sprintf("at most %s MiB on a host (%d hosts x cells sampled), cap %s MiB%s",
+                   num(most / 1048576), n, cap_mb,
+                   " (region_cap_mb 0: a quarter of the guest's RAM)" if auto else ""), over == 0
 
 
 def target_rows(run: Run, fig: Figures) -> list[TargetRow]:
