@@ -304,9 +304,9 @@ conn_events() {
 	if [ "$ID" -eq 0 ]; then
 		out=$($BXCTL conn)
 		echo "$out" | sed 's/^/# /'
-		try has "$out" '^[0-9][0-9]*  *192\.0\.2\.2  *up  *in  *rxe0 '
+		try has "$out" '^[0-9][0-9]*  *192\.0\.2\.2  *0  *up  *in  *rxe0 '
 		js=$($BXCTL -j conn)
-		try has "$js" '"peer-addr":"192.0.2.2","state":"up","active":false,"dev-name":"rxe0"'
+		try has "$js" '"peer-addr":"192.0.2.2","lane":0,"state":"up","active":false,"dev-name":"rxe0"'
 		id=$(echo "$js" | sed -n 's/.*"peer-id":\([0-9]*\),"peer-addr":"192.0.2.2".*/\1/p')
 		one=$($BXCTL -j conn show peer "${id:-0}")
 		try has "$one" "^{\"peer-id\":$id,\"peer-addr\":\"192.0.2.2\",.*}\$"
@@ -323,15 +323,15 @@ conn_events() {
 		try rmmod bx
 		try mon_wait $mon 30
 		sed 's/^/# /' /tmp/mon.conn
-		try grep -q '^{"event":"conn-up","peer-id":[0-9]*,"peer-addr":"192.0.2.1","state":"up","active":true,' /tmp/mon.conn
-		try grep -q '^{"event":"conn-down",.*"peer-addr":"192.0.2.1","state":"down","active":true,.*"err":-[0-9]' /tmp/mon.conn
+		try grep -q '^{"event":"conn-up","peer-id":[0-9]*,"peer-addr":"192.0.2.1","lane":0,"state":"up","active":true,' /tmp/mon.conn
+		try grep -q '^{"event":"conn-down",.*"peer-addr":"192.0.2.1","lane":0,"state":"down","active":true,.*"err":-[0-9]' /tmp/mon.conn
 		modprobe bx
 		try wait_until 10 bx_has_dev rxe0
 	elif [ "$ID" -eq 0 ]; then
 		try mon_wait $mon 60
 		sed 's/^/# /' /tmp/mon.conn
-		try grep -q '^{"event":"conn-up","peer-id":[0-9]*,"peer-addr":"192.0.2.2","state":"up","active":false,' /tmp/mon.conn
-		try grep -q '^{"event":"conn-down",.*"peer-addr":"192.0.2.2","state":"down","active":false,.*"err":-[0-9]' /tmp/mon.conn
+		try grep -q '^{"event":"conn-up","peer-id":[0-9]*,"peer-addr":"192.0.2.2","lane":0,"state":"up","active":false,' /tmp/mon.conn
+		try grep -q '^{"event":"conn-down",.*"peer-addr":"192.0.2.2","lane":0,"state":"down","active":false,.*"err":-[0-9]' /tmp/mon.conn
 		[ "$(sed -n 1p /tmp/mon.conn | cut -c1-19)" = '{"event":"conn-up",' ] ||
 			{ echo "# FAIL: conn-up not first"; ERR=1; }
 	fi

@@ -248,7 +248,14 @@ static int req_do(struct ynl_sock *ys, struct nlmsghdr *nlh)
 	X(REGION_CAP_MB, region_cap_mb) X(PROOF_MS, proof_ms)		\
 	X(SECRET_OVERLAP_MS, secret_overlap_ms)				\
 	X(REMOTE_PEERS_MAX, remote_peers_max)				\
-	X(OP_TIMEOUT_MAX_MS, op_timeout_max_ms) X(USER_WND_PCT, user_wnd_pct)
+	X(OP_TIMEOUT_MAX_MS, op_timeout_max_ms) X(USER_WND_PCT, user_wnd_pct) \
+	X(QPS_PER_PEER, qps_per_peer)
+
+/* Every tunable of the spec is in the list: a new one must be added. */
+#define TUN_ONE(A, m) + 1
+_Static_assert(0 TUN_MEMBERS(TUN_ONE) == NTUN,
+	       "TUN_MEMBERS lists every tunable of bx.yaml");
+#undef TUN_ONE
 
 /* Tunable @a := @v in @req (flow-control takes its low 8 bits). */
 static void tun_req_set(struct bx_tunables_set_req *req, int a, unsigned long v)

@@ -232,6 +232,14 @@ _Static_assert(BX_A_CONN_MAX < ATTR_MAX && BX_A_STATS_MAX < ATTR_MAX &&
 	      BX_A_TUNABLES_MAX < ATTR_MAX && BX_A_ADMIT_MAX < ATTR_MAX,
 	      "ATTR_MAX too small");
 
+/* Every tunable and connection attribute of the spec is shown. */
+#define FIELD_ONE(a, m, n, f, brk) + 1
+_Static_assert(0 TUN_FIELDS(FIELD_ONE) == BX_A_TUNABLES_MAX,
+	       "TUN_FIELDS lists every tunable of bx.yaml");
+_Static_assert(0 CONN_FIELDS(FIELD_ONE) == BX_A_CONN_MAX - 1 /* pad */,
+	       "CONN_FIELDS lists every connection attribute of bx.yaml");
+#undef FIELD_ONE
+
 /*
  * A generated struct (@r) into values (@v) by its field list: numbers
  * and flags are present by their bit in _present, strings and binary
