@@ -316,7 +316,7 @@ conn_events() {
 	elif [ "$ID" -eq 1 ]; then
 		out=$($BXCTL conn)
 		echo "$out" | sed 's/^/# /'
-		try has "$out" '^[0-9][0-9]*  *192\.0\.2\.1  *up  *out  *rxe0 '
+		try has "$out" '^[0-9][0-9]*  *192\.0\.2\.1  *0  *up  *out  *rxe0 '
 	fi
 	b checked
 	if [ "$ID" -eq 1 ]; then
