@@ -59,21 +59,6 @@ idle() {
 		! grep -q "wnd_bytes [1-9]" $DBG/conns
 }
 
-# A second server on guest 0: $1 is its service, the rest bx_pp's.
-serve2_start() {
-	: > /tmp/srv2.out
-	"$PP" serve -s "$@" >> /tmp/srv2.out 2>&1 &
-	SRV2=$!
-	wait_until 10 grep -q ready /tmp/srv2.out ||
-		{ echo "# FAIL: second server not ready: $(cat /tmp/srv2.out)"; ERR=1; }
-}
-
-serve2_stop() {
-	kill -TERM "$SRV2" 2>/dev/null
-	wait "$SRV2" 2>/dev/null || true
-	echo "# $(tail -1 /tmp/srv2.out)"
-}
-
 case_stuck_exit() {
 	if [ "$ID" -eq 0 ]; then
 		serve_start -n 32 -b 0 -r 32

@@ -64,35 +64,6 @@ lanes_exact() {
 	[ "$(lanes_up | awk '{ print $1 }' | tr '\n' ' ')" = "0 1 2 3 " ]
 }
 
-ops_idle() { [ "$(stat_of ops_inflight)" = 0 ]; }
-
-serve2_start() {
-	: > /tmp/srv2.out
-	"$PP" serve -s "$@" >> /tmp/srv2.out 2>&1 &
-	SRV2=$!
-	wait_until 10 grep -q ready /tmp/srv2.out ||
-		{ echo "# FAIL: second server not ready: $(cat /tmp/srv2.out)"; ERR=1; }
-}
-
-serve2_stop() {
-	kill -TERM "$SRV2" 2>/dev/null
-	wait "$SRV2" 2>/dev/null || true
-	echo "# $(tail -1 /tmp/srv2.out)"
-}
-
-# The client's verdict on a -S run (recover.sh's): no pull or push
-# failed, no bad data; its push counts are added up for sync_send.
-client_sync() {
-	rc=0
-	"$PP" client -a "$SERVER" -s $SVC -S -P 8 -z 100,4096,65536 \
-		-m both "$@" > /tmp/cli.out 2>&1 || rc=$?
-	sed 's/^/# /' /tmp/cli.out
-	sync_add /tmp/cli.out
-	[ $rc -eq 0 ] || { echo "# FAIL: client"; return 1; }
-	grep -q "pull_failed 0 .* push_failed 0 " /tmp/cli.out ||
-		{ echo "# FAIL: a pull or a certainly-undelivered push failed"; return 1; }
-}
-
 show_lanes() {
 	echo "# lanes up ($1): lane qpn tx-msgs rx-msgs"
 	lanes_up | sed 's/^/#   /'
@@ -148,7 +119,7 @@ case_lane_fail() {
 	elif [ "$ID" -eq 1 ]; then
 		rm -f /tmp/sync.sum
 		b lf.up
-		client_sync -t 12 > /tmp/lf.run 2>&1 &
+		client_run -P 8 -t 12 > /tmp/lf.run 2>&1 &
 		cl=$!
 		sleep 2
 		lanes_up > /tmp/lanes.0
@@ -198,7 +169,7 @@ case_link_outage() {
 	elif [ "$ID" -eq 1 ]; then
 		rm -f /tmp/sync.sum
 		b lo.up
-		try client_sync -t 30
+		try client_run -P 8 -t 30
 		try sync_send "$SERVER"
 		try check wait_until 20 all_up
 		show_lanes client

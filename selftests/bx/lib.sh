@@ -95,6 +95,8 @@ bx_has_dev() { bx_devices | grep -q "^$1 "; }
 bx_lacks_dev() { ! bx_has_dev "$1"; }
 # A module-wide counter of debugfs "stats".
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/bx/stats; }
+# No operation in flight on this host.
+ops_idle() { [ "$(stat_of ops_inflight)" = 0 ]; }
 
 # fail_function (kernels with FAIL_FUNCTION): "ff_set FUNC ERRNO [TIMES]"
 # makes FUNC fail with -ERRNO, on every call (TIMES -1, the default) or
@@ -197,6 +199,36 @@ sync_listen() {
 	rm -f /tmp/sync.in
 	nc -l -p $SYNC_PORT < /dev/null > /tmp/sync.in 2>/dev/null &
 	SYNC_NC=$!
+}
+
+# A second bx_pp server, beside the test's own: $1 is its service, the
+# rest bx_pp's (PP: the test's bx_pp).
+serve2_start() {
+	: > /tmp/srv2.out
+	"$PP" serve -s "$@" >> /tmp/srv2.out 2>&1 &
+	SRV2=$!
+	wait_until 10 grep -q ready /tmp/srv2.out ||
+		{ echo "# FAIL: second server not ready: $(cat /tmp/srv2.out)"; ERR=1; }
+}
+
+serve2_stop() {
+	kill -TERM "$SRV2" 2>/dev/null
+	wait "$SRV2" 2>/dev/null || true
+	echo "# $(tail -1 /tmp/srv2.out)"
+}
+
+# A bx_pp client through libbx's recovery (-S) to service SVC of SERVER,
+# and its verdict: no pull or push failed, no bad data. Its push counts
+# are added up for sync_send. Options after the defaults win (-P 2).
+client_run() {
+	rc=0
+	"$PP" client -a "$SERVER" -s $SVC -S -P 2 -z 100,4096,65536 \
+		-m both "$@" > /tmp/cli.out 2>&1 || rc=$?
+	sed 's/^/# /' /tmp/cli.out
+	sync_add /tmp/cli.out
+	[ $rc -eq 0 ] || { echo "# FAIL: client"; return 1; }
+	grep -q "pull_failed 0 .* push_failed 0 " /tmp/cli.out ||
+		{ echo "# FAIL: a pull or a certainly-undelivered push failed"; return 1; }
 }
 
 sync_add() {

@@ -82,7 +82,6 @@ sel() {
 	return 1
 }
 
-ops_idle() { [ "$(stat_of ops_inflight)" = 0 ]; }
 ops_busy() { [ "$(stat_of ops_inflight)" -gt 0 ]; }
 
 SECRET=/tmp/recover.secret
@@ -133,19 +132,6 @@ no_pp() {
 }
 
 conn_sum() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) s += $(i + 1) } END { print s + 0 }' /sys/kernel/debug/bx/conns; }
-
-# The client's verdict: no pull or push failed, no bad data. Its push
-# counts are added up for sync_send. Options after the defaults win.
-client_run() {
-	rc=0
-	"$PP" client -a "$SERVER" -s $SVC -S -P 2 -z 100,4096,65536 \
-		-m both "$@" > /tmp/cli.out 2>&1 || rc=$?
-	sed 's/^/# /' /tmp/cli.out
-	sync_add /tmp/cli.out
-	[ $rc -eq 0 ] || { echo "# FAIL: client"; return 1; }
-	grep -q "pull_failed 0 .* push_failed 0 " /tmp/cli.out ||
-		{ echo "# FAIL: a pull or a certainly-undelivered push failed"; return 1; }
-}
 
 case_server_restart() {
 	sel server_restart || return $KSFT_SKIP
