@@ -64,6 +64,23 @@ lanes_exact() {
 	[ "$(lanes_up | awk '{ print $1 }' | tr '\n' ' ')" = "0 1 2 3 " ]
 }
 
+# lanes_wait SECS: all lanes up within SECS (times BX_SLOW); else a FAIL
+# line that says, in brief, which lanes are up and how the others went
+# down (the conn-down events in /tmp/lanes.mon, "lane/err") and
+# bx's last word, since CI shows that line alone.
+lanes_wait() {
+	wait_until $(($1 * BX_SLOW)) all_up && return 0
+	echo "# FAIL: lanes up after $(($1 * BX_SLOW)) s:" \
+		"$(lanes_up | awk '{ printf "%s/%s ", $1, $2 }')" \
+		"downs: $(sed -n 's/.*"conn-down".*"lane":\([0-9]*\).*"err":\(-*[0-9]*\).*/\1\/\2/p' \
+			/tmp/lanes.mon 2>/dev/null | tr '\n' ' ')" \
+		"bx: $(dmesg | sed -n 's/^\[[^]]*\] //p' | grep -E '^(connection|peer|cm event)' |
+			tail -2 | cut -c1-90 | tr '\n' ' ')"
+	conns_json | sed 's/^/# /'
+	dmesg | tail -40 | sed 's/^/# dmesg: /'
+	return 1
+}
+
 show_lanes() {
 	echo "# lanes up ($1): lane qpn tx-msgs rx-msgs"
 	lanes_up | sed 's/^/#   /'
@@ -118,6 +135,7 @@ case_lane_fail() {
 		serve2_stop
 	elif [ "$ID" -eq 1 ]; then
 		rm -f /tmp/sync.sum
+		mon_start /tmp/lanes.mon
 		b lf.up
 		client_run -P 8 -t 12 > /tmp/lf.run 2>&1 &
 		cl=$!
@@ -132,7 +150,8 @@ case_lane_fail() {
 		wait $cl || ERR=1
 		cat /tmp/lf.run
 		try sync_send "$SERVER"
-		try check wait_until 20 all_up
+		try lanes_wait 20
+		mon_stop
 		lanes_up > /tmp/lanes.1
 		sed 's/^/# before: /' /tmp/lanes.0
 		sed 's/^/# after:  /' /tmp/lanes.1
@@ -168,10 +187,12 @@ case_link_outage() {
 		try sync_check
 	elif [ "$ID" -eq 1 ]; then
 		rm -f /tmp/sync.sum
+		mon_start /tmp/lanes.mon
 		b lo.up
 		try client_run -P 8 -t 30
 		try sync_send "$SERVER"
-		try check wait_until 20 all_up
+		try lanes_wait 20
+		mon_stop
 		show_lanes client
 		try check lanes_exact
 		b lo.done

@@ -162,7 +162,7 @@ run_guests() {
 		{ c = l; if (k[g] && substr(l, 1, 2) == "# ") c = substr(l, 3) }
 		k[g] && l ~ /^(not )?ok [0-9]+ selftests: / { next }
 		l ~ /^# bxtest: running / { t[g] = $NF; r[g] = a[g] = "" }
-		c ~ /^(# FAIL: |bxrig: barrier )/ { if (r[g] == "") r[g] = substr(c, 1, 160) }
+		c ~ /^(# FAIL: |bxrig: barrier )/ { if (r[g] == "") r[g] = substr(c, 1, 320) }
 		c ~ /^# .* failed after [0-9]+ s$/ { a[g] = " after " $(NF - 1) " s" }
 		c ~ /^ok / { r[g] = a[g] = "" }
 		c ~ /^not ok / {
