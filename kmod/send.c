@@ -8,7 +8,9 @@
  * windows, the peer's credits and the send buffers allow: control
  * messages first, then what was admitted, the next piece of a cut
  * transfer, the RDMA READs of rendezvous pushes (receiver admission),
- * and a bare credit update when one is owed.
+ * and a bare credit update when one is owed. An operation that finds no
+ * process queued and nothing admitted waiting is admitted at once
+ * (send_direct()): the round robin would have served it alone.
  */
 
 #include <linux/slab.h>
@@ -42,6 +44,37 @@ static void flowq_put(struct bx_flowq *fq)
 }
 
 /*
+ * Where admitted @op waits for a credit and a send buffer: readyq, or
+ * pieceq if it is a REPLY to be written in pieces; conn->lock held.
+ */
+static void send_admitted(struct bx_conn *conn, struct bx_op *op)
+{
+	if (op->kind == BX_K_REPLY && bx_op_ops->plan_pieces(op))
+		list_add_tail(&op->node, &conn->pieceq);
+	else
+		list_add_tail(&op->node, &conn->readyq);
+}
+
+/*
+ * Admit @op at once, past the round robin, when no process waits in it
+ * and nothing admitted waits for a credit: the round would serve @op
+ * alone, first, with the same admission, and at most one admitted op
+ * waits for credits either way. Not one that needs an MR first (the kick
+ * registers those). False if @op must queue; conn->lock held.
+ */
+static bool send_direct(struct bx_conn *conn, struct bx_op *op)
+{
+	if (conn->state != BX_CONN_STATE_UP || !bx_drr_empty(&conn->txq) ||
+	    !list_empty(&conn->readyq) || (op->needs_reg && !op->registered))
+		return false;
+	op->qi.cost = bx_op_cost(op);
+	if (bx_window_admit(conn, op, false) != BX_ADMIT_OK)
+		return false;
+	send_admitted(conn, op);
+	return true;
+}
+
+/*
  * Queue @op (whose reference passes to the queue) and send what the
  * windows, credits and send buffers allow. Control messages go first;
  * everything else waits in its process's queue for admission.
@@ -65,6 +98,8 @@ void bx_send_queue(struct bx_conn *conn, struct bx_op *op)
 			list_add_tail(&op->node, &conn->ctlq);
 			break;
 		}
+		if (!rd && send_direct(conn, op))
+			break;
 		fq = flowq_find(conn, op->file, rd);
 		if (!fq && spare) {
 			fq = spare;
@@ -318,10 +353,8 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 	flowq_put(container_of(flow, struct bx_flowq, drr));
 	if (op->needs_reg && !op->registered)
 		*reg = op;
-	else if (op->kind == BX_K_REPLY && bx_op_ops->plan_pieces(op))
-		list_add_tail(&op->node, &conn->pieceq);
 	else
-		list_add_tail(&op->node, &conn->readyq);
+		send_admitted(conn, op);
 	return true;
 }
 
