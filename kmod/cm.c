@@ -64,7 +64,7 @@ static void conn_params(struct bx_conn *conn, struct rdma_conn_param *param)
 	param->responder_resources = min(a->max_qp_rd_atom, 16);
 	param->initiator_depth = min_t(int, a->max_qp_init_rd_atom,
 				       READ_ONCE(bx_rd_depth));
-	param->retry_count = 6;
+	param->retry_count = BX_RC_RETRIES;
 	param->rnr_retry_count = 0;
 }
 
@@ -723,7 +723,7 @@ void bx_cm_keepalive(struct work_struct *work)
 {
 	struct bx_conn *conn = container_of(to_delayed_work(work),
 					    struct bx_conn, keepalive);
-	bool kick = false;
+	bool kick = false, stalled;
 
 	spin_lock(&conn->lock);
 	if (conn->state != BX_CONN_STATE_UP) {
@@ -735,7 +735,23 @@ void bx_cm_keepalive(struct work_struct *work)
 		kick = true;
 	}
 	conn->ka_tx = conn->tx_msgs;
+	/* Sends outstanding, none completed since the last tick. */
+	if (conn->ntx_free < BX_TX_SLOTS && conn->tx_cqes == conn->ka_cqes)
+		conn->ka_stall_ms += BX_KEEPALIVE_MS;
+	else
+		conn->ka_stall_ms = 0;
+	conn->ka_cqes = conn->tx_cqes;
+	stalled = conn->ka_stall_ms >=
+		  bx_flow_stall_ms(READ_ONCE(conn->ack_timeout), BX_RC_RETRIES);
 	spin_unlock(&conn->lock);
+	if (stalled) {
+		pr_info_ratelimited("connection %s %pISc lane %u: no send completed for %u ms\n",
+				    conn->active ? "to" : "from",
+				    &conn->peer->addr, conn->lane,
+				    conn->ka_stall_ms);
+		bx_conn_fail(conn, -ETIMEDOUT);
+		return;
+	}
 	if (kick)
 		bx_send_kick(conn);
 	queue_delayed_work(bx_wq, &conn->keepalive,

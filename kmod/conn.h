@@ -45,6 +45,7 @@ static_assert(BX_EAGER_MAX == BX_TUNABLE_MAX_RDV_THRESHOLD);
 static_assert(BX_MSG_SIZE <= U16_MAX);
 static_assert(BX_LANES_MAX == BX_TUNABLE_MAX_QPS_PER_PEER);
 #define BX_KEEPALIVE_MS	2000	/* see struct bx_conn, @keepalive */
+#define BX_RC_RETRIES	6	/* RC retry_count of every QP */
 #define BX_WPIECES_MAX	2	/* see struct bx_conn, @wpieces */
 /* How long past its deadline an op on the wire may await its answer. */
 #define BX_ANSWER_GRACE_MS	1000	/* see bx_send_sweep() */
@@ -169,7 +170,10 @@ struct bx_flowq {
  *		sets @ka_due so that a bare credit message goes out. A peer
  *		that lost the connection (its QP is gone) never acknowledges
  *		it, our QP errors, and the waiting operations fail instead of
- *		waiting forever on a half-open connection.
+ *		waiting forever on a half-open connection. It also fails a
+ *		connection whose sends stalled: some outstanding and none
+ *		completed (@tx_cqes, @ka_cqes) for @ka_stall_ms reaching
+ *		bx_flow_stall_ms() (flow.h, "Send stalls").
  * @connect_work: fails an attempt still connecting after
  *		connect_timeout_ms (the CM's own retries last a minute)
  * @wnd:	what we sent and await: requests and replies (bytes, ops)
@@ -296,6 +300,9 @@ struct bx_conn {
 	struct delayed_work	connect_work;
 	struct delayed_work	keepalive;
 	u64			ka_tx;
+	u64			tx_cqes;
+	u64			ka_cqes;
+	u32			ka_stall_ms;
 	bool			ka_due;
 	struct xarray		ops;
 	struct work_struct	teardown;

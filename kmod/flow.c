@@ -53,6 +53,27 @@ u8 bx_flow_lane(u32 key, unsigned int want, unsigned int limit)
 	return key % n;
 }
 
+/* ---- send stalls --------------------------------------------------------- */
+
+/*
+ * How long a connection's sends may go without one completing, if the QP
+ * has @ack_timeout (RC ACK timeout exponent: 4.096 us x 2^@ack_timeout a
+ * try) and @retry_count: twice what the tries can last, at least
+ * BX_STALL_MIN_MS, at most U32_MAX.
+ */
+u32 bx_flow_stall_ms(u8 ack_timeout, u8 retry_count)
+{
+	u64 try_us, ms;
+
+	if (ack_timeout > 31)
+		ack_timeout = 31;
+	try_us = (4096ULL << ack_timeout) / 1000;
+	ms = 2 * try_us * (retry_count + 1ULL) / 1000;
+	if (ms < BX_STALL_MIN_MS)
+		ms = BX_STALL_MIN_MS;
+	return ms > U32_MAX ? U32_MAX : (u32)ms;
+}
+
 /* ---- deficit round robin ------------------------------------------------ */
 
 void bx_drr_init(struct bx_drr *d, u32 quantum)

@@ -49,6 +49,13 @@
 
 u8 bx_flow_lane(u32 key, unsigned int want, unsigned int limit);
 
+/* ---- send stalls --------------------------------------------------------- */
+
+/* The least time a connection's sends may go without a completion. */
+#define BX_STALL_MIN_MS	10000
+
+u32 bx_flow_stall_ms(u8 ack_timeout, u8 retry_count);
+
 /* ---- credits ----------------------------------------------------------- */
 
 /**

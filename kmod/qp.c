@@ -217,6 +217,7 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	b->op = NULL;
 	spin_lock(&conn->lock);
 	conn->tx_free[conn->ntx_free++] = b;
+	conn->tx_cqes++;
 	if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
 		conn->rnr_events++;
 	spin_unlock(&conn->lock);

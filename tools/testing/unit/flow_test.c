@@ -163,6 +163,29 @@ UNIT_TEST(lane_within_limits)
 	CHECK(bx_flow_lane(U32_MAX, 3, 8) < 3);
 }
 
+/* ---- send stalls ---------------------------------------------------------- */
+
+UNIT_TEST(stall_covers_rc_retries)
+{
+	/* bx's default (17: 537 ms a try, 7 tries): the floor, 10 s. */
+	CHECK_EQ(bx_flow_stall_ms(17, 6), BX_STALL_MIN_MS);
+	CHECK_EQ(bx_flow_stall_ms(0, 0), BX_STALL_MIN_MS);
+	/* 20: 4.29 s a try, 7 tries: twice 30.06 s. */
+	CHECK_EQ(bx_flow_stall_ms(20, 6), 60129);
+	/* Always at least twice what the tries last, never less than the floor. */
+	for (unsigned int t = 0; t <= 40; t++)
+		for (unsigned int r = 0; r <= 7; r++) {
+			u32 ms = bx_flow_stall_ms(t, r);
+			u64 tries_us = (4096ULL << (t > 31 ? 31 : t)) / 1000 * (r + 1);
+
+			CHECK(ms >= BX_STALL_MIN_MS);
+			CHECK((u64)ms * 1000 + 1000 >= 2 * tries_us ||
+			      ms == U32_MAX);
+		}
+	/* The largest exponent saturates instead of wrapping. */
+	CHECK_EQ(bx_flow_stall_ms(255, 255), U32_MAX);
+}
+
 UNIT_TEST(credits_init)
 {
 	struct bx_credits c;
