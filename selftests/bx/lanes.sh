@@ -20,6 +20,11 @@
 #   link_outage  the server's link is set down for longer than the RC
 #                retries last, then up again, under the same load: every
 #                lane fails and recovers, with the same verdicts
+#   refusal      bx reloaded on both, the server with qps_per_peer 2: it
+#                refuses the client's lanes 2 and 3 (a reject that says
+#                it takes 2), the client caps itself and moves their
+#                operations to lanes 0 and 1; the same load passes with
+#                the same verdicts over exactly lanes 0 and 1 on each side
 #
 # At the end bx is reloaded on both guests: the tests after find one
 # connection per peer again.
@@ -203,11 +208,48 @@ case_link_outage() {
 	result
 }
 
+# bx afresh, with qps_per_peer $1.
+reload() {
+	rmmod bx && modprobe bx qps_per_peer="$1" &&
+		wait_until 10 bx_has_dev rxe0
+}
+
+case_refusal() {
+	if [ "$ID" -eq 0 ]; then
+		try reload 2
+		b rf.loaded
+		serve_start -n 64 -b 0 -r 64
+		sync_listen
+		b rf.up; b rf.done
+		try serve_stop
+		try sync_check
+		show_lanes server
+		try check [ "$(lanes_up | awk '{ print $1 }' | tr '\n' ' ')" = "0 1 " ]
+		try check sh -c "dmesg | grep -q 'asked for lane [23], qps_per_peer is 2'"
+	elif [ "$ID" -eq 1 ]; then
+		try reload $LANES
+		b rf.loaded
+		rm -f /tmp/sync.sum
+		b rf.up
+		try client_run -P 8 -t 8
+		try sync_send "$SERVER"
+		show_lanes client
+		try check [ "$(lanes_up | awk '{ print $1 }' | tr '\n' ' ')" = "0 1 " ]
+		try check sh -c "dmesg | grep -q 'takes 2 lanes, not lane [23]'"
+		b rf.done
+	else
+		try reload 1
+		b rf.loaded; b rf.up; b rf.done
+	fi
+	try check wait_until 30 ops_idle
+	result
+}
+
 case_cleanup() {
 	echo "$QPS0" > $P/qps_per_peer
 	echo "$RECOVER0" > $P/recover_ms
 	b end
-	rmmod bx && modprobe bx && wait_until 10 bx_has_dev rxe0
+	reload "$QPS0"
 }
 
 QPS0=$(cat $P/qps_per_peer)
@@ -215,9 +257,10 @@ RECOVER0=$(cat $P/recover_ms)
 # Both sides take 4 lanes before either connects one.
 echo $LANES > $P/qps_per_peer
 b start
-ktap_plan 4
+ktap_plan 5
 run_test spread case_spread
 run_test lane_fail case_lane_fail
 run_test link_outage case_link_outage
+run_test refusal case_refusal
 run_test cleanup case_cleanup
 ktap_finish

@@ -63,9 +63,16 @@ echo "root:x:0:" > "$root/etc/group"
 mdst="$root/lib/modules/$kver"
 mkdir -p "$mdst/extra"
 for m in $MODULES $OPT_MODULES; do
+	# An optional one is skipped only if the kernel has no such file
+	# (built in, or not built): a modules.dep being rewritten meanwhile
+	# (depmod) must not make an image without virtio_pci.
 	deps=$(modprobe -S "$kver" -d "$modroot" --show-depends "$m" 2>/dev/null) ||
 		case " $OPT_MODULES " in
-		*" $m "*) continue ;;
+		*" $m "*)
+			[ -z "$(find "$modroot/lib/modules/$kver/kernel" \
+				-name "$m.ko*" -print -quit)" ] && continue
+			echo "mkinitramfs: $m.ko exists for $kver, but modprobe cannot resolve it" >&2
+			exit 1 ;;
 		*) echo "mkinitramfs: no module $m for $kver" >&2; exit 1 ;;
 		esac
 	echo "$deps" | awk '$1 == "insmod" { print $2 }'
