@@ -6,7 +6,7 @@
  * is ever stored in it: the allocator deals in offsets, and all metadata
  * is in malloc'ed memory, reached from an offset through a page map.
  *
- * Two layers:
+ * Three layers:
  *
  * Page heap. The whole region is a set of page runs ("spans"), each free,
  * a large block, or a slab. Free spans are kept in 128 segregated bins
@@ -28,25 +28,81 @@
  * at once, and kept ones are reclaimed whenever the page heap runs out.
  * Waste: up to ~50% inside a block for unlucky sizes, none between slabs.
  *
- * Metadata: 24 bytes per region page (6 MiB for 1 GiB), ~200 bytes per
- * slab ever needed, all malloc'ed.
+ * Thread caches. Each thread has one cache, for the allocator it used
+ * last: per size class a magazine of up to 16 freed blocks (at most 1 MiB
+ * of them, but always room for one), and up to 4 freed large blocks of
+ * at most 8 MiB in all. A put goes into the cache; a get of that class,
+ * or of exactly that page count, takes from it, newest first, with no
+ * class or page lock. A cached block stays allocated underneath: a small
+ * one keeps its bit clear in its slab's freemap and has its bit set in
+ * the slab's cachemap; a large one stays a large span whose head's owner
+ * entry (below) is LARGE_CACHED instead of LARGE_LIVE. A full magazine
+ * returns its older half in one take of the class lock; a large block
+ * that does not fit pushes out the oldest. A thread that uses another
+ * allocator returns its whole cache and starts a new one; so does a
+ * thread at exit (a pthread key's destructor). Blocks are never hidden
+ * from the program: when the page heap cannot serve a slab or a large
+ * block, every cache of the allocator is returned (and the empty slabs
+ * reclaimed) before -ENOMEM; bx_alloc_stats() and bx_alloc_check()
+ * return them all first, so "in use" is what the program holds; a cached
+ * block is free to bx_alloc_put() and bx_alloc_size().
+ *
+ * Metadata: 24 bytes per region page (6 MiB for 1 GiB), ~330 bytes per
+ * slab ever needed, ~140 bytes per size class per thread, all malloc'ed.
  *
  * Alignment: a span starts on a page, a slab block on a multiple of its
  * size within its slab, so every block is aligned to min(size, 4096).
  *
- * Locking: one lock per size class, one for the page heap. No path holds
- * two at once, except stats/check, which take every class lock in order,
- * then the page lock. No thread cache: the fast path takes one lock per
- * call (an atomic each way when uncontended). Freeing a small block finds
- * its slab through a lockless read of the page's owner; slab descriptors are
- * recycled within their class and never freed before destroy, so a stale
- * or forged lookup only ever reaches a valid descriptor, which is then
- * re-validated under its class lock. Every offset is checked against the
- * metadata (bitmap bit, span head tag) before anything is changed.
+ * Checking. Every offset is checked against the metadata before anything
+ * is changed: out of range, interior, misaligned, already free or cached
+ * is -EINVAL. The page map's owner array says, per page, which live slab
+ * owns it (NULL for none); the head page of a large block holds one of two
+ * sentinel addresses instead, LARGE_LIVE or LARGE_CACHED, which are no
+ * slab. A put reads the owner without a lock (acquire). For a slab it
+ * checks the offset against the slab's geometry and its freemap bit
+ * (allocated), then claims the block with an atomic fetch-or of its
+ * cachemap bit: a bit already set is a double free. For a large block
+ * it turns the head's owner from LARGE_LIVE to LARGE_CACHED with a
+ * compare-and-exchange: anything else is not a live block's start. These
+ * checks are exact for any misuse by one thread (and for two threads
+ * freeing the same block at once: one wins the atomic). Slab descriptors
+ * are recycled within their class and never freed before destroy, so a
+ * stale lookup only ever reaches a valid descriptor of the right class,
+ * and a block index is always within its bitmaps. What the program must
+ * not do is free a block while another thread may still be handing it
+ * out or freeing it through a cache: a double free racing the flush of the
+ * same block from another thread's cache can go unnoticed, and the block
+ * be handed out twice, as with any malloc; a flush re-validates each
+ * block under its class lock, so the metadata stays consistent.
+ *
+ * Locking: one lock per size class, one for the page heap, one per thread
+ * cache, and one registry lock for the lists of caches. The order is
+ * registry -> cache -> class -> page; nothing holding a class or the page
+ * lock takes a cache lock. A thread takes its own cache's lock (one
+ * atomic each way, uncontended) on every get and put, and holds it while
+ * a full magazine goes back to its slabs; a get drops it before going to
+ * the slabs, which may have to return every cache. Other threads take it
+ * only to return the cache's blocks (drain, stats, check, destroy). The
+ * registry lock is one for all allocators because a cache can outlive its
+ * allocator: the thread that frees it must find a lock still there.
+ * stats/check take every class lock in order, then the page lock.
+ *
+ * Lifetimes. bx_alloc_destroy() marks every cache of the allocator dead
+ * (its allocator pointer NULL, under registry -> cache lock) and unlinks it; the owner
+ * thread frees it on its next call or at exit, without touching the
+ * allocator. A cache's owner compares its thread-local binding and then,
+ * under the cache lock, the cache's own allocator pointer, so an
+ * allocator made at a destroyed one's address is never confused with it.
+ * fork(): the child keeps the forking thread's cache, and the other
+ * threads' caches stay listed with their blocks, which the next drain
+ * (stats, check, a full region) returns; their few KiB are never freed.
+ * As for every lock here, a fork while another thread is inside the
+ * allocator can leave a lock held in the child.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <stdatomic.h>
@@ -66,6 +122,12 @@
 #define SLAB_MAX_BLOCKS	1024		/* 64 KiB / 64 B */
 #define SLAB_WORDS	(SLAB_MAX_BLOCKS / 64)
 #define EMPTY_KEEP	1		/* fully free slabs kept per class */
+
+#define MAG_SIZE	16		/* blocks per magazine (thread, class) */
+#define MAG_BYTES	(1ull << 20)	/* and no more bytes, but one block */
+#define LCACHE_N	4		/* large blocks per thread cache */
+#define LCACHE_PAGES	(8u << (20 - PAGE_SHIFT)) /* 8 MiB of them at most */
+#define NCLASSES_MAX	26		/* 64 B (min_block) .. 2 GiB (max_small) */
 
 #define SL_BITS		2		/* log2 of sub-bins per power of two */
 #define SL_COUNT	(1u << SL_BITS)
@@ -87,6 +149,8 @@ struct lock {
 
 /* Out of the fast path: kept out of line, so that it saves no registers. */
 #define COLD	__attribute__((noinline, cold))
+/* A fast path of its own, reached by a tail call: its own registers. */
+#define FAST	__attribute__((noinline))
 
 #define LOCK_SPINS	100
 
@@ -123,20 +187,39 @@ static COLD void lock_take_slow(struct lock *l)
 		futex(&l->word, FUTEX_WAIT, 2);
 }
 
-static inline void lock_take(struct lock *l)
+/* Take l if it is free; whether it was. */
+static inline bool lock_try(struct lock *l)
 {
 	uint32_t c = 0;
 
-	if (!atomic_compare_exchange_strong_explicit(&l->word, &c, 1,
-						     memory_order_acquire,
-						     memory_order_relaxed))
+	return atomic_compare_exchange_strong_explicit(&l->word, &c, 1,
+						       memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static inline void lock_take(struct lock *l)
+{
+	if (!lock_try(l))
 		lock_take_slow(l);
+}
+
+static COLD int lock_wake(struct lock *l, int ret)
+{
+	futex(&l->word, FUTEX_WAKE, 1);
+	return ret;
+}
+
+/* Drop l and return ret: the fast paths' tail, with no call but a tail call. */
+static inline int lock_drop_ret(struct lock *l, int ret)
+{
+	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
+		return lock_wake(l, ret);
+	return ret;
 }
 
 static inline void lock_drop(struct lock *l)
 {
-	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
-		futex(&l->word, FUTEX_WAKE, 1);
+	lock_drop_ret(l, 0);
 }
 
 /* Page map tags; only span heads, and the tails of free spans, have any. */
@@ -163,18 +246,45 @@ struct slab {
 	struct list	link;		/* on the class's avail list */
 	struct slab	*spare;		/* next on the class's pool */
 	struct slab	*all;		/* next of all the class's slabs */
+	/* These two are read by a put without the lock: see READ_ONCE. */
 	uint64_t	off;		/* region offset */
-	uint64_t	bytes;
+	uint64_t	bytes;		/* of its span; 0 in the pool */
+	uint64_t	mask;		/* block size - 1 */
 	uint32_t	page;		/* off / PAGE_SIZE */
 	uint32_t	npages;
-	uint32_t	cls;		/* set once, before first use */
+	uint32_t	cls;		/* these three set once, before first use */
+	uint32_t	shift;		/* log2 of the block size */
 	uint32_t	nblocks;
 	uint32_t	nfree;
 	uint32_t	hint;		/* no free block in words below */
-	bool		live;		/* owns its span */
 	bool		listed;		/* on avail, iff nfree > 0 */
-	uint64_t	freemap[SLAB_WORDS]; /* bit set: block free */
+	/*
+	 * Bit set: block free. Written under the class lock, read without
+	 * it (relaxed) by a put's check.
+	 */
+	_Atomic uint64_t freemap[SLAB_WORDS];
+	/*
+	 * Bit set: block held by the program (allocated in freemap, and in
+	 * no thread cache). Set by slab_take() under the class lock and by a
+	 * get from a cache; cleared by a put, which owns the block only if
+	 * it found the bit set. Atomic read-modify-writes, the lock or not;
+	 * zeroed under the lock when the slab is made.
+	 */
+	_Atomic uint64_t livemap[SLAB_WORDS];
 };
+
+/*
+ * The owner entry of a large block's head page: live, or in a thread
+ * cache. Addresses only, no slab: owner_of()'s callers test is_slab().
+ */
+static struct slab large_mark[2];
+#define LARGE_LIVE	(&large_mark[0])
+#define LARGE_CACHED	(&large_mark[1])
+
+static bool is_slab(const struct slab *s)
+{
+	return s && (uintptr_t)s - (uintptr_t)large_mark >= sizeof(large_mark);
+}
 
 struct klass {
 	/*
@@ -193,6 +303,42 @@ struct klass {
 	uint32_t	shift;		/* log2 of the block size */
 };
 
+/*
+ * A block in a magazine: its offset, with in its low 6 bits (an offset is
+ * a multiple of min_block, >= 64) the number of its bit in its livemap
+ * word, and that word.
+ */
+struct mag_slot {
+	uint64_t		offbit;
+	_Atomic uint64_t	*word;
+};
+
+struct tcache {
+	/*
+	 * Protects the blocks below. Taken by the owner thread on each get
+	 * and put, by others only to return the blocks (drain, destroy).
+	 */
+	struct lock	lock;
+	/*
+	 * The allocator, NULL once destroyed; written under registry_lock
+	 * and lock, read under either.
+	 */
+	struct bx_alloc	*a;
+	struct list	link;		/* on a->caches, under registry_lock */
+	uint32_t	nlarge;		/* large blocks, oldest first */
+	uint32_t	large_pages;	/* their pages */
+	struct {
+		uint32_t	page;
+		uint32_t	npages;
+	} large[LCACHE_N];
+	struct {
+		uint32_t	n;	/* blocks in the class's magazine */
+		uint32_t	cap;	/* MAG_SIZE, or fewer for big blocks */
+	} fill[NCLASSES_MAX];
+	/* Per size class of a: its blocks, oldest first. */
+	struct mag_slot	mag[][MAG_SIZE];
+};
+
 struct bx_alloc {
 	/* Set at create, then read-only. */
 	uint64_t	region_size;
@@ -204,9 +350,13 @@ struct bx_alloc {
 	/*
 	 * Per page: the live slab the page belongs to, else NULL. Written
 	 * under that slab's class lock while the slab owns the page, read
-	 * without any lock (acquire) to find the slab of an offset.
+	 * without any lock (acquire) to find the slab of an offset. At the
+	 * head page of a large block: LARGE_LIVE or LARGE_CACHED, set and
+	 * cleared under the page lock, switched between the two by the thread
+	 * that caches or takes the block (see the top comment).
 	 */
 	_Atomic(struct slab *) *owner;
+	struct list	caches;		/* thread caches, under registry_lock */
 
 	/*
 	 * Protects the page map (pg), the bins and the counters below, that
@@ -223,6 +373,14 @@ struct bx_alloc {
 
 #define container_of(p, type, member) \
 	((type *)((char *)(p) - offsetof(type, member)))
+
+/*
+ * A field read without the lock that its writers hold: relaxed atomic
+ * accesses there (as the kernel's READ_ONCE/WRITE_ONCE), plain ones under
+ * the lock. Plain loads and stores on the machines we build for.
+ */
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 static void list_init(struct list *h)
 {
@@ -406,15 +564,63 @@ static void page_free_locked(struct bx_alloc *a, uint32_t p)
 
 /* ---- slabs --------------------------------------------------------------- */
 
+/* Who owns off's page: a live slab, a large mark or NULL; off < region_size. */
+static struct slab *owner_of(struct bx_alloc *a, uint64_t off)
+{
+	return atomic_load_explicit(&a->owner[off >> PAGE_SHIFT],
+				    memory_order_acquire);
+}
+
+/* The free bits of word w of s's freemap. */
+static uint64_t freemap_word(const struct slab *s, uint32_t w)
+{
+	return atomic_load_explicit(&s->freemap[w], memory_order_relaxed);
+}
+
+/* Class lock held: the only writers. */
+static void freemap_set_word(struct slab *s, uint32_t w, uint64_t m)
+{
+	atomic_store_explicit(&s->freemap[w], m, memory_order_relaxed);
+}
+
+static bool block_free(const struct slab *s, uint64_t idx)
+{
+	return freemap_word(s, idx / 64) & 1ull << idx % 64;
+}
+
+static bool block_live(const struct slab *s, uint64_t idx)
+{
+	return atomic_load_explicit(&s->livemap[idx / 64],
+				    memory_order_relaxed) & 1ull << idx % 64;
+}
+
+/* Hand block idx of s to the program. */
+static void live_set(struct slab *s, uint64_t idx)
+{
+	atomic_fetch_or_explicit(&s->livemap[idx / 64], 1ull << idx % 64,
+				 memory_order_relaxed);
+}
+
+/* Take block idx of s back from the program; whether it held it. */
+static bool live_clear(struct slab *s, uint64_t idx)
+{
+	uint64_t bit = 1ull << idx % 64;
+
+	return atomic_fetch_and_explicit(&s->livemap[idx / 64], ~bit,
+					 memory_order_relaxed) & bit;
+}
+
 /* Take a free block of s; class lock held, s->nfree > 0. */
 static uint64_t slab_take(struct klass *c, struct slab *s)
 {
 	uint32_t w = s->hint, bit;
+	uint64_t m;
 
-	while (!s->freemap[w])
+	while (!(m = freemap_word(s, w)))
 		w++;
-	bit = __builtin_ctzll(s->freemap[w]);
-	s->freemap[w] &= s->freemap[w] - 1;
+	bit = __builtin_ctzll(m);
+	freemap_set_word(s, w, m & (m - 1));
+	live_set(s, w * 64 + bit);
 	s->hint = w;
 	if (s->nfree-- == s->nblocks)
 		c->nempty--;
@@ -435,9 +641,9 @@ static COLD uint32_t slab_retire(struct bx_alloc *a, struct klass *c,
 {
 	list_del(&s->link);
 	s->listed = false;
-	s->live = false;
 	c->nempty--;
 	c->slab_bytes -= s->bytes;
+	WRITE_ONCE(s->bytes, 0);
 	for (uint32_t i = 0; i < s->npages; i++)
 		atomic_store_explicit(&a->owner[s->page + i], NULL,
 				      memory_order_release);
@@ -471,12 +677,25 @@ static unsigned int reclaim(struct bx_alloc *a)
 	return n;
 }
 
+static unsigned int drain(struct bx_alloc *a);
+
+/*
+ * The page heap is out of room: return every thread cache, then the kept
+ * empty slabs. Whether anything came back. No lock held.
+ */
+static COLD bool make_room(struct bx_alloc *a)
+{
+	unsigned int n = drain(a);
+
+	return reclaim(a) + n > 0;
+}
+
 /* Serve one block of class ci from a new slab. No lock held. */
 static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 {
 	struct klass *c = &a->cls[ci];
 	uint64_t min = 1ull << c->shift, bytes;
-	bool reclaimed = false;
+	bool retried = false;
 	uint32_t p = NIL;
 	struct slab *s;
 
@@ -492,9 +711,9 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 				break;
 		}
 		lock_drop(&a->page_lock);
-		if (p != NIL || reclaimed || !reclaim(a))
+		if (p != NIL || retried || !make_room(a))
 			break;
-		reclaimed = true;
+		retried = true;
 	}
 
 	lock_take(&c->lock);
@@ -521,22 +740,28 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 			return -ENOMEM;
 		}
 		s->cls = ci;
+		s->shift = c->shift;
+		s->mask = (1ull << c->shift) - 1;
 		s->all = c->all;
 		c->all = s;
 	}
-	s->off = (uint64_t)p << PAGE_SHIFT;
-	s->bytes = bytes;
+	WRITE_ONCE(s->off, (uint64_t)p << PAGE_SHIFT);
+	WRITE_ONCE(s->bytes, bytes);
 	s->page = p;
 	s->npages = bytes >> PAGE_SHIFT;
 	s->nblocks = bytes >> c->shift;
 	s->nfree = s->nblocks;
 	s->hint = 0;
-	s->live = true;
-	memset(s->freemap, 0, sizeof(s->freemap));
-	for (uint32_t i = 0; i < s->nblocks / 64; i++)
-		s->freemap[i] = ~0ull;
-	if (s->nblocks % 64)
-		s->freemap[s->nblocks / 64] = (1ull << s->nblocks % 64) - 1;
+	/* Word by word, never all clear: a stale reader sees free blocks. */
+	for (uint32_t w = 0; w < SLAB_WORDS; w++) {
+		uint32_t first = w * 64;
+
+		freemap_set_word(s, w, first + 64 <= s->nblocks ? ~0ull :
+				 first < s->nblocks ?
+				 (1ull << (s->nblocks - first)) - 1 : 0);
+		atomic_store_explicit(&s->livemap[w], 0,
+				      memory_order_relaxed);
+	}
 	for (uint32_t i = 0; i < s->npages; i++)
 		atomic_store_explicit(&a->owner[p + i], s,
 				      memory_order_release);
@@ -549,7 +774,8 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 	return 0;
 }
 
-static int small_get(struct bx_alloc *a, unsigned int ci, uint64_t *off)
+/* Take a block of class ci from the slabs. No lock held. */
+static int slab_get(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 {
 	struct klass *c = &a->cls[ci];
 
@@ -565,40 +791,46 @@ static int small_get(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 }
 
 /*
- * Validate off as a live block of s under s's class lock; the block index
- * or -EINVAL. s may be stale or unrelated: it is only a valid descriptor.
+ * Whether off is the start of a block of s, then *idx its index. Needs no
+ * lock: s may be stale or unrelated, but its bytes >> shift never exceeds
+ * SLAB_MAX_BLOCKS. (rel wraps if off < s->off; bytes is 0 in the pool.)
  */
-static int64_t slab_block(const struct klass *c, const struct slab *s,
-			  uint64_t off)
+static inline bool slab_index(const struct slab *s, uint64_t off,
+			      uint64_t *idx)
 {
-	uint64_t rel, idx;
+	uint64_t rel = off - READ_ONCE(s->off);
 
-	if (!s->live || off < s->off || off - s->off >= s->bytes)
-		return -EINVAL;
-	rel = off - s->off;
-	if (rel & ((1ull << c->shift) - 1))
-		return -EINVAL;
-	idx = rel >> c->shift;
-	if (s->freemap[idx / 64] & 1ull << idx % 64)
+	if (rel >= READ_ONCE(s->bytes) || rel & s->mask)
+		return false;
+	*idx = rel >> s->shift;
+	return true;
+}
+
+/*
+ * Validate off as a block of s that the program holds, under s's class
+ * lock; the block index or -EINVAL.
+ */
+static int64_t slab_block(const struct slab *s, uint64_t off)
+{
+	uint64_t idx;
+
+	if (!slab_index(s, off, &idx) || !block_live(s, idx))
 		return -EINVAL;
 	return idx;
 }
 
-static int small_put(struct bx_alloc *a, struct slab *s, uint64_t off)
+/*
+ * Mark the validated block idx of s free; class lock held. A page to give
+ * back to the page heap once the lock is dropped, or NIL.
+ */
+static uint32_t slab_release(struct bx_alloc *a, struct klass *c,
+			     struct slab *s, uint64_t idx)
 {
-	struct klass *c = &a->cls[s->cls];
-	uint32_t page = NIL;
-	int64_t idx;
+	uint32_t w = idx / 64;
 
-	lock_take(&c->lock);
-	idx = slab_block(c, s, off);
-	if (idx < 0) {
-		lock_drop(&c->lock);
-		return -EINVAL;
-	}
-	s->freemap[idx / 64] |= 1ull << idx % 64;
-	if (idx / 64 < s->hint)
-		s->hint = idx / 64;
+	freemap_set_word(s, w, freemap_word(s, w) | 1ull << idx % 64);
+	if (w < s->hint)
+		s->hint = w;
 	c->blocks--;
 	if (!s->nfree++) {
 		/* Was full: partial slabs go first. */
@@ -608,13 +840,31 @@ static int small_put(struct bx_alloc *a, struct slab *s, uint64_t off)
 	if (s->nfree == s->nblocks) {
 		/* Now empty: empty slabs go last, or back to the heap. */
 		c->nempty++;
-		if (c->nempty > EMPTY_KEEP) {
-			page = slab_retire(a, c, s);
-		} else if (c->avail.prev != &s->link) {
+		if (c->nempty > EMPTY_KEEP)
+			return slab_retire(a, c, s);
+		if (c->avail.prev != &s->link) {
 			list_del(&s->link);
 			list_insert(&s->link, c->avail.prev, &c->avail);
 		}
 	}
+	return NIL;
+}
+
+/*
+ * Free block idx at off of s, which the caller took back from the program
+ * (live_clear()), straight into s, with no cache. No lock held.
+ */
+static int slab_put(struct bx_alloc *a, struct slab *s, uint64_t off,
+		    uint64_t idx)
+{
+	struct klass *c = &a->cls[s->cls];
+	uint32_t page = NIL;
+	uint64_t i;
+
+	lock_take(&c->lock);
+	/* Only a racing misuse can have changed s since: then drop it. */
+	if (slab_index(s, off, &i) && i == idx && !block_free(s, idx))
+		page = slab_release(a, c, s, idx);
 	lock_drop(&c->lock);
 	if (page != NIL)
 		page_free_locked(a, page);
@@ -623,9 +873,10 @@ static int small_put(struct bx_alloc *a, struct slab *s, uint64_t off)
 
 /* ---- large blocks -------------------------------------------------------- */
 
-static int large_get(struct bx_alloc *a, uint64_t npages, uint64_t *off)
+/* Allocate npages from the page heap. No lock held. */
+static int large_alloc(struct bx_alloc *a, uint64_t npages, uint64_t *off)
 {
-	bool reclaimed = false;
+	bool retried = false;
 	uint32_t p;
 
 	for (;;) {
@@ -634,16 +885,434 @@ static int large_get(struct bx_alloc *a, uint64_t npages, uint64_t *off)
 		if (p != NIL) {
 			a->large_pages += npages;
 			a->large_blocks++;
+			atomic_store_explicit(&a->owner[p], LARGE_LIVE,
+					      memory_order_release);
 		}
 		lock_drop(&a->page_lock);
 		if (p != NIL) {
 			*off = (uint64_t)p << PAGE_SHIFT;
 			return 0;
 		}
-		if (reclaimed || !reclaim(a))
+		if (retried || !make_room(a))
 			return -ENOMEM;
-		reclaimed = true;
+		retried = true;
 	}
+}
+
+/*
+ * Free the large block at page p whose head's owner entry is mark; -EINVAL,
+ * with no effect, if it is not a large block's head or its entry is not
+ * mark.
+ */
+static int large_free(struct bx_alloc *a, uint32_t p, struct slab *mark)
+{
+	int ret = -EINVAL;
+
+	lock_take(&a->page_lock);
+	if (a->pg[p].kind == PG_LARGE &&
+	    atomic_compare_exchange_strong_explicit(&a->owner[p], &mark, NULL,
+						    memory_order_relaxed,
+						    memory_order_relaxed)) {
+		a->large_pages -= a->pg[p].npages;
+		a->large_blocks--;
+		page_free(a, p);
+		ret = 0;
+	}
+	lock_drop(&a->page_lock);
+	return ret;
+}
+
+/* ---- thread caches ------------------------------------------------------- */
+
+/* Nests outside every cache lock; see "Locking" at the top. */
+static struct lock registry_lock;
+
+/*
+ * The cache of threads that have none (yet, or no memory for one): the
+ * fast paths take its lock, find that its a is not theirs, and go the
+ * slow way, which makes them one. Its a stays NULL; it is never listed.
+ */
+static struct tcache tc_none;
+
+static _Thread_local struct tcache *tc_mine = &tc_none; /* this thread's */
+
+static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
+static pthread_key_t tc_key;	/* its value: the thread's cache */
+static bool tc_key_made;
+
+/*
+ * Return the oldest n blocks of t's magazine of class ci to their slabs
+ * in one take of the class lock; t's lock held. A block that no longer
+ * validates (only after a racing misuse) is dropped.
+ */
+static void mag_flush(struct bx_alloc *a, struct tcache *t, unsigned int ci,
+		      uint32_t n)
+{
+	struct klass *c = &a->cls[ci];
+	struct mag_slot *m = t->mag[ci];
+	uint32_t pages[MAG_SIZE], k = 0;
+
+	lock_take(&c->lock);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = m[i].offbit & ~63ull, idx;
+		struct slab *s = owner_of(a, off);
+
+		if (!is_slab(s) || s->cls != ci || !slab_index(s, off, &idx) ||
+		    block_live(s, idx) || block_free(s, idx))
+			continue;
+		pages[k] = slab_release(a, c, s, idx);
+		k += pages[k] != NIL;
+	}
+	lock_drop(&c->lock);
+	t->fill[ci].n -= n;
+	memmove(m, m + n, t->fill[ci].n * sizeof(m[0]));
+	for (uint32_t j = 0; j < k; j++)
+		page_free_locked(a, pages[j]);
+}
+
+/* Return t's oldest large block to the page heap; t's lock held. */
+static void large_evict(struct bx_alloc *a, struct tcache *t)
+{
+	uint32_t p = t->large[0].page;
+
+	t->large_pages -= t->large[0].npages;
+	t->nlarge--;
+	memmove(t->large, t->large + 1, t->nlarge * sizeof(t->large[0]));
+	large_free(a, p, LARGE_CACHED);
+}
+
+/* Return every block of t; t's lock held. The number of blocks. */
+static unsigned int cache_flush(struct bx_alloc *a, struct tcache *t)
+{
+	unsigned int n = t->nlarge;
+
+	for (unsigned int ci = 0; ci < a->nclasses; ci++) {
+		n += t->fill[ci].n;
+		if (t->fill[ci].n)
+			mag_flush(a, t, ci, t->fill[ci].n);
+	}
+	while (t->nlarge)
+		large_evict(a, t);
+	return n;
+}
+
+/* Return every thread's cache of a; the number of blocks. No lock held. */
+static COLD unsigned int drain(struct bx_alloc *a)
+{
+	unsigned int n = 0;
+
+	lock_take(&registry_lock);
+	for (struct list *l = a->caches.next; l != &a->caches; l = l->next) {
+		struct tcache *t = container_of(l, struct tcache, link);
+
+		lock_take(&t->lock);
+		n += cache_flush(a, t);
+		lock_drop(&t->lock);
+	}
+	lock_drop(&registry_lock);
+	return n;
+}
+
+/* Return t's blocks, if its allocator lives, unlist it and free it. */
+static void cache_free(struct tcache *t)
+{
+	lock_take(&registry_lock);
+	lock_take(&t->lock);
+	if (t->a) {
+		cache_flush(t->a, t);
+		list_del(&t->link);
+		t->a = NULL;
+	}
+	lock_drop(&t->lock);
+	lock_drop(&registry_lock);
+	free(t);
+}
+
+/* tc_key's destructor: the thread exits. */
+static void cache_exit(void *arg)
+{
+	if (tc_mine == arg)
+		tc_mine = &tc_none;
+	cache_free(arg);
+}
+
+static void cache_key_make(void)
+{
+	tc_key_made = !pthread_key_create(&tc_key, cache_exit);
+}
+
+/*
+ * Give this thread a cache for a, freeing the one it had; the new one
+ * locked, or NULL (no memory: the caller goes without). No lock held.
+ */
+static COLD struct tcache *cache_bind(struct bx_alloc *a)
+{
+	struct tcache *t = tc_mine;
+
+	if (t != &tc_none) {
+		tc_mine = &tc_none;
+		pthread_setspecific(tc_key, NULL);
+		cache_free(t);
+	}
+	pthread_once(&tc_once, cache_key_make);
+	if (!tc_key_made)
+		return NULL;
+	t = calloc(1, sizeof(*t) + a->nclasses * sizeof(t->mag[0]));
+	if (!t)
+		return NULL;
+	if (pthread_setspecific(tc_key, t)) {
+		free(t);
+		return NULL;
+	}
+	for (unsigned int ci = 0; ci < a->nclasses; ci++) {
+		uint64_t cap = MAG_BYTES >> a->cls[ci].shift;
+
+		t->fill[ci].cap = cap > MAG_SIZE ? MAG_SIZE : cap ? cap : 1;
+	}
+	lock_take(&registry_lock);
+	t->a = a;
+	list_insert(&t->link, &a->caches, a->caches.next);
+	lock_drop(&registry_lock);
+	tc_mine = t;
+	lock_take(&t->lock);
+	return t;
+}
+
+/*
+ * This thread's cache for a, locked, waiting for its lock or making it
+ * if need be; NULL if it cannot have one. t: this thread's cache if the
+ * caller holds its lock, else NULL.
+ */
+static COLD struct tcache *cache_lock(struct bx_alloc *a, struct tcache *t)
+{
+	if (!t) {
+		t = tc_mine;
+		lock_take(&t->lock);
+	}
+	/* Not if a was destroyed and this is another at its address. */
+	if (t->a == a)
+		return t;
+	lock_drop(&t->lock);
+	return cache_bind(a);
+}
+
+/* ---- get and put --------------------------------------------------------- */
+
+/*
+ * The fast paths take tc_mine's lock if it is free and check that
+ * tc_mine->a is a; else they go the slow way, through cache_lock(). Every
+ * way out of them is a return or a tail call, so that they save no
+ * registers.
+ */
+
+/* Take the newest block of class ci from t, which has one; drops t's lock. */
+static inline int small_uncache(struct tcache *t, unsigned int ci,
+				uint64_t *off)
+{
+	struct mag_slot *slot = &t->mag[ci][--t->fill[ci].n];
+	uint64_t offbit = slot->offbit;
+
+	atomic_fetch_or_explicit(slot->word, 1ull << (offbit & 63),
+				 memory_order_relaxed);
+	*off = offbit & ~63ull;
+	return lock_drop_ret(&t->lock, 0);
+}
+
+static COLD int small_get_slow(struct bx_alloc *a, struct tcache *t,
+			       unsigned int ci, uint64_t *off)
+{
+	t = cache_lock(a, t);
+	if (!t)
+		return slab_get(a, ci, off);
+	if (!t->fill[ci].n) {
+		lock_drop(&t->lock);
+		return slab_get(a, ci, off);
+	}
+	return small_uncache(t, ci, off);
+}
+
+static inline int small_get(struct bx_alloc *a, unsigned int ci,
+			    uint64_t *off)
+{
+	struct tcache *t = tc_mine;
+
+	if (!lock_try(&t->lock))
+		return small_get_slow(a, NULL, ci, off);
+	if (t->a != a || !t->fill[ci].n)
+		return small_get_slow(a, t, ci, off);
+	return small_uncache(t, ci, off);
+}
+
+/*
+ * Cache block idx of s at off in t, whose magazine has room, if the
+ * program held it; drops t's lock.
+ */
+static inline int small_cache(struct tcache *t, struct slab *s, uint64_t off,
+			      uint64_t idx)
+{
+	uint32_t ci = s->cls;
+	struct mag_slot *slot = &t->mag[ci][t->fill[ci].n];
+
+	if (!live_clear(s, idx))
+		return lock_drop_ret(&t->lock, -EINVAL);
+	slot->offbit = off | idx % 64;
+	slot->word = &s->livemap[idx / 64];
+	t->fill[ci].n++;
+	return lock_drop_ret(&t->lock, 0);
+}
+
+static COLD int small_put_slow(struct bx_alloc *a, struct tcache *t,
+			       struct slab *s, uint64_t off, uint64_t idx)
+{
+	t = cache_lock(a, t);
+	if (!t)
+		return live_clear(s, idx) ? slab_put(a, s, off, idx) : -EINVAL;
+	if (t->fill[s->cls].n == t->fill[s->cls].cap)
+		mag_flush(a, t, s->cls, (t->fill[s->cls].n + 1) / 2);
+	return small_cache(t, s, off, idx);
+}
+
+/* Free block idx at off of s, the slab that owns off's page. */
+static inline int small_put(struct bx_alloc *a, struct slab *s, uint64_t off,
+			    uint64_t idx)
+{
+	struct tcache *t = tc_mine;
+
+	if (!lock_try(&t->lock))
+		return small_put_slow(a, NULL, s, off, idx);
+	if (t->a != a || t->fill[s->cls].n == t->fill[s->cls].cap)
+		return small_put_slow(a, t, s, off, idx);
+	return small_cache(t, s, off, idx);
+}
+
+/* Take t's large block i (of npages) for the program; drops t's lock. */
+static inline int large_take(struct bx_alloc *a, struct tcache *t,
+			     uint32_t i, uint32_t npages, uint64_t *off)
+{
+	uint32_t p = t->large[i].page;
+
+	t->large_pages -= npages;
+	t->nlarge--;
+	atomic_store_explicit(&a->owner[p], LARGE_LIVE, memory_order_release);
+	*off = (uint64_t)p << PAGE_SHIFT;
+	return lock_drop_ret(&t->lock, 0);
+}
+
+/*
+ * large_uncache() when the newest block is not of npages: an older one,
+ * whose newer ones then move down, or the page heap.
+ */
+static COLD int large_uncache_older(struct bx_alloc *a, struct tcache *t,
+				    uint32_t npages, uint64_t *off)
+{
+	uint32_t i = t->nlarge, p;
+
+	do {
+		if (!i--) {
+			lock_drop(&t->lock);
+			return large_alloc(a, npages, off);
+		}
+	} while (t->large[i].npages != npages);
+	p = t->large[i].page;
+	memmove(t->large + i, t->large + i + 1,
+		(t->nlarge - i - 1) * sizeof(t->large[0]));
+	t->large[t->nlarge - 1].page = p;
+	t->large[t->nlarge - 1].npages = npages;
+	return large_take(a, t, t->nlarge - 1, npages, off);
+}
+
+/* Take a block of npages from t, else from the page heap; drops t's lock. */
+static inline int large_uncache(struct bx_alloc *a, struct tcache *t,
+				uint32_t npages, uint64_t *off)
+{
+	uint32_t i = t->nlarge - 1;
+
+	if (!t->nlarge || t->large[i].npages != npages)
+		return large_uncache_older(a, t, npages, off);
+	return large_take(a, t, i, npages, off);
+}
+
+static COLD int large_get_slow(struct bx_alloc *a, struct tcache *t,
+			       uint32_t npages, uint64_t *off)
+{
+	t = cache_lock(a, t);
+	if (!t)
+		return large_alloc(a, npages, off);
+	return large_uncache(a, t, npages, off);
+}
+
+static FAST int large_get(struct bx_alloc *a, uint32_t npages, uint64_t *off)
+{
+	struct tcache *t = tc_mine;
+
+	if (!lock_try(&t->lock))
+		return large_get_slow(a, NULL, npages, off);
+	if (t->a != a)
+		return large_get_slow(a, t, npages, off);
+	return large_uncache(a, t, npages, off);
+}
+
+/*
+ * Cache the large block at p of n pages, now LARGE_CACHED, in t when the
+ * cache is full or the block too big; drops t's lock.
+ */
+static COLD int large_cache_full(struct bx_alloc *a, struct tcache *t,
+				 uint32_t p, uint32_t n)
+{
+	if (n > LCACHE_PAGES) {
+		lock_drop(&t->lock);
+		return large_free(a, p, LARGE_CACHED);
+	}
+	while (t->nlarge == LCACHE_N || t->large_pages + n > LCACHE_PAGES)
+		large_evict(a, t);
+	t->large[t->nlarge].page = p;
+	t->large[t->nlarge++].npages = n;
+	t->large_pages += n;
+	lock_drop(&t->lock);
+	return 0;
+}
+
+/* Cache the large block at p, if it is live, in t; drops t's lock. */
+static inline int large_cache(struct bx_alloc *a, struct tcache *t,
+			      uint32_t p)
+{
+	struct slab *live = LARGE_LIVE;
+	uint32_t n;
+
+	if (!atomic_compare_exchange_strong_explicit(&a->owner[p], &live,
+						     LARGE_CACHED,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		return lock_drop_ret(&t->lock, -EINVAL);
+	/* The block is this thread's now: nothing else writes pg[p]. */
+	n = a->pg[p].npages;
+	if (t->nlarge == LCACHE_N || t->large_pages + n > LCACHE_PAGES)
+		return large_cache_full(a, t, p, n);
+	t->large[t->nlarge].page = p;
+	t->large[t->nlarge++].npages = n;
+	t->large_pages += n;
+	return lock_drop_ret(&t->lock, 0);
+}
+
+static COLD int large_put_slow(struct bx_alloc *a, struct tcache *t,
+			       uint32_t p)
+{
+	t = cache_lock(a, t);
+	if (!t)
+		return large_free(a, p, LARGE_LIVE);
+	return large_cache(a, t, p);
+}
+
+/* Free the large block whose head page is p. */
+static FAST int large_put(struct bx_alloc *a, uint32_t p)
+{
+	struct tcache *t = tc_mine;
+
+	if (!lock_try(&t->lock))
+		return large_put_slow(a, NULL, p);
+	if (t->a != a)
+		return large_put_slow(a, t, p);
+	return large_cache(a, t, p);
 }
 
 /* ---- API ----------------------------------------------------------------- */
@@ -671,6 +1340,7 @@ int bx_alloc_create(struct bx_alloc **out, uint64_t region_size,
 	a->pg = calloc(a->npages, sizeof(*a->pg));
 	if (!a->cls || !a->owner || !a->pg)
 		goto nomem;
+	list_init(&a->caches);
 	for (unsigned int i = 0; i < a->nclasses; i++) {
 		struct klass *c = &a->cls[i];
 
@@ -699,6 +1369,18 @@ void bx_alloc_destroy(struct bx_alloc *a)
 {
 	if (!a)
 		return;
+	/* Caches still in use are freed by their threads, a forgotten. */
+	lock_take(&registry_lock);
+	while (!list_empty(&a->caches)) {
+		struct tcache *t = container_of(a->caches.next, struct tcache,
+						link);
+
+		lock_take(&t->lock);
+		t->a = NULL;
+		list_del(&t->link);
+		lock_drop(&t->lock);
+	}
+	lock_drop(&registry_lock);
 	for (unsigned int i = 0; i < a->nclasses; i++) {
 		struct klass *c = &a->cls[i];
 
@@ -718,77 +1400,64 @@ void bx_alloc_destroy(struct bx_alloc *a)
 int bx_alloc_get(struct bx_alloc *a, uint64_t size, uint64_t align,
 		 uint64_t *off)
 {
-	uint64_t need;
-	unsigned int shift;
+	uint64_t need, x;
 
-	if (!a || !off || !size || size > a->region_size ||
-	    !is_pow2(align) || align > PAGE_SIZE)
+	/* size in 1..region_size, align a power of two <= PAGE_SIZE */
+	if (!a || !off || size - 1 >= a->region_size ||
+	    align - 1 >= PAGE_SIZE || align & (align - 1))
 		return -EINVAL;
 	need = size > align ? size : align;
 	if (need > a->max_small)
 		return large_get(a, (size + PAGE_SIZE - 1) >> PAGE_SHIFT, off);
-	shift = need > 1 ? ilog2(need - 1) + 1 : 0;
-	if (shift < a->min_shift)
-		shift = a->min_shift;
-	return small_get(a, shift - a->min_shift, off);
-}
-
-/* The live slab that owns off's page, if any; off < region_size. */
-static struct slab *owner_of(struct bx_alloc *a, uint64_t off)
-{
-	return atomic_load_explicit(&a->owner[off >> PAGE_SHIFT],
-				    memory_order_acquire);
+	/* The class: 0 up to min_block, then one per power of two. */
+	x = (need - 1) >> a->min_shift;
+	return small_get(a, x ? ilog2(x) + 1 : 0, off);
 }
 
 int bx_alloc_put(struct bx_alloc *a, uint64_t off)
 {
 	struct slab *s;
-	uint32_t p;
+	uint64_t idx;
 
 	if (!a || off >= a->region_size)
 		return -EINVAL;
 	s = owner_of(a, off);
-	if (s)
-		return small_put(a, s, off);
-	if (off % PAGE_SIZE)
+	if (s == LARGE_LIVE)
+		return off % PAGE_SIZE ? -EINVAL : large_put(a, off >> PAGE_SHIFT);
+	/* LARGE_CACHED has no bytes: it fails slab_index() too. */
+	if (!s || !slab_index(s, off, &idx))
 		return -EINVAL;
-	p = off >> PAGE_SHIFT;
-	lock_take(&a->page_lock);
-	if (a->pg[p].kind != PG_LARGE) {
-		lock_drop(&a->page_lock);
-		return -EINVAL;
-	}
-	a->large_pages -= a->pg[p].npages;
-	a->large_blocks--;
-	page_free(a, p);
-	lock_drop(&a->page_lock);
-	return 0;
+	return small_put(a, s, off, idx);
 }
 
 int64_t bx_alloc_size(struct bx_alloc *a, uint64_t off)
 {
 	struct slab *s;
+	uint32_t p;
 	int64_t ret;
 
 	if (!a || off >= a->region_size)
 		return -EINVAL;
 	s = owner_of(a, off);
-	if (s) {
+	if (is_slab(s)) {
 		struct klass *c = &a->cls[s->cls];
 
 		lock_take(&c->lock);
-		ret = slab_block(c, s, off);
+		ret = slab_block(s, off);
 		if (ret >= 0)
 			ret = 1ll << c->shift;
 		lock_drop(&c->lock);
 		return ret;
 	}
-	if (off % PAGE_SIZE)
+	if (s != LARGE_LIVE || off % PAGE_SIZE)
 		return -EINVAL;
+	p = off >> PAGE_SHIFT;
 	lock_take(&a->page_lock);
 	ret = -EINVAL;
-	if (a->pg[off >> PAGE_SHIFT].kind == PG_LARGE)
-		ret = (int64_t)a->pg[off >> PAGE_SHIFT].npages << PAGE_SHIFT;
+	if (a->pg[p].kind == PG_LARGE &&
+	    atomic_load_explicit(&a->owner[p], memory_order_relaxed) ==
+	    LARGE_LIVE)
+		ret = (int64_t)a->pg[p].npages << PAGE_SHIFT;
 	lock_drop(&a->page_lock);
 	return ret;
 }
@@ -817,6 +1486,7 @@ void bx_alloc_stats(struct bx_alloc *a, struct bx_alloc_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (!a)
 		return;
+	drain(a);
 	lock_all(a);
 	for (unsigned int i = 0; i < a->nclasses; i++) {
 		const struct klass *c = &a->cls[i];
@@ -849,21 +1519,28 @@ static int check_slab(struct bx_alloc *a, uint32_t p, uint32_t n,
 					      memory_order_relaxed);
 	uint32_t nfree = 0, w;
 
-	VERIFY(s && s->live && s->page == p && s->npages == n);
+	VERIFY(is_slab(s) && s->page == p && s->npages == n);
 	VERIFY(s->cls < a->nclasses);
 	VERIFY(s->off == (uint64_t)p << PAGE_SHIFT);
 	VERIFY(s->bytes == (uint64_t)n << PAGE_SHIFT);
-	VERIFY(s->nblocks == s->bytes >> a->cls[s->cls].shift);
+	VERIFY(s->shift == a->cls[s->cls].shift);
+	VERIFY(s->mask == (1ull << s->shift) - 1);
+	VERIFY(s->nblocks == s->bytes >> s->shift);
 	VERIFY(s->nblocks >= 1 && s->nblocks <= SLAB_MAX_BLOCKS);
 	for (uint32_t i = 0; i < n; i++)
 		VERIFY(atomic_load_explicit(&a->owner[p + i],
 					    memory_order_relaxed) == s);
 	for (w = 0; w < SLAB_WORDS; w++) {
-		uint64_t m = s->freemap[w];
+		uint64_t m = freemap_word(s, w), valid = ~0ull;
+		uint64_t k = atomic_load_explicit(&s->livemap[w],
+						  memory_order_relaxed);
 
 		if (w * 64 + 64 > s->nblocks)
-			VERIFY(w * 64 >= s->nblocks ? !m :
-			       !(m >> (s->nblocks % 64)));
+			valid = w * 64 >= s->nblocks ? 0 :
+				(1ull << (s->nblocks % 64)) - 1;
+		VERIFY(!(m & ~valid) && !(k & ~valid));
+		/* Only allocated blocks are live. */
+		VERIFY(!(m & k));
 		VERIFY(!m || w >= s->hint);
 		nfree += __builtin_popcountll(m);
 	}
@@ -916,7 +1593,11 @@ static int check_locked(struct bx_alloc *a, uint64_t *blocks,
 		prev_free = false;
 		VERIFY(n == 1 || !a->pg[p + n - 1].kind);
 		if (kind == PG_LARGE) {
-			VERIFY(!owned(a, p, n));
+			struct slab *o = atomic_load_explicit(&a->owner[p],
+							      memory_order_relaxed);
+
+			VERIFY(o == LARGE_LIVE || o == LARGE_CACHED);
+			VERIFY(!owned(a, p + 1, n - 1));
 			large_pages += n;
 			large_blocks++;
 		} else {
@@ -957,18 +1638,18 @@ static int check_locked(struct bx_alloc *a, uint64_t *blocks,
 							    link);
 			bool empty = s->nfree == s->nblocks;
 
-			VERIFY(s->live && s->listed && s->cls == i);
+			VERIFY(s->bytes && s->listed && s->cls == i);
 			VERIFY(empty || !seen_empty);
 			seen_empty |= empty;
 			listed++;
 		}
 		for (const struct slab *s = c->all; s; s = s->all) {
 			VERIFY(s->cls == i);
-			listed -= s->live && s->listed;
+			listed -= s->bytes && s->listed;
 		}
 		VERIFY(!listed);
 		for (const struct slab *s = c->pool; s; s = s->spare)
-			VERIFY(!s->live);
+			VERIFY(!s->bytes);
 	}
 	return 0;
 }
@@ -985,6 +1666,7 @@ int bx_alloc_check(struct bx_alloc *a)
 	bytes = calloc(a->nclasses, sizeof(*bytes));
 	nempty = calloc(a->nclasses, sizeof(*nempty));
 	if (blocks && bytes && nempty) {
+		drain(a);
 		lock_all(a);
 		ret = check_locked(a, blocks, bytes, nempty);
 		unlock_all(a);
