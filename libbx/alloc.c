@@ -34,46 +34,51 @@
  * at most 8 MiB in all. A put goes into the cache; a get of that class,
  * or of exactly that page count, takes from it, newest first, with no
  * class or page lock. A cached block stays allocated underneath: a small
- * one keeps its bit clear in its slab's freemap and has its bit set in
- * the slab's cachemap; a large one stays a large span whose head's owner
- * entry (below) is LARGE_CACHED instead of LARGE_LIVE. A full magazine
- * returns its older half in one take of the class lock; a large block
- * that does not fit pushes out the oldest. A thread that uses another
- * allocator returns its whole cache and starts a new one; so does a
- * thread at exit (a pthread key's destructor). Blocks are never hidden
- * from the program: when the page heap cannot serve a slab or a large
- * block, every cache of the allocator is returned (and the empty slabs
- * reclaimed) before -ENOMEM; bx_alloc_stats() and bx_alloc_check()
+ * one keeps its freemap bit clear (allocated) but has its livemap bit
+ * clear too (not the program's); a large one stays a large span whose
+ * head's owner entry (below) is LARGE_CACHED instead of LARGE_LIVE. A
+ * full magazine returns its older half in one take of the class lock; a
+ * large block that does not fit pushes out the oldest. A thread that
+ * uses another allocator returns its whole cache and starts a new one;
+ * so does a thread at exit (a pthread key's destructor). Blocks are never
+ * hidden from the program: when the page heap cannot serve a slab or a
+ * large block, every cache of the allocator is returned (and the empty
+ * slabs reclaimed) before -ENOMEM; bx_alloc_stats() and bx_alloc_check()
  * return them all first, so "in use" is what the program holds; a cached
  * block is free to bx_alloc_put() and bx_alloc_size().
  *
- * Metadata: 24 bytes per region page (6 MiB for 1 GiB), ~330 bytes per
- * slab ever needed, ~140 bytes per size class per thread, all malloc'ed.
+ * Metadata: 24 bytes per region page (6 MiB for 1 GiB), ~340 bytes per
+ * slab ever needed, ~260 bytes per size class per thread (3 KiB for
+ * libbx's 11 classes), all malloc'ed.
  *
  * Alignment: a span starts on a page, a slab block on a multiple of its
  * size within its slab, so every block is aligned to min(size, 4096).
  *
  * Checking. Every offset is checked against the metadata before anything
- * is changed: out of range, interior, misaligned, already free or cached
- * is -EINVAL. The page map's owner array says, per page, which live slab
- * owns it (NULL for none); the head page of a large block holds one of two
- * sentinel addresses instead, LARGE_LIVE or LARGE_CACHED, which are no
+ * is changed: out of range, interior, misaligned, free or cached is
+ * -EINVAL. The page map's owner array says, per page, which live slab
+ * owns it (NULL for none); the head page of a large block holds one of
+ * two sentinel addresses instead, LARGE_LIVE or LARGE_CACHED, which are no
  * slab. A put reads the owner without a lock (acquire). For a slab it
- * checks the offset against the slab's geometry and its freemap bit
- * (allocated), then claims the block with an atomic fetch-or of its
- * cachemap bit: a bit already set is a double free. For a large block
- * it turns the head's owner from LARGE_LIVE to LARGE_CACHED with a
- * compare-and-exchange: anything else is not a live block's start. These
- * checks are exact for any misuse by one thread (and for two threads
- * freeing the same block at once: one wins the atomic). Slab descriptors
- * are recycled within their class and never freed before destroy, so a
- * stale lookup only ever reaches a valid descriptor of the right class,
- * and a block index is always within its bitmaps. What the program must
- * not do is free a block while another thread may still be handing it
- * out or freeing it through a cache: a double free racing the flush of the
- * same block from another thread's cache can go unnoticed, and the block
- * be handed out twice, as with any malloc; a flush re-validates each
- * block under its class lock, so the metadata stays consistent.
+ * checks the offset against the slab's geometry, then takes the block
+ * back from the program by clearing its livemap bit with one atomic
+ * fetch-and: a bit already clear means free, cached or a double free.
+ * For a large block it turns the head's owner from LARGE_LIVE to
+ * LARGE_CACHED with a compare-and-exchange: anything else is not a live
+ * block's start. Whoever wins the atomic owns the block, so these checks
+ * are exact for any misuse by one thread and for concurrent double frees
+ * too, a flush of the same block included. (The design began with a
+ * "cached" bitmap beside the freemap; a "held by the program" bitmap
+ * needs one atomic where that needed a load and an atomic, and closes
+ * the race of a double free with a flush.) Slab descriptors are recycled
+ * within their class and never freed before destroy, so a stale lookup
+ * only ever reaches a valid descriptor of the right class, and a block
+ * index is always within its bitmaps. What the program must not do is
+ * free a block that another thread may be getting at the same time (a
+ * put racing the get that returns the same offset, or racing the reuse
+ * of a slab whose blocks are all free): that is the program's own race,
+ * as with any malloc. A flush re-validates each block under its class
+ * lock, so the metadata stays consistent even then.
  *
  * Locking: one lock per size class, one for the page heap, one per thread
  * cache, and one registry lock for the lists of caches. The order is
@@ -82,22 +87,26 @@
  * atomic each way, uncontended) on every get and put, and holds it while
  * a full magazine goes back to its slabs; a get drops it before going to
  * the slabs, which may have to return every cache. Other threads take it
- * only to return the cache's blocks (drain, stats, check, destroy). The
- * registry lock is one for all allocators because a cache can outlive its
- * allocator: the thread that frees it must find a lock still there.
- * stats/check take every class lock in order, then the page lock.
+ * only to return the cache's blocks (drain, stats, check, thread exit,
+ * destroy). The registry lock is one for all allocators because a cache
+ * can outlive its allocator: the thread that frees it must find a lock
+ * still there. stats/check take every class lock in order, then the page
+ * lock (after draining, not nested in it).
  *
- * Lifetimes. bx_alloc_destroy() marks every cache of the allocator dead
- * (its allocator pointer NULL, under registry -> cache lock) and unlinks it; the owner
- * thread frees it on its next call or at exit, without touching the
- * allocator. A cache's owner compares its thread-local binding and then,
- * under the cache lock, the cache's own allocator pointer, so an
- * allocator made at a destroyed one's address is never confused with it.
- * fork(): the child keeps the forking thread's cache, and the other
- * threads' caches stay listed with their blocks, which the next drain
- * (stats, check, a full region) returns; their few KiB are never freed.
- * As for every lock here, a fork while another thread is inside the
- * allocator can leave a lock held in the child.
+ * Lifetimes. A thread's cache pointer (thread-local) starts at a shared
+ * cache of no allocator, tc_none, so the fast paths need no test for
+ * "none": they take its lock, see that its allocator is not theirs, and
+ * go the slow way, which makes the thread a cache. The allocator of a
+ * cache is read under its lock, so an allocator made at a destroyed
+ * one's address is never taken for it. bx_alloc_destroy() marks every
+ * cache of the allocator dead (its allocator pointer NULL, under registry
+ * -> cache lock) and unlists it; the owner thread frees it on its next
+ * call or at exit, without touching the allocator. fork(): the child
+ * keeps the forking thread's cache; the other threads' caches stay listed
+ * with their blocks, which the next drain (stats, check, a full region)
+ * returns, and their few KiB are never freed. As for every lock here, a
+ * fork while another thread is inside the allocator can leave a lock held
+ * in the child.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -275,7 +284,8 @@ struct slab {
 
 /*
  * The owner entry of a large block's head page: live, or in a thread
- * cache. Addresses only, no slab: owner_of()'s callers test is_slab().
+ * cache. Never slabs: owner_of()'s callers test is_slab(), or rely on
+ * their bytes being 0, as for a slab in the pool.
  */
 static struct slab large_mark[2];
 #define LARGE_LIVE	(&large_mark[0])
@@ -659,7 +669,7 @@ static unsigned int reclaim(struct bx_alloc *a)
 
 	for (unsigned int i = 0; i < a->nclasses; i++) {
 		struct klass *c = &a->cls[i];
-		uint32_t pages[EMPTY_KEEP];
+		uint32_t pages[EMPTY_KEEP] = { 0 };
 		unsigned int k = 0;
 
 		lock_take(&c->lock);
