@@ -29,27 +29,32 @@
  * Waste: up to ~50% inside a block for unlucky sizes, none between slabs.
  *
  * Thread caches. Each thread has one cache, for the allocator it used
- * last: per size class a magazine of up to 16 freed blocks (at most 1 MiB
- * of them, but always room for one), and up to 4 freed large blocks of
- * at most 8 MiB in all. A put goes into the cache; a get of that class,
- * or of exactly that page count, takes from it, newest first, with no
- * class or page lock. A cached block stays allocated underneath: a small
- * one keeps its freemap bit clear (allocated) but has its livemap bit
- * clear too (not the program's); a large one stays a large span whose
- * head's owner entry (below) is LARGE_CACHED instead of LARGE_LIVE. A
- * full magazine returns its older half in one take of the class lock; a
- * large block that does not fit pushes out the oldest. A thread that
- * uses another allocator returns its whole cache and starts a new one;
- * so does a thread at exit (a pthread key's destructor). Blocks are never
- * hidden from the program: when the page heap cannot serve a slab or a
- * large block, every cache of the allocator is returned (and the empty
- * slabs reclaimed) before -ENOMEM; bx_alloc_stats() and bx_alloc_check()
- * return them all first, so "in use" is what the program holds; a cached
- * block is free to bx_alloc_put() and bx_alloc_size().
+ * last: per size class a magazine of up to 16 blocks (at most 1 MiB of
+ * them, but always room for one), and up to 4 freed large blocks of at
+ * most 8 MiB in all. A put goes into the cache; a get of that class, or
+ * of exactly that page count, takes from it, newest first, with no class
+ * or page lock. A cached block stays allocated underneath: a small one
+ * keeps its freemap bit clear (allocated) but its live byte is 0 (not
+ * the program's); a large one stays a large span whose head's owner
+ * entry (below) is LARGE_CACHED instead of LARGE_LIVE. A full magazine
+ * returns its older half in one take of the class lock, and an empty one
+ * is filled half full from the slabs in one take, so that a thread that
+ * gets or puts many blocks in a row takes the class lock once every 8.
+ * A full large cache lets a freed block go to the page heap; a get that
+ * finds none of its size in a full one makes it give up its oldest, so
+ * that it follows the sizes in use. A thread that uses another allocator
+ * returns its whole cache and starts a new one; so does a thread at exit
+ * (a pthread key's destructor). Blocks are never hidden from the program:
+ * when the page heap cannot serve a slab or a large block, every cache of
+ * the allocator is returned (and the empty slabs reclaimed) before
+ * -ENOMEM; bx_alloc_stats() and bx_alloc_check() return them all first,
+ * so "in use" is what the program holds; a cached block is free to
+ * bx_alloc_put() and bx_alloc_size().
  *
- * Metadata: 24 bytes per region page (6 MiB for 1 GiB), ~340 bytes per
- * slab ever needed, ~260 bytes per size class per thread (3 KiB for
- * libbx's 11 classes), all malloc'ed.
+ * Metadata: 24 bytes per region page (6 MiB for 1 GiB); per slab ever
+ * needed ~220 bytes and a byte per block (1 KiB for 64 B blocks, so at
+ * most 1/64 of the slab); ~260 bytes per size class per thread (3 KiB for
+ * libbx's 11 classes); all malloc'ed.
  *
  * Alignment: a span starts on a page, a slab block on a multiple of its
  * size within its slab, so every block is aligned to min(size, 4096).
@@ -61,37 +66,42 @@
  * two sentinel addresses instead, LARGE_LIVE or LARGE_CACHED, which are no
  * slab. A put reads the owner without a lock (acquire). For a slab it
  * checks the offset against the slab's geometry, then takes the block
- * back from the program by clearing its livemap bit with one atomic
- * fetch-and: a bit already clear means free, cached or a double free.
- * For a large block it turns the head's owner from LARGE_LIVE to
- * LARGE_CACHED with a compare-and-exchange: anything else is not a live
- * block's start. Whoever wins the atomic owns the block, so these checks
- * are exact for any misuse by one thread and for concurrent double frees
- * too, a flush of the same block included. (The design began with a
- * "cached" bitmap beside the freemap; a "held by the program" bitmap
- * needs one atomic where that needed a load and an atomic, and closes
- * the race of a double free with a flush.) Slab descriptors are recycled
- * within their class and never freed before destroy, so a stale lookup
- * only ever reaches a valid descriptor of the right class, and a block
- * index is always within its bitmaps. What the program must not do is
- * free a block that another thread may be getting at the same time (a
- * put racing the get that returns the same offset, or racing the reuse
- * of a slab whose blocks are all free): that is the program's own race,
- * as with any malloc. A flush re-validates each block under its class
- * lock, so the metadata stays consistent even then.
+ * back from the program with one atomic exchange of its live byte for 0:
+ * a byte already 0 means free, cached or a double free. For a large block
+ * it turns the head's owner from LARGE_LIVE to LARGE_CACHED with a
+ * compare-and-exchange (or to NULL, under the page lock, when the block
+ * goes to the page heap): anything else is not a live block's start.
+ * Whoever wins the atomic owns the block, so these checks are exact for
+ * any misuse by one thread, and for concurrent double frees too, a flush
+ * of the same block included. (The design began with a "cached" bitmap
+ * beside the freemap; a "held by the program" byte needs one atomic on a
+ * put where that needed a load and an atomic, none on a get from the
+ * cache, and closes the race of a double free with a flush.) Slab
+ * descriptors are recycled within their class and never freed before
+ * destroy, so a stale lookup only ever reaches a valid descriptor of the
+ * right class, and a block index is always within its arrays. What the
+ * program must not do is free a block that another thread may be getting
+ * at the same time (a put racing the get that returns the same offset,
+ * or racing the reuse of a slab whose blocks are all free): that is the
+ * program's own race, as with any malloc. A flush re-validates each
+ * block under its class lock, so the metadata stays consistent even then.
  *
  * Locking: one lock per size class, one for the page heap, one per thread
  * cache, and one registry lock for the lists of caches. The order is
  * registry -> cache -> class -> page; nothing holding a class or the page
- * lock takes a cache lock. A thread takes its own cache's lock (one
- * atomic each way, uncontended) on every get and put, and holds it while
- * a full magazine goes back to its slabs; a get drops it before going to
- * the slabs, which may have to return every cache. Other threads take it
- * only to return the cache's blocks (drain, stats, check, thread exit,
- * destroy). The registry lock is one for all allocators because a cache
- * can outlive its allocator: the thread that frees it must find a lock
- * still there. stats/check take every class lock in order, then the page
- * lock (after draining, not nested in it).
+ * lock takes a cache lock. A thread takes its own cache's lock on every
+ * get and put (one atomic to take; to drop, a plain store: nobody sleeps
+ * waiting for a cache lock, see spin_take()), and holds it while a full
+ * magazine goes back to its slabs or an empty one is filled from them;
+ * but a get drops it before it makes a new slab or goes to the page heap,
+ * which may have to return every cache. Other threads take it only to
+ * return the cache's blocks (drain, stats, check, thread exit, destroy).
+ * The registry lock is one for all allocators because a cache can
+ * outlive its allocator: the thread that frees it must find a lock still
+ * there. A class lock is held while a slab's span comes from or goes back
+ * to the page heap, so that no one holding both ever sees a slab span
+ * without its slab. stats/check take every class lock in order, then the
+ * page lock (after draining, not nested in it).
  *
  * Lifetimes. A thread's cache pointer (thread-local) starts at a shared
  * cache of no allocator, tc_none, so the fast paths need no test for
@@ -112,6 +122,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <stdatomic.h>
@@ -212,23 +223,47 @@ static inline void lock_take(struct lock *l)
 		lock_take_slow(l);
 }
 
-static COLD int lock_wake(struct lock *l, int ret)
+static COLD void lock_wake(struct lock *l)
 {
 	futex(&l->word, FUTEX_WAKE, 1);
-	return ret;
-}
-
-/* Drop l and return ret: the fast paths' tail, with no call but a tail call. */
-static inline int lock_drop_ret(struct lock *l, int ret)
-{
-	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
-		return lock_wake(l, ret);
-	return ret;
 }
 
 static inline void lock_drop(struct lock *l)
 {
-	lock_drop_ret(l, 0);
+	if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2)
+		lock_wake(l);
+}
+
+/*
+ * A thread cache's lock: the same word, but nobody sleeps in the kernel
+ * waiting for it: a waiter spins, then yields. Its owner thread takes and
+ * drops it on every get and put, other threads seldom (drain, exit,
+ * destroy), and then hold it briefly; so dropping it needs no atomic
+ * exchange (to learn of sleepers) but a plain store (release).
+ */
+static COLD void spin_take_slow(struct lock *l)
+{
+	for (;;) {
+		for (int i = 0; i < LOCK_SPINS; i++) {
+			if (!atomic_load_explicit(&l->word,
+						  memory_order_relaxed) &&
+			    lock_try(l))
+				return;
+			cpu_relax();
+		}
+		sched_yield();
+	}
+}
+
+static inline void spin_take(struct lock *l)
+{
+	if (!lock_try(l))
+		spin_take_slow(l);
+}
+
+static inline void spin_drop(struct lock *l)
+{
+	atomic_store_explicit(&l->word, 0, memory_order_release);
 }
 
 /* Page map tags; only span heads, and the tails of free spans, have any. */
@@ -273,13 +308,14 @@ struct slab {
 	 */
 	_Atomic uint64_t freemap[SLAB_WORDS];
 	/*
-	 * Bit set: block held by the program (allocated in freemap, and in
-	 * no thread cache). Set by slab_take() under the class lock and by a
-	 * get from a cache; cleared by a put, which owns the block only if
-	 * it found the bit set. Atomic read-modify-writes, the lock or not;
-	 * zeroed under the lock when the slab is made.
+	 * Per block, 1: held by the program (allocated in freemap, and in
+	 * no thread cache), else 0. Set by slab_give() under the class lock
+	 * and by a get from a cache, with a plain store: nobody else touches
+	 * a block that is not the program's. Cleared by a put with an atomic
+	 * exchange: the put owns the block only if it found 1. As many as
+	 * the class's largest slab has blocks.
 	 */
-	_Atomic uint64_t livemap[SLAB_WORDS];
+	_Atomic uint8_t	live[];
 };
 
 /*
@@ -298,9 +334,10 @@ static bool is_slab(const struct slab *s)
 
 struct klass {
 	/*
-	 * Protects everything in this struct and every field but ->cls of
-	 * every slab of this class (live or pooled), including the owner
-	 * entries of a live slab's pages, which are written only under it.
+	 * Protects everything in this struct and every field but ->cls,
+	 * ->shift, ->mask (set once) and ->live of every slab of this class
+	 * (live or pooled), including the owner entries of a live slab's
+	 * pages, which are written only under it.
 	 */
 	_Alignas(64) struct lock lock;
 	struct list	avail;		/* partial slabs, then empty ones */
@@ -311,22 +348,20 @@ struct klass {
 	uint64_t	pref_bytes;	/* preferred slab size */
 	uint32_t	nempty;		/* fully free slabs on avail */
 	uint32_t	shift;		/* log2 of the block size */
+	uint32_t	max_blocks;	/* pref_bytes >> shift: of any slab */
 };
 
-/*
- * A block in a magazine: its offset, with in its low 6 bits (an offset is
- * a multiple of min_block, >= 64) the number of its bit in its livemap
- * word, and that word.
- */
+/* A block in a magazine: its offset, and its slab's live byte for it. */
 struct mag_slot {
-	uint64_t		offbit;
-	_Atomic uint64_t	*word;
+	uint64_t	off;
+	_Atomic uint8_t	*live;
 };
 
 struct tcache {
 	/*
 	 * Protects the blocks below. Taken by the owner thread on each get
-	 * and put, by others only to return the blocks (drain, destroy).
+	 * and put, by others only to return the blocks (drain, exit,
+	 * destroy). Taken and dropped with spin_take()/spin_drop().
 	 */
 	struct lock	lock;
 	/*
@@ -600,28 +635,18 @@ static bool block_free(const struct slab *s, uint64_t idx)
 
 static bool block_live(const struct slab *s, uint64_t idx)
 {
-	return atomic_load_explicit(&s->livemap[idx / 64],
-				    memory_order_relaxed) & 1ull << idx % 64;
-}
-
-/* Hand block idx of s to the program. */
-static void live_set(struct slab *s, uint64_t idx)
-{
-	atomic_fetch_or_explicit(&s->livemap[idx / 64], 1ull << idx % 64,
-				 memory_order_relaxed);
+	return atomic_load_explicit(&s->live[idx], memory_order_relaxed);
 }
 
 /* Take block idx of s back from the program; whether it held it. */
 static bool live_clear(struct slab *s, uint64_t idx)
 {
-	uint64_t bit = 1ull << idx % 64;
-
-	return atomic_fetch_and_explicit(&s->livemap[idx / 64], ~bit,
-					 memory_order_relaxed) & bit;
+	return atomic_exchange_explicit(&s->live[idx], 0,
+					memory_order_relaxed);
 }
 
-/* Take a free block of s; class lock held, s->nfree > 0. */
-static uint64_t slab_take(struct klass *c, struct slab *s)
+/* Take a free block of s; class lock held, s->nfree > 0. Its index. */
+static uint32_t slab_take(struct klass *c, struct slab *s)
 {
 	uint32_t w = s->hint, bit;
 	uint64_t m;
@@ -630,7 +655,6 @@ static uint64_t slab_take(struct klass *c, struct slab *s)
 		w++;
 	bit = __builtin_ctzll(m);
 	freemap_set_word(s, w, m & (m - 1));
-	live_set(s, w * 64 + bit);
 	s->hint = w;
 	if (s->nfree-- == s->nblocks)
 		c->nempty--;
@@ -639,15 +663,25 @@ static uint64_t slab_take(struct klass *c, struct slab *s)
 		s->listed = false;
 	}
 	c->blocks++;
-	return s->off + ((uint64_t)(w * 64 + bit) << c->shift);
+	return w * 64 + bit;
+}
+
+/* Take a free block of s for the program; its offset. As slab_take(). */
+static uint64_t slab_give(struct klass *c, struct slab *s)
+{
+	uint32_t idx = slab_take(c, s);
+
+	atomic_store_explicit(&s->live[idx], 1, memory_order_relaxed);
+	return s->off + ((uint64_t)idx << c->shift);
 }
 
 /*
- * Detach the fully free slab s from its class and its pages; class lock
- * held. The caller then frees the span at the returned page.
+ * Detach the fully free slab s from its class and its pages, and give its
+ * span back to the page heap; class lock held (so that stats and check,
+ * which take every lock, never see a slab span that no slab owns).
  */
-static COLD uint32_t slab_retire(struct bx_alloc *a, struct klass *c,
-				 struct slab *s)
+static COLD void slab_retire(struct bx_alloc *a, struct klass *c,
+			     struct slab *s)
 {
 	list_del(&s->link);
 	s->listed = false;
@@ -659,7 +693,7 @@ static COLD uint32_t slab_retire(struct bx_alloc *a, struct klass *c,
 				      memory_order_release);
 	s->spare = c->pool;
 	c->pool = s;
-	return s->page;
+	page_free_locked(a, s->page);
 }
 
 /* Return every kept empty slab to the page heap; the number returned. */
@@ -669,20 +703,14 @@ static unsigned int reclaim(struct bx_alloc *a)
 
 	for (unsigned int i = 0; i < a->nclasses; i++) {
 		struct klass *c = &a->cls[i];
-		uint32_t pages[EMPTY_KEEP] = { 0 };
-		unsigned int k = 0;
 
 		lock_take(&c->lock);
-		while (c->nempty && k < EMPTY_KEEP) {
-			struct slab *s = container_of(c->avail.prev,
-						      struct slab, link);
-
-			pages[k++] = slab_retire(a, c, s);
+		while (c->nempty) {
+			slab_retire(a, c, container_of(c->avail.prev,
+						       struct slab, link));
+			n++;
 		}
 		lock_drop(&c->lock);
-		for (unsigned int j = 0; j < k; j++)
-			page_free_locked(a, pages[j]);
-		n += k;
 	}
 	return n;
 }
@@ -711,7 +739,9 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 
 	if (min < PAGE_SIZE)
 		min = PAGE_SIZE;
+	/* The span is taken under the class lock: see slab_retire(). */
 	for (;;) {
+		lock_take(&c->lock);
 		lock_take(&a->page_lock);
 		for (bytes = c->pref_bytes; bytes >= min; bytes >>= 1) {
 			if (bytes > a->region_size)
@@ -721,12 +751,16 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 				break;
 		}
 		lock_drop(&a->page_lock);
-		if (p != NIL || retried || !make_room(a))
+		if (p != NIL || retried)
 			break;
+		lock_drop(&c->lock);
+		if (!make_room(a)) {
+			lock_take(&c->lock);
+			break;
+		}
 		retried = true;
 	}
 
-	lock_take(&c->lock);
 	if (p == NIL) {
 		/* Blocks may have been freed since we looked. */
 		if (list_empty(&c->avail)) {
@@ -734,7 +768,7 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 			return -ENOMEM;
 		}
 		s = container_of(c->avail.next, struct slab, link);
-		*off = slab_take(c, s);
+		*off = slab_give(c, s);
 		lock_drop(&c->lock);
 		return 0;
 	}
@@ -743,10 +777,10 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 	if (s) {
 		c->pool = s->spare;
 	} else {
-		s = calloc(1, sizeof(*s));
+		s = calloc(1, sizeof(*s) + c->max_blocks);
 		if (!s) {
-			lock_drop(&c->lock);
 			page_free_locked(a, p);
+			lock_drop(&c->lock);
 			return -ENOMEM;
 		}
 		s->cls = ci;
@@ -769,9 +803,9 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 		freemap_set_word(s, w, first + 64 <= s->nblocks ? ~0ull :
 				 first < s->nblocks ?
 				 (1ull << (s->nblocks - first)) - 1 : 0);
-		atomic_store_explicit(&s->livemap[w], 0,
-				      memory_order_relaxed);
 	}
+	for (uint32_t i = 0; i < s->nblocks; i++)
+		atomic_store_explicit(&s->live[i], 0, memory_order_relaxed);
 	for (uint32_t i = 0; i < s->npages; i++)
 		atomic_store_explicit(&a->owner[p + i], s,
 				      memory_order_release);
@@ -779,7 +813,7 @@ static COLD int slab_grow(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 	s->listed = true;
 	c->nempty++;
 	c->slab_bytes += bytes;
-	*off = slab_take(c, s);
+	*off = slab_give(c, s);
 	lock_drop(&c->lock);
 	return 0;
 }
@@ -791,7 +825,7 @@ static int slab_get(struct bx_alloc *a, unsigned int ci, uint64_t *off)
 
 	lock_take(&c->lock);
 	if (!list_empty(&c->avail)) {
-		*off = slab_take(c, container_of(c->avail.next, struct slab,
+		*off = slab_give(c, container_of(c->avail.next, struct slab,
 						 link));
 		lock_drop(&c->lock);
 		return 0;
@@ -829,12 +863,9 @@ static int64_t slab_block(const struct slab *s, uint64_t off)
 	return idx;
 }
 
-/*
- * Mark the validated block idx of s free; class lock held. A page to give
- * back to the page heap once the lock is dropped, or NIL.
- */
-static uint32_t slab_release(struct bx_alloc *a, struct klass *c,
-			     struct slab *s, uint64_t idx)
+/* Mark the validated block idx of s free; class lock held. */
+static void slab_release(struct bx_alloc *a, struct klass *c, struct slab *s,
+			 uint64_t idx)
 {
 	uint32_t w = idx / 64;
 
@@ -850,14 +881,13 @@ static uint32_t slab_release(struct bx_alloc *a, struct klass *c,
 	if (s->nfree == s->nblocks) {
 		/* Now empty: empty slabs go last, or back to the heap. */
 		c->nempty++;
-		if (c->nempty > EMPTY_KEEP)
-			return slab_retire(a, c, s);
-		if (c->avail.prev != &s->link) {
+		if (c->nempty > EMPTY_KEEP) {
+			slab_retire(a, c, s);
+		} else if (c->avail.prev != &s->link) {
 			list_del(&s->link);
 			list_insert(&s->link, c->avail.prev, &c->avail);
 		}
 	}
-	return NIL;
 }
 
 /*
@@ -868,16 +898,13 @@ static int slab_put(struct bx_alloc *a, struct slab *s, uint64_t off,
 		    uint64_t idx)
 {
 	struct klass *c = &a->cls[s->cls];
-	uint32_t page = NIL;
 	uint64_t i;
 
 	lock_take(&c->lock);
 	/* Only a racing misuse can have changed s since: then drop it. */
 	if (slab_index(s, off, &i) && i == idx && !block_free(s, idx))
-		page = slab_release(a, c, s, idx);
+		slab_release(a, c, s, idx);
 	lock_drop(&c->lock);
-	if (page != NIL)
-		page_free_locked(a, page);
 	return 0;
 }
 
@@ -960,24 +987,20 @@ static void mag_flush(struct bx_alloc *a, struct tcache *t, unsigned int ci,
 {
 	struct klass *c = &a->cls[ci];
 	struct mag_slot *m = t->mag[ci];
-	uint32_t pages[MAG_SIZE], k = 0;
 
 	lock_take(&c->lock);
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t off = m[i].offbit & ~63ull, idx;
+		uint64_t off = m[i].off, idx;
 		struct slab *s = owner_of(a, off);
 
 		if (!is_slab(s) || s->cls != ci || !slab_index(s, off, &idx) ||
 		    block_live(s, idx) || block_free(s, idx))
 			continue;
-		pages[k] = slab_release(a, c, s, idx);
-		k += pages[k] != NIL;
+		slab_release(a, c, s, idx);
 	}
 	lock_drop(&c->lock);
 	t->fill[ci].n -= n;
 	memmove(m, m + n, t->fill[ci].n * sizeof(m[0]));
-	for (uint32_t j = 0; j < k; j++)
-		page_free_locked(a, pages[j]);
 }
 
 /* Return t's oldest large block to the page heap; t's lock held. */
@@ -1015,9 +1038,9 @@ static COLD unsigned int drain(struct bx_alloc *a)
 	for (struct list *l = a->caches.next; l != &a->caches; l = l->next) {
 		struct tcache *t = container_of(l, struct tcache, link);
 
-		lock_take(&t->lock);
+		spin_take(&t->lock);
 		n += cache_flush(a, t);
-		lock_drop(&t->lock);
+		spin_drop(&t->lock);
 	}
 	lock_drop(&registry_lock);
 	return n;
@@ -1027,13 +1050,13 @@ static COLD unsigned int drain(struct bx_alloc *a)
 static void cache_free(struct tcache *t)
 {
 	lock_take(&registry_lock);
-	lock_take(&t->lock);
+	spin_take(&t->lock);
 	if (t->a) {
 		cache_flush(t->a, t);
 		list_del(&t->link);
 		t->a = NULL;
 	}
-	lock_drop(&t->lock);
+	spin_drop(&t->lock);
 	lock_drop(&registry_lock);
 	free(t);
 }
@@ -1084,7 +1107,7 @@ static COLD struct tcache *cache_bind(struct bx_alloc *a)
 	list_insert(&t->link, &a->caches, a->caches.next);
 	lock_drop(&registry_lock);
 	tc_mine = t;
-	lock_take(&t->lock);
+	spin_take(&t->lock);
 	return t;
 }
 
@@ -1097,12 +1120,12 @@ static COLD struct tcache *cache_lock(struct bx_alloc *a, struct tcache *t)
 {
 	if (!t) {
 		t = tc_mine;
-		lock_take(&t->lock);
+		spin_take(&t->lock);
 	}
 	/* Not if a was destroyed and this is another at its address. */
 	if (t->a == a)
 		return t;
-	lock_drop(&t->lock);
+	spin_drop(&t->lock);
 	return cache_bind(a);
 }
 
@@ -1120,12 +1143,35 @@ static inline int small_uncache(struct tcache *t, unsigned int ci,
 				uint64_t *off)
 {
 	struct mag_slot *slot = &t->mag[ci][--t->fill[ci].n];
-	uint64_t offbit = slot->offbit;
 
-	atomic_fetch_or_explicit(slot->word, 1ull << (offbit & 63),
-				 memory_order_relaxed);
-	*off = offbit & ~63ull;
-	return lock_drop_ret(&t->lock, 0);
+	atomic_store_explicit(slot->live, 1, memory_order_relaxed);
+	*off = slot->off;
+	spin_drop(&t->lock);
+	return 0;
+}
+
+/*
+ * Fill t's empty magazine of class ci half full from the slabs that have
+ * free blocks, in one take of the class lock; t's lock held. Whether it
+ * got any. (Never a new slab: that may have to drain every cache.)
+ */
+static bool mag_refill(struct bx_alloc *a, struct tcache *t, unsigned int ci)
+{
+	struct klass *c = &a->cls[ci];
+	uint32_t n = 0, want = (t->fill[ci].cap + 1) / 2;
+
+	lock_take(&c->lock);
+	while (n < want && !list_empty(&c->avail)) {
+		struct slab *s = container_of(c->avail.next, struct slab,
+					      link);
+		uint32_t idx = slab_take(c, s);
+
+		t->mag[ci][n].off = s->off + ((uint64_t)idx << c->shift);
+		t->mag[ci][n++].live = &s->live[idx];
+	}
+	lock_drop(&c->lock);
+	t->fill[ci].n = n;
+	return n;
 }
 
 static COLD int small_get_slow(struct bx_alloc *a, struct tcache *t,
@@ -1134,8 +1180,8 @@ static COLD int small_get_slow(struct bx_alloc *a, struct tcache *t,
 	t = cache_lock(a, t);
 	if (!t)
 		return slab_get(a, ci, off);
-	if (!t->fill[ci].n) {
-		lock_drop(&t->lock);
+	if (!t->fill[ci].n && !mag_refill(a, t, ci)) {
+		spin_drop(&t->lock);
 		return slab_get(a, ci, off);
 	}
 	return small_uncache(t, ci, off);
@@ -1163,12 +1209,15 @@ static inline int small_cache(struct tcache *t, struct slab *s, uint64_t off,
 	uint32_t ci = s->cls;
 	struct mag_slot *slot = &t->mag[ci][t->fill[ci].n];
 
-	if (!live_clear(s, idx))
-		return lock_drop_ret(&t->lock, -EINVAL);
-	slot->offbit = off | idx % 64;
-	slot->word = &s->livemap[idx / 64];
+	if (!live_clear(s, idx)) {
+		spin_drop(&t->lock);
+		return -EINVAL;
+	}
+	slot->off = off;
+	slot->live = &s->live[idx];
 	t->fill[ci].n++;
-	return lock_drop_ret(&t->lock, 0);
+	spin_drop(&t->lock);
+	return 0;
 }
 
 static COLD int small_put_slow(struct bx_alloc *a, struct tcache *t,
@@ -1205,12 +1254,15 @@ static inline int large_take(struct bx_alloc *a, struct tcache *t,
 	t->nlarge--;
 	atomic_store_explicit(&a->owner[p], LARGE_LIVE, memory_order_release);
 	*off = (uint64_t)p << PAGE_SHIFT;
-	return lock_drop_ret(&t->lock, 0);
+	spin_drop(&t->lock);
+	return 0;
 }
 
 /*
  * large_uncache() when the newest block is not of npages: an older one,
- * whose newer ones then move down, or the page heap.
+ * whose newer ones then move down, or the page heap. A full cache that
+ * has none of npages gives up its oldest block, so that it takes to
+ * the sizes now in use.
  */
 static COLD int large_uncache_older(struct bx_alloc *a, struct tcache *t,
 				    uint32_t npages, uint64_t *off)
@@ -1219,7 +1271,9 @@ static COLD int large_uncache_older(struct bx_alloc *a, struct tcache *t,
 
 	do {
 		if (!i--) {
-			lock_drop(&t->lock);
+			if (t->nlarge == LCACHE_N)
+				large_evict(a, t);
+			spin_drop(&t->lock);
 			return large_alloc(a, npages, off);
 		}
 	} while (t->large[i].npages != npages);
@@ -1263,45 +1317,38 @@ static FAST int large_get(struct bx_alloc *a, uint32_t npages, uint64_t *off)
 }
 
 /*
- * Cache the large block at p of n pages, now LARGE_CACHED, in t when the
- * cache is full or the block too big; drops t's lock.
+ * Cache the large block at p, if it is live, in t; drops t's lock. A
+ * cache that is full (4 blocks) or would hold too much (8 MiB) lets the
+ * block go to the page heap, as if there were none.
  */
-static COLD int large_cache_full(struct bx_alloc *a, struct tcache *t,
-				 uint32_t p, uint32_t n)
-{
-	if (n > LCACHE_PAGES) {
-		lock_drop(&t->lock);
-		return large_free(a, p, LARGE_CACHED);
-	}
-	while (t->nlarge == LCACHE_N || t->large_pages + n > LCACHE_PAGES)
-		large_evict(a, t);
-	t->large[t->nlarge].page = p;
-	t->large[t->nlarge++].npages = n;
-	t->large_pages += n;
-	lock_drop(&t->lock);
-	return 0;
-}
-
-/* Cache the large block at p, if it is live, in t; drops t's lock. */
 static inline int large_cache(struct bx_alloc *a, struct tcache *t,
 			      uint32_t p)
 {
 	struct slab *live = LARGE_LIVE;
 	uint32_t n;
 
+	if (t->nlarge == LCACHE_N) {
+		spin_drop(&t->lock);
+		return large_free(a, p, LARGE_LIVE);
+	}
 	if (!atomic_compare_exchange_strong_explicit(&a->owner[p], &live,
 						     LARGE_CACHED,
 						     memory_order_acquire,
-						     memory_order_relaxed))
-		return lock_drop_ret(&t->lock, -EINVAL);
+						     memory_order_relaxed)) {
+		spin_drop(&t->lock);
+		return -EINVAL;
+	}
 	/* The block is this thread's now: nothing else writes pg[p]. */
 	n = a->pg[p].npages;
-	if (t->nlarge == LCACHE_N || t->large_pages + n > LCACHE_PAGES)
-		return large_cache_full(a, t, p, n);
+	if (t->large_pages + n > LCACHE_PAGES) {
+		spin_drop(&t->lock);
+		return large_free(a, p, LARGE_CACHED);
+	}
 	t->large[t->nlarge].page = p;
 	t->large[t->nlarge++].npages = n;
 	t->large_pages += n;
-	return lock_drop_ret(&t->lock, 0);
+	spin_drop(&t->lock);
+	return 0;
 }
 
 static COLD int large_put_slow(struct bx_alloc *a, struct tcache *t,
@@ -1360,6 +1407,7 @@ int bx_alloc_create(struct bx_alloc **out, uint64_t region_size,
 		c->pref_bytes = (uint64_t)SLAB_PREF_BLOCKS << c->shift;
 		if (c->pref_bytes < SLAB_PREF_BYTES)
 			c->pref_bytes = SLAB_PREF_BYTES;
+		c->max_blocks = c->pref_bytes >> c->shift;
 	}
 	for (unsigned int b = 0; b < NBINS; b++)
 		a->bin[b] = NIL;
@@ -1385,10 +1433,10 @@ void bx_alloc_destroy(struct bx_alloc *a)
 		struct tcache *t = container_of(a->caches.next, struct tcache,
 						link);
 
-		lock_take(&t->lock);
+		spin_take(&t->lock);
 		t->a = NULL;
 		list_del(&t->link);
-		lock_drop(&t->lock);
+		spin_drop(&t->lock);
 	}
 	lock_drop(&registry_lock);
 	for (unsigned int i = 0; i < a->nclasses; i++) {
@@ -1541,20 +1589,22 @@ static int check_slab(struct bx_alloc *a, uint32_t p, uint32_t n,
 		VERIFY(atomic_load_explicit(&a->owner[p + i],
 					    memory_order_relaxed) == s);
 	for (w = 0; w < SLAB_WORDS; w++) {
-		uint64_t m = freemap_word(s, w), valid = ~0ull;
-		uint64_t k = atomic_load_explicit(&s->livemap[w],
-						  memory_order_relaxed);
+		uint64_t m = freemap_word(s, w);
+		uint64_t valid = ~0ull;
 
 		if (w * 64 + 64 > s->nblocks)
 			valid = w * 64 >= s->nblocks ? 0 :
 				(1ull << (s->nblocks % 64)) - 1;
-		VERIFY(!(m & ~valid) && !(k & ~valid));
-		/* Only allocated blocks are live. */
-		VERIFY(!(m & k));
+		VERIFY(!(m & ~valid));
 		VERIFY(!m || w >= s->hint);
 		nfree += __builtin_popcountll(m);
 	}
 	VERIFY(nfree == s->nfree && s->listed == (nfree > 0));
+	/* Only allocated blocks are live; live bytes are 0 or 1. */
+	for (uint32_t i = 0; i < s->nblocks; i++)
+		VERIFY(block_live(s, i) ? !block_free(s, i) :
+		       !atomic_load_explicit(&s->live[i],
+					     memory_order_relaxed));
 	blocks[s->cls] += s->nblocks - s->nfree;
 	bytes[s->cls] += s->bytes;
 	nempty[s->cls] += s->nfree == s->nblocks;

@@ -831,6 +831,40 @@ UNIT_TEST(cache_rejects_double_and_bad_puts)
 	bx_alloc_destroy(a);
 }
 
+UNIT_TEST(cache_of_large_blocks_is_bounded)
+{
+	struct bx_alloc *a = mk(64 * MiB, 64, 64 * KiB);
+	uint64_t l[5], big, off;
+
+	CHECK(a);
+	/* Five sizes; the cache takes four, the fifth goes back at once. */
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(bx_alloc_get(a, MiB + i * PAGE, 1, &l[i]), 0);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(bx_alloc_put(a, l[i]), 0);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(bx_alloc_put(a, l[i]), -EINVAL);
+	/* (No check or stats here: they would empty the cache.) */
+	/* A size it does not have: its oldest block goes. */
+	CHECK_EQ(bx_alloc_get(a, 5 * MiB, 1, &big), 0);
+	CHECK_EQ(bx_alloc_get(a, MiB + 3 * PAGE, 1, &off), 0);
+	CHECK_EQ(off, l[3]);
+	CHECK_EQ(bx_alloc_get(a, MiB + PAGE, 1, &off), 0);
+	CHECK_EQ(off, l[1]);
+	CHECK_EQ(bx_alloc_put(a, l[1]), 0);
+	CHECK_EQ(bx_alloc_put(a, l[3]), 0);
+	/* Too big for it (8 MiB in all): straight to the page heap. */
+	CHECK_EQ(bx_alloc_put(a, big), 0);
+	CHECK_EQ(bx_alloc_get(a, 7 * MiB, 1, &big), 0);
+	CHECK_EQ(bx_alloc_put(a, big), 0);
+	CHECK_EQ(bx_alloc_put(a, big), -EINVAL);
+	CHECK_EQ(bx_alloc_size(a, big), -EINVAL);
+	CHECK_EQ(bx_alloc_check(a), 0);
+	CHECK_EQ(stats(a).blocks_in_use, 0);
+	CHECK_EQ(bx_alloc_get(a, 64 * MiB, 1, &off), 0);
+	bx_alloc_destroy(a);
+}
+
 /* Threads that free blocks into their caches and wait. */
 struct holder {
 	pthread_t		thread;
