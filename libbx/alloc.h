@@ -9,12 +9,12 @@
  * failure, and never set errno. No argument is trusted: a bad offset is
  * reported, never acted upon. See alloc.c for the design.
  *
- * Each thread keeps a small cache of the blocks it freed, for the
- * allocator it used last (a get of the same size takes no lock but the
- * cache's own); it is returned when the thread uses another allocator,
- * when the thread exits, when the region is too full for a get, and by
- * bx_alloc_stats() and bx_alloc_check(). A cached block is free: putting
- * it again is -EINVAL.
+ * Each thread keeps a small cache of free blocks (those it freed, and
+ * small ones taken ahead) for the allocator it used last: a get of the
+ * same size takes no lock but the cache's own. It is returned when the
+ * thread uses another allocator, when the thread exits, when the region
+ * is too full for a get, and by bx_alloc_stats() and bx_alloc_check(). A
+ * cached block is free: putting it again is -EINVAL.
  */
 #ifndef BX_ALLOC_H
 #define BX_ALLOC_H
