@@ -53,12 +53,24 @@ size_t bx_wire_size(const struct bx_msg *msg)
 	return wire_size(wire_type(msg->type), msg);
 }
 
-/* Check the descriptor list of a PUSH_RDV or PULL_REQ. */
-static int check_rdv(struct bx_msg *msg, u32 max_inline)
+/*
+ * Decode and check the @msg->nrdv descriptors at @rdv of a PUSH_RDV or
+ * PULL_REQ, in one pass.
+ */
+static int parse_rdv(const struct bx_wire_rdv *rdv, struct bx_msg *msg,
+		     u32 max_inline)
 {
+	bool unkeyed = false;
 	u64 total = 0;
 	u8 i;
 
+	for (i = 0; i < msg->nrdv; i++) {
+		msg->rdv[i].addr = be64_to_cpu(rdv[i].addr);
+		msg->rdv[i].rkey = be32_to_cpu(rdv[i].rkey);
+		msg->rdv[i].len = be32_to_cpu(rdv[i].len);
+		unkeyed |= !msg->rdv[i].rkey || !msg->rdv[i].len;
+		total += msg->rdv[i].len;
+	}
 	/*
 	 * A sink without a key: the only descriptor, capacity only, for a
 	 * response that travels inline.
@@ -66,13 +78,9 @@ static int check_rdv(struct bx_msg *msg, u32 max_inline)
 	if (msg->type == BX_MSG_PULL_REQ && !msg->rdv[0].rkey)
 		return (msg->nrdv == 1 && !msg->rdv[0].addr &&
 			msg->rdv[0].len <= max_inline) ? 0 : -EBADMSG;
-
-	for (i = 0; i < msg->nrdv; i++) {
-		/* Every granted segment has a key and at least one byte. */
-		if (!msg->rdv[i].rkey || !msg->rdv[i].len)
-			return -EBADMSG;
-		total += msg->rdv[i].len;
-	}
+	/* Every granted segment has a key and at least one byte. */
+	if (unkeyed)
+		return -EBADMSG;
 	msg->rdv_total = total;
 	/* A push moves exactly the bytes its segments grant. */
 	if (msg->type == BX_MSG_PUSH_RDV && total != msg->len)
@@ -88,7 +96,7 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 {
 	const struct bx_wire_hdr *hdr = buf;
 	const struct bx_wire_rdv *rdv;
-	u8 i, t;
+	u8 t;
 
 	/* Shorter than a header: nothing in it can be trusted. */
 	if (received < BX_WIRE_HDR_LEN)
@@ -159,12 +167,7 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 	}
 
 	rdv = (const struct bx_wire_rdv *)(hdr + 1);
-	for (i = 0; i < msg->nrdv; i++) {
-		msg->rdv[i].addr = be64_to_cpu(rdv[i].addr);
-		msg->rdv[i].rkey = be32_to_cpu(rdv[i].rkey);
-		msg->rdv[i].len = be32_to_cpu(rdv[i].len);
-	}
-	if (check_rdv(msg, max_inline))
+	if (parse_rdv(rdv, msg, max_inline))
 		return -EBADMSG;
 	if (msg->len && (t & WT_INLINE))
 		msg->payload = (const u8 *)(rdv + msg->nrdv);
