@@ -971,18 +971,7 @@ static struct lock registry_lock;
  */
 static struct tcache tc_none;
 
-/*
- * In libbx.so, initial-exec: an offset from the thread pointer instead of
- * a __tls_get_addr() call on every get and put (and no dependency on
- * ld.so's); dlopen() finds a pointer's room in glibc's static TLS
- * reserve. Built into a program, the compiler's local-exec is better.
- */
-#if defined(__PIC__) && !defined(__PIE__)
-#define TC_TLS_MODEL	__attribute__((tls_model("initial-exec")))
-#else
-#define TC_TLS_MODEL
-#endif
-static _Thread_local struct tcache *tc_mine TC_TLS_MODEL = &tc_none; /* this thread's */
+static _Thread_local struct tcache *tc_mine = &tc_none; /* this thread's */
 
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 static pthread_key_t tc_key;	/* its value: the thread's cache */
