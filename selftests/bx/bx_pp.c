@@ -68,6 +68,7 @@
 
 #include "libbx.h"
 #include "pp_payload.h"
+#include "workload.h"
 
 #define SMALL		65536
 #define BIG		(16u << 20)
@@ -300,17 +301,11 @@ static bool seen_add(struct seen *s, uint64_t k)
 	return false;
 }
 
-/* A client process's ready flag: a process that dies must not hold up
- * the others waiting for it to start.
- */
-static int *my_ready;
 static bool sync_mode;
 
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "bx_pp: %s: %s\n", what, strerror(-err));
-	if (my_ready)
-		__atomic_store_n(my_ready, 1, __ATOMIC_RELEASE);
 	exit(2);
 }
 
@@ -535,6 +530,15 @@ repost:
 
 /* ---- client ----------------------------------------------------------- */
 
+/*
+ * The load itself is tools/lib/workload's: PROCS processes that start
+ * together, each with its own handle, INFLIGHT operations in flight (or
+ * one bx_push()/bx_pull() at a time with -S); here is what an operation
+ * does (pp_issue(), pp_reap(), pp_check_async(); with -S pp_prep(),
+ * pp_call(), pp_check_sync()) and the summary.
+ */
+enum { PP_PUSH = 1, PP_PULL = 2 };	/* the operations' kinds */
+
 /* A pull's response: @len intact bytes, made for request @req (its seed). */
 static bool pull_ok(const uint8_t *p, uint32_t len, const void *req)
 {
@@ -545,60 +549,159 @@ static bool pull_ok(const uint8_t *p, uint32_t len, const void *req)
 }
 
 struct slot {
-	bool		busy;
-	bool		pull;
-	uint32_t	size;
 	void		*buf;
 	void		*req;
 };
 
-#define NERR	16
-
-struct stats {
-	long	ok, failed, bad;
-	long	err[NERR];
-	long long bytes;
-	int	ready;		/* set up and waiting for the others */
-	/* sync mode; unk: errnos of the pushes whose fate is unknown */
-	long	pull_failed, push_unknown, push_failed, push_ok;
-	long	unk[NERR];
+struct client_cfg {
+	const char	*addr;
+	uint32_t	service;
+	int		region_mb;
+	int		q;
+	uint32_t	max;		/* the largest size */
 };
 
-/* All processes start their clock together (fair comparisons). */
-static void start_together(struct stats *all, int procs, struct stats *me)
-{
-	__atomic_store_n(&me->ready, 1, __ATOMIC_RELEASE);
-	for (;;) {
-		int n = 0;
+/* A client process's own. */
+struct proc {
+	const struct client_cfg *cc;
+	struct bx	*bx;
+	uint32_t	peer;
+	int		idx;
+	uint32_t	npush;
+	uint64_t	seed;
+	struct slot	*slots;		/* -q of them */
+	void		*buf, *req;	/* -S: one of each */
+	struct bx_cqe	cqes[64];
+};
 
-		for (int p = 0; p < procs; p++)
-			n += __atomic_load_n(&all[p].ready, __ATOMIC_ACQUIRE);
-		if (n == procs)
-			return;
-		usleep(1000);
+static int pp_open(void *arg, uint32_t worker, void **ctx)
+{
+	const struct client_cfg *cc = arg;
+	struct proc *p = calloc(1, sizeof(*p));
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	p->cc = cc;
+	p->idx = worker;
+	p->seed = (uint64_t)getpid() << 32 | 12345;
+	*ctx = p;
+	ret = bx_open(&p->bx, 0);
+	if (ret) {
+		fprintf(stderr, "bx_pp: open: %s\n", strerror(-ret));
+		return ret;
 	}
+	ret = bx_setup(p->bx, (uint64_t)cc->region_mb << 20, 1024);
+	if (ret) {
+		fprintf(stderr, "bx_pp: setup: %s\n", strerror(-ret));
+		return ret;
+	}
+	ret = bx_peer(p->bx, cc->addr, &p->peer);
+	if (ret) {
+		fprintf(stderr, "bx_pp: peer: %s\n", strerror(-ret));
+		return ret;
+	}
+	if (sync_mode) {
+		if (bx_buf_alloc(p->bx, cc->max, &p->buf) ||
+		    bx_buf_alloc(p->bx, sizeof(struct pp_req), &p->req)) {
+			fprintf(stderr, "bx_pp: alloc: %s\n", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	p->slots = calloc(cc->q, sizeof(*p->slots));
+	return p->slots ? 0 : -ENOMEM;
 }
 
-/* The last entry counts every other errno. */
-static const int errs_seen[NERR] = {
-	ENOBUFS, ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EMSGSIZE,
-	EIO, ENOTCONN, ENETUNREACH, ECONNABORTED, ENODEV, EHOSTDOWN, EPROTO,
-	EREMOTEIO, EACCES, 0
-};
-
-static int err_index(int res)
+static void pp_close(void *arg, void *ctx)
 {
-	int i;
+	struct proc *p = ctx;
 
-	for (i = 0; i < NERR - 1 && errs_seen[i] != -res; i++)
-		;
-	return i;
+	(void)arg;
+	if (p->bx)
+		bx_close(p->bx);
+	free(p->slots);
+	free(p);
 }
 
-static void count_err(struct stats *st, int res)
+static void free_slot(struct proc *p, struct slot *s)
 {
-	st->err[err_index(res)]++;
-	st->failed++;
+	bx_buf_free(p->bx, s->buf);
+	if (s->req)
+		bx_buf_free(p->bx, s->req);
+}
+
+/* Asynchronous: a push or pull from buffers of its own. */
+static int pp_issue(void *ctx, const struct wl_op *op)
+{
+	struct proc *p = ctx;
+	struct slot *s = &p->slots[op->slot];
+	uint32_t size = op->size, service = p->cc->service;
+	int ret;
+
+	if (bx_buf_alloc(p->bx, size ? size : 1, &s->buf))
+		return WL_AGAIN;
+	s->req = NULL;
+	if (op->kind == PP_PULL) {
+		struct pp_req rq = { PP_MAGIC, size, 0 };
+
+		if (bx_buf_alloc(p->bx, sizeof(rq), &s->req)) {
+			bx_buf_free(p->bx, s->buf);
+			return WL_AGAIN;
+		}
+		rq.seed = next(&p->seed);
+		memcpy(s->req, &rq, sizeof(rq));
+		memset(s->buf, 0, size);
+		ret = pp_pull(p->bx, p->peer, service, s->req, sizeof(rq),
+			      s->buf, size, op->slot);
+	} else if (vec_pieces) {
+		uint8_t *b = scratch(size);
+
+		fill(b, size, seed_of(p->idx, p->npush++));
+		vec_place(p->bx, s->buf, b, size);
+		ret = pp_push(p->bx, p->peer, service, s->buf, size, op->slot);
+	} else {
+		fill(s->buf, size, seed_of(p->idx, p->npush++));
+		ret = pp_push(p->bx, p->peer, service, s->buf, size, op->slot);
+	}
+	if (ret)
+		free_slot(p, s);
+	return ret;
+}
+
+static int pp_reap(void *ctx, struct wl_done *d, int max, int timeout_ms)
+{
+	struct proc *p = ctx;
+	int n = bx_reap(p->bx, p->cqes, max < 64 ? max : 64, timeout_ms);
+
+	for (int i = 0; i < n; i++)
+		d[i] = (struct wl_done){ p->cqes[i].user_data, p->cqes[i].res,
+					 WL_OK };
+	return n;
+}
+
+/* Verify a completion: the size asked for, a pull's bytes intact. */
+static void pp_check_async(void *ctx, const struct wl_op *op,
+			   struct wl_done *d)
+{
+	struct proc *p = ctx;
+	struct slot *s = &p->slots[d->slot];
+	const uint8_t *got = s->buf;
+
+	if (op->kind == PP_PULL && vec_pieces && d->res > 0) {
+		uint8_t *b = scratch(d->res);
+
+		vec_gather(p->bx, s->buf, op->size, d->res, b);
+		got = b;
+	}
+	if (d->res >= 0) {
+		if ((uint32_t)d->res != op->size ||
+		    (op->kind == PP_PULL && !pull_ok(got, op->size, s->req))) {
+			d->fate = WL_BAD;
+			d->res = 0;
+		}
+	}
+	free_slot(p, s);
 }
 
 /*
@@ -619,264 +722,183 @@ static bool in_doubt(int res)
  * recovery (a pull is sent again after a connection failure, a push only
  * when it was certainly not delivered) within a 60 s deadline per call.
  */
-static void client_sync(struct bx *bx, uint32_t peer, uint32_t service,
-			uint32_t *sizes, int nsizes, int iters, int mode,
-			time_t end, uint64_t *seed, int proc, struct stats *st)
+static int pp_prep(void *ctx, const struct wl_op *op)
 {
-	uint32_t npush = 0;
-	uint32_t max = 1;
-	void *buf, *req;
-	int ret;
+	struct proc *p = ctx;
 
-	for (int i = 0; i < nsizes; i++)
-		max = sizes[i] > max ? sizes[i] : max;
-	if (bx_buf_alloc(bx, max, &buf) ||
-	    bx_buf_alloc(bx, sizeof(struct pp_req), &req))
-		die("alloc", -ENOMEM);
-	for (int i = 0; end ? time(NULL) < end : i < iters * nsizes; i++) {
-		uint32_t size = sizes[i % nsizes];
-		bool pull = mode == 2 || (mode == 3 && (i & 1));
+	if (op->kind == PP_PULL) {
+		struct pp_req rq = { PP_MAGIC, op->size, next(&p->seed) };
 
-		if (pull) {
-			struct pp_req rq = { PP_MAGIC, size, next(seed) };
-
-			memcpy(req, &rq, sizeof(rq));
-			memset(buf, 0, size);
-			ret = bx_pull(bx, peer, service, req, sizeof(rq), buf,
-				      size, 60000);
-			if (ret < 0) {
-				count_err(st, ret);
-				st->pull_failed++;
-			} else if ((uint32_t)ret != size ||
-				   !pull_ok(buf, size, req)) {
-				st->bad++;
-			} else {
-				st->ok++;
-				st->bytes += size;
-			}
-		} else {
-			fill(buf, size, seed_of(proc, npush++));
-			ret = bx_push(bx, peer, service, buf, size, 60000);
-			if (in_doubt(ret)) {
-				/* Sent, and the connection went: unknown. */
-				st->push_unknown++;
-				st->unk[err_index(ret)]++;
-			} else if (ret < 0) {
-				count_err(st, ret);
-				st->push_failed++;
-			} else {
-				st->ok++;
-				st->push_ok++;
-				st->bytes += size;
-			}
-		}
+		memcpy(p->req, &rq, sizeof(rq));
+		memset(p->buf, 0, op->size);
+	} else {
+		fill(p->buf, op->size, seed_of(p->idx, p->npush++));
 	}
-}
-
-static int client_proc(const char *addr, uint32_t service, uint32_t *sizes,
-		       int nsizes, int iters, int q, int region_mb, int mode,
-		       int secs, struct stats *all, int procs, int proc,
-		       struct stats *st)
-{
-	uint32_t npush = 0;
-	struct slot *slots = calloc(q, sizeof(*slots));
-	struct bx_cqe cqes[64];
-	uint64_t seed = (uint64_t)getpid() << 32 | 12345;
-	time_t end;
-	uint32_t peer;
-	struct bx *bx;
-	int ret;
-
-	my_ready = &st->ready;
-	ret = bx_open(&bx, 0);
-	if (ret)
-		die("open", ret);
-	ret = bx_setup(bx, (uint64_t)region_mb << 20, 1024);
-	if (ret)
-		die("setup", ret);
-	ret = bx_peer(bx, addr, &peer);
-	if (ret)
-		die("peer", ret);
-	start_together(all, procs, st);
-	end = secs ? time(NULL) + secs : 0;
-	if (sync_mode) {
-		client_sync(bx, peer, service, sizes, nsizes, iters, mode, end,
-			    &seed, proc, st);
-		goto out;
-	}
-
-	/* With -t, one timed run whose operations cycle through the sizes. */
-	for (int si = 0; si < (end ? 1 : nsizes); si++) {
-		int per = mode == 3 ? 2 : 1;
-		int issued = 0, done = 0, total = iters * per;
-
-		while (done < total) {
-			/* Issue while there is room. */
-			for (int k = 0; k < q && issued < total &&
-			     !(end && time(NULL) >= end); k++) {
-				struct slot *s = &slots[k];
-				uint32_t size = sizes[end ? (issued / per) % nsizes : si];
-				bool pull;
-
-				if (s->busy)
-					continue;
-				pull = mode == 2 || (mode == 3 && (issued & 1));
-				if (bx_buf_alloc(bx, size ? size : 1, &s->buf))
-					break;
-				s->req = NULL;
-				if (pull && bx_buf_alloc(bx, sizeof(struct pp_req),
-							 &s->req)) {
-					bx_buf_free(bx, s->buf);
-					break;
-				}
-				s->size = size;
-				s->pull = pull;
-				if (pull) {
-					struct pp_req rq = { PP_MAGIC, size,
-							     next(&seed) };
-
-					memcpy(s->req, &rq, sizeof(rq));
-					memset(s->buf, 0, size);
-					ret = pp_pull(bx, peer, service,
-						      s->req, sizeof(rq),
-						      s->buf, size, k);
-				} else if (vec_pieces) {
-					uint8_t *p = scratch(size);
-
-					fill(p, size, seed_of(proc, npush++));
-					vec_place(bx, s->buf, p, size);
-					ret = pp_push(bx, peer, service,
-						      s->buf, size, k);
-				} else {
-					fill(s->buf, size,
-					     seed_of(proc, npush++));
-					ret = pp_push(bx, peer, service,
-						      s->buf, size, k);
-				}
-				if (ret) {
-					count_err(st, ret);
-					done++;
-					bx_buf_free(bx, s->buf);
-					if (s->req)
-						bx_buf_free(bx, s->req);
-				} else {
-					s->busy = true;
-				}
-				issued++;
-			}
-			if (end && time(NULL) >= end && issued == done)
-				break;
-			/* Generous: 16 MiB under KASAN on a busy TCG host can
-			 * take minutes.
-			 */
-			ret = bx_reap(bx, cqes, 64, 180000);
-			if (ret == 0) {
-				fprintf(stderr, "bx_pp: no completion in 180 s\n");
-				st->failed += issued - done;
-				goto out;
-			}
-			for (int i = 0; i < ret; i++) {
-				struct slot *s = &slots[cqes[i].user_data];
-
-				const uint8_t *got = s->buf;
-
-				if (s->pull && vec_pieces && cqes[i].res > 0) {
-					uint8_t *p = scratch(cqes[i].res);
-
-					vec_gather(bx, s->buf, s->size,
-						   cqes[i].res, p);
-					got = p;
-				}
-				if (cqes[i].res < 0) {
-					count_err(st, cqes[i].res);
-				} else if (s->pull ?
-					   ((uint32_t)cqes[i].res != s->size ||
-					    !pull_ok(got, s->size, s->req)) :
-					   (uint32_t)cqes[i].res != s->size) {
-					st->bad++;
-				} else {
-					st->ok++;
-					st->bytes += s->size;
-				}
-				bx_buf_free(bx, s->buf);
-				if (s->req)
-					bx_buf_free(bx, s->req);
-				s->busy = false;
-				done++;
-			}
-		}
-	}
-out:
-	bx_close(bx);
-	free(slots);
 	return 0;
 }
 
-static int client(const char *addr, uint32_t service, uint32_t *sizes,
-		  int nsizes, int iters, int q, int procs, int region_mb,
-		  int mode, int secs, bool verbose)
+static int pp_call(void *ctx, const struct wl_op *op, struct wl_done *d)
 {
-	struct stats *st = mmap(NULL, sizeof(*st) * procs,
-				PROT_READ | PROT_WRITE,
-				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct stats tot = { 0 };
-	int crashed = 0;
+	struct proc *p = ctx;
 
-	if (st == MAP_FAILED)
-		return 2;
-	memset(st, 0, sizeof(*st) * procs);
+	if (op->kind == PP_PULL)
+		d->res = bx_pull(p->bx, p->peer, p->cc->service, p->req,
+				 sizeof(struct pp_req), p->buf, op->size, 60000);
+	else
+		d->res = bx_push(p->bx, p->peer, p->cc->service, p->buf,
+				 op->size, 60000);
+	return 0;
+}
+
+static void pp_check_sync(void *ctx, const struct wl_op *op,
+			  struct wl_done *d)
+{
+	struct proc *p = ctx;
+
+	if (op->kind == PP_PUSH) {
+		/* Sent, and the connection went: unknown. */
+		if (in_doubt(d->res))
+			d->fate = WL_DOUBT;
+		else if (d->res >= 0)
+			d->res = op->size;
+	} else if (d->res >= 0) {
+		if ((uint32_t)d->res != op->size ||
+		    !pull_ok(p->buf, op->size, p->req)) {
+			d->fate = WL_BAD;
+			d->res = 0;
+		}
+	}
+}
+
+static const struct wl_ops pp_async_ops = {
+	.issue = pp_issue, .reap = pp_reap, .check = pp_check_async,
+};
+
+static const struct wl_ops pp_sync_ops = {
+	.prep = pp_prep, .call = pp_call, .check = pp_check_sync,
+};
+
+/* The errnos counted apart, in the order printed; then all others. */
+static const int errs_seen[] = {
+	ENOBUFS, ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, EMSGSIZE,
+	EIO, ENOTCONN, ENETUNREACH, ECONNABORTED, ENODEV, EHOSTDOWN, EPROTO,
+	EREMOTEIO, EACCES,
+};
+
+#define NSEEN	(int)(sizeof(errs_seen) / sizeof(errs_seen[0]))
+
+/* @err's count of errs_seen[i], or (i == NSEEN) of every other errno. */
+static long err_count(const uint32_t *err, int i)
+{
+	long n = 0;
+
+	if (i < NSEEN)
+		return err[errs_seen[i]];
+	for (int e = 0; e < WL_NERRNO; e++) {
+		int k = 0;
+
+		while (k < NSEEN && errs_seen[k] != e)
+			k++;
+		if (k == NSEEN)
+			n += err[e];
+	}
+	return n;
+}
+
+static int client(const struct client_cfg *cc, uint32_t *sizes, int nsizes,
+		  int iters, int procs, int mode, int secs, bool verbose)
+{
+	static const uint32_t cycle[3][2] = {
+		{ PP_PUSH }, { PP_PULL }, { PP_PUSH, PP_PULL },
+	};
+	struct wl_cell cells[32];
+	struct wl_cfg cfg = {
+		.prog = "bx_pp", .workers = procs, .depth = cc->q,
+		.cells = cells, .kinds = cycle[mode - 1],
+		.nkinds = mode == 3 ? 2 : 1, .secs = secs ? secs : -1,
+		.issue_fails_op = true,
+		/* Generous: 16 MiB under KASAN on a busy TCG host can take
+		 * minutes.
+		 */
+		.timeout_ms = 180000,
+		.arg = (void *)cc, .open = pp_open, .close = pp_close,
+	};
+	struct wl_stats tot = { 0 };
+	long ok = 0, failed = 0, bad = 0;
+	struct wl_run *run;
+	int crashed, ret;
+
+	if (sync_mode) {
+		/* One run, its operations cycling through the sizes. */
+		cfg.ops = &pp_sync_ops;
+		cfg.size_every = 1;
+		cfg.iters = secs ? -1 : (long)iters * nsizes;
+		cells[0] = (struct wl_cell){ sizes, nsizes, 0 };
+		cfg.ncells = 1;
+	} else {
+		/* ITERS of each size in turn; with -t one timed run whose
+		 * operations (both of a push and pull) cycle through them.
+		 */
+		cfg.ops = &pp_async_ops;
+		cfg.iters = (long)iters * cfg.nkinds;
+		for (int i = 0; i < (secs ? 1 : nsizes); i++)
+			cells[i] = (struct wl_cell){ secs ? sizes : &sizes[i],
+						     secs ? nsizes : 1, 0 };
+		cfg.ncells = secs ? 1 : nsizes;
+	}
 	pick_run_id();
-	for (int p = 0; p < procs; p++) {
-		if (!fork()) {
-			client_proc(addr, service, sizes, nsizes, iters, q,
-				    region_mb, mode, secs, st, procs, p, &st[p]);
-			_exit(0);
-		}
+	ret = wl_drive(&cfg, &run);
+	if (ret) {
+		fprintf(stderr, "bx_pp: %s\n", strerror(-ret));
+		return 2;
 	}
+	crashed = wl_failed(run);
 	for (int p = 0; p < procs; p++) {
-		int ws;
+		for (int c = 0; c < cfg.ncells; c++) {
+			const struct wl_res *r = wl_res(run, c, p);
 
-		if (wait(&ws) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws))
-			crashed++;
-	}
-	for (int p = 0; p < procs; p++) {
-		tot.ok += st[p].ok;
-		tot.failed += st[p].failed;
-		tot.bad += st[p].bad;
-		tot.pull_failed += st[p].pull_failed;
-		tot.push_unknown += st[p].push_unknown;
-		tot.push_failed += st[p].push_failed;
-		tot.push_ok += st[p].push_ok;
-		for (int i = 0; i < NERR; i++) {
-			tot.err[i] += st[p].err[i];
-			tot.unk[i] += st[p].unk[i];
+			wl_stats_add(&tot, &r->run);
+			failed += r->lost;
 		}
 	}
+	ok = tot.ok[PP_PUSH] + tot.ok[PP_PULL];
+	failed += tot.failed[PP_PUSH] + tot.failed[PP_PULL];
+	bad = tot.bad[PP_PUSH] + tot.bad[PP_PULL];
 	printf("bx_pp client: ok %ld failed %ld bad %ld crashed %d\n",
-	       tot.ok, tot.failed, tot.bad, crashed);
+	       ok, failed, bad, crashed);
 	if (sync_mode)
-		printf("bx_pp sync: pull_failed %ld push_unknown %ld push_failed %ld push_ok %ld\n",
-		       tot.pull_failed, tot.push_unknown, tot.push_failed,
-		       tot.push_ok);
-	for (int p = 0; verbose && p < procs; p++)
-		printf("bx_pp proc %d: ok %ld bytes %lld\n", p, st[p].ok,
-		       st[p].bytes);
-	for (int i = 0; i < NERR; i++) {
-		const char *e = i < NERR - 1 ? strerror(errs_seen[i]) : "other";
+		printf("bx_pp sync: pull_failed %llu push_unknown %llu push_failed %llu push_ok %llu\n",
+		       (unsigned long long)tot.failed[PP_PULL],
+		       (unsigned long long)tot.doubt[PP_PUSH],
+		       (unsigned long long)tot.failed[PP_PUSH],
+		       (unsigned long long)tot.ok[PP_PUSH]);
+	for (int p = 0; verbose && p < procs; p++) {
+		struct wl_stats st = { 0 };
 
-		if (tot.err[i])
-			fprintf(stderr, "bx_pp client: %ld x %s\n", tot.err[i],
-				e);
-		if (tot.unk[i])
-			fprintf(stderr, "bx_pp sync: unknown %ld x %s\n",
-				tot.unk[i], e);
+		for (int c = 0; c < cfg.ncells; c++)
+			wl_stats_add(&st, &wl_res(run, c, p)->run);
+		printf("bx_pp proc %d: ok %llu bytes %llu\n", p,
+		       (unsigned long long)(st.ok[PP_PUSH] + st.ok[PP_PULL]),
+		       (unsigned long long)(st.bytes[PP_PUSH] +
+					    st.bytes[PP_PULL]));
 	}
-	return tot.failed || tot.bad || crashed ? 1 : 0;
+	for (int i = 0; i <= NSEEN; i++) {
+		const char *e = i < NSEEN ? strerror(errs_seen[i]) : "other";
+		long n = err_count(tot.err, i), u = err_count(tot.doubt_err, i);
+
+		if (n)
+			fprintf(stderr, "bx_pp client: %ld x %s\n", n, e);
+		if (u)
+			fprintf(stderr, "bx_pp sync: unknown %ld x %s\n", u, e);
+	}
+	wl_free(run);
+	return failed || bad || crashed ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
 	uint32_t sizes[32] = { 4096 }, service = 7;
+	struct client_cfg cc = { 0 };
 	int nsizes = 1, iters = 10, q = 8, procs = 1, region_mb = 0;
 	int nsmall = 256, nbig = 0, secs = 0, mode = 3, opt;
 	bool verbose = false, racing = false;
@@ -897,10 +919,10 @@ int main(int argc, char **argv)
 		case 'a': addr = optarg; break;
 		case 's': service = strtoul(optarg, NULL, 0); break;
 		case 'z':
-			nsizes = 0;
-			for (char *t = strtok(optarg, ","); t && nsizes < 32;
-			     t = strtok(NULL, ","))
-				sizes[nsizes++] = strtoul(t, NULL, 0);
+			nsizes = wl_parse_sizes(optarg, sizes, 32, 0,
+						UINT32_MAX);
+			if (nsizes < 0)
+				goto usage;
 			break;
 		case 'i': iters = atoi(optarg); break;
 		case 'q': q = atoi(optarg); break;
@@ -929,14 +951,13 @@ int main(int argc, char **argv)
 			     nsmall, nbig, secs, racing);
 	if (!strcmp(argv[1], "client") && addr && q > 0 && q <= 512 &&
 	    procs > 0 && procs <= 64) {
-		uint32_t max = 1;
-
+		cc = (struct client_cfg){ addr, service, region_mb, q, 1 };
 		for (int i = 0; i < nsizes; i++)
-			max = sizes[i] > max ? sizes[i] : max;
-		if (!region_mb)
-			region_mb = (int)(((uint64_t)max * 2 * q) >> 20) + 4;
-		return client(addr, service, sizes, nsizes, iters, q, procs,
-			      region_mb, mode, secs, verbose);
+			cc.max = sizes[i] > cc.max ? sizes[i] : cc.max;
+		if (!cc.region_mb)
+			cc.region_mb = (int)(((uint64_t)cc.max * 2 * q) >> 20) + 4;
+		return client(&cc, sizes, nsizes, iters, procs, mode, secs,
+			      verbose);
 	}
 usage:
 	fprintf(stderr, "usage: see the comment at the top of bx_pp.c\n");

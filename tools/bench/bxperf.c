@@ -14,11 +14,12 @@
  * the TCP port (default 7080). SIZE takes K and M suffixes (default
  * 64,4096,64K,1M,16M; at most 16M). The server runs until SIGTERM or -d.
  *
- * The client runs one cell per size: PROCS processes (fork), each with
- * its own bx handle or TCP connection, each keeping DEPTH operations in
- * flight (-o mix alternates pulls and pushes). A cell first does WARMUP
- * unmeasured operations per process at depth 1 (one for sizes of 1 MiB
- * and more), then all processes start together and each issues until it
+ * The client runs one cell per size (tools/lib/workload.h drives it):
+ * PROCS processes (fork), each with its own bx handle or TCP connection,
+ * each keeping DEPTH operations in flight (-o mix alternates pulls and
+ * pushes). A cell first does WARMUP unmeasured operations per process at
+ * depth 1 (one for sizes of 1 MiB and more), then all processes start
+ * together (at a gate the parent opens) and each issues until it
  * has done ITERS operations or SECS have passed and it has issued at
  * least MIN_OPS (defaults: 100000, 3 s, 3). Latency is from issue to
  * completion; throughput is payload bytes over the time from the common
@@ -66,16 +67,10 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "benchrec.h"
 #include "bxperf.h"
@@ -84,49 +79,6 @@
 #define REAP_TIMEOUT_MS	60000
 
 volatile int bp_stop;
-
-double bp_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static double proc_cpu_us(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
-	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-}
-
-/*
- * All CPUs of this machine, in µs: busy and total (only differences
- * mean anything). Total is monotonic time x online CPUs and busy is total
- * less idle and iowait from /proc/stat, which NO_HZ kernels account
- * exactly at idle entry and exit. (The busy columns of /proc/stat are
- * sampled by the tick, and a guest whose emulated CPU is descheduled by
- * an overloaded host loses ticks: they undercounted CPU time here.)
- */
-static void guest_cpu(uint64_t *busy, uint64_t *total)
-{
-	unsigned long long v[5] = { 0 };
-	double us = 1e6 / sysconf(_SC_CLK_TCK);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	FILE *f = fopen("/proc/stat", "r");
-
-	*busy = *total = 0;
-	if (!f)
-		return;
-	*total = bp_now_us() * (ncpu > 0 ? ncpu : 1);
-	/* user nice system idle iowait */
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-		   &v[3], &v[4]) == 5)
-		*busy = *total - (uint64_t)((v[3] + v[4]) * us);
-	fclose(f);
-}
 
 /*
  * Retransmissions of this machine: rxe's requester retries (a packet or
@@ -186,8 +138,8 @@ void bp_net_counters(uint64_t *rxe_retry, uint64_t *tcp_retrans)
 
 void bp_server_stat(struct bp_stat *st, uint64_t ops)
 {
-	st->proc_cpu_us = proc_cpu_us();
-	guest_cpu(&st->guest_busy_us, &st->guest_total_us);
+	st->proc_cpu_us = wl_proc_cpu_us();
+	wl_machine_cpu(&st->guest_busy_us, &st->guest_total_us);
 	st->ops = ops;
 	bp_net_counters(&st->rxe_retry, &st->tcp_retrans);
 }
@@ -200,7 +152,7 @@ void bp_server_ready(const char *name, const struct bp_cfg *cfg)
 
 bool bp_server_done(const struct bp_cfg *cfg, double t0)
 {
-	return cfg->secs && bp_now_us() - t0 > cfg->secs * 1e6;
+	return cfg->secs && wl_now_us() - t0 > cfg->secs * 1e6;
 }
 
 static void on_term(int sig)
@@ -228,256 +180,119 @@ struct opts {
 	int		nkv;
 };
 
-/* What one process did in the measured part of a cell. */
-struct pres {
-	double		t0, t1, cpu_us;
-	uint64_t	n[2], err[2], bytes[2];
-	uint64_t	nsamp;
-	int		fatal;
+/* The parent's side of the run: the server's and the machines' counters
+ * around each cell (g: wl_machine_cpu()'s busy and total, then the
+ * retransmissions, before and after), and its own connection for STAT.
+ */
+struct client {
+	const struct opts *o;
+	struct bp_cli	*sc;
+	bool		sc_tried;
+	bool		have;		/* s0 and s1 of the cell */
+	struct bp_stat	s0, s1;
+	uint64_t	g[8];
+	int		bad;
 };
 
-struct shared {
-	pthread_barrier_t bar;
-	struct pres	res[];		/* then float samples[procs][iters] */
-};
-
-static float *samples_of(struct shared *sh, const struct opts *o, int p)
+static int cli_open(void *arg, uint32_t worker, void **ctx)
 {
-	return (float *)&sh->res[o->procs] + (size_t)p * o->iters;
-}
-
-static enum bp_op kind_at(const struct opts *o, uint64_t i)
-{
-	return o->mode ? (enum bp_op)o->mode : (i & 1) ? BP_PUSH : BP_PULL;
-}
-
-/* Wait for the one operation in flight to complete. */
-static int wait_one(const struct bp_transport *tp, struct bp_cli *c,
-		    struct bp_done *d)
-{
-	int n = tp->reap(c, d, 1, REAP_TIMEOUT_MS);
-
-	if (n == 0) {
-		fprintf(stderr, "bxperf: no completion in %d s\n",
-			REAP_TIMEOUT_MS / 1000);
-		return -ETIMEDOUT;
-	}
-	return n < 0 ? n : 0;
-}
-
-/* Unmeasured operations at depth 1, so connections and buffers exist. */
-static int warm(const struct opts *o, struct bp_cli *c, uint32_t size)
-{
-	int n = size >= (1u << 20) ? 1 : o->warmup;
-
-	for (int i = 0; i < n; i++) {
-		struct bp_done d;
-		int ret = o->tp->issue(c, kind_at(o, i), size, 0);
-
-		if (!ret)
-			ret = wait_one(o->tp, c, &d);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/* One process's measured part of a cell. */
-static void run_cell(const struct opts *o, struct bp_cli *c, uint32_t size,
-		     struct pres *r, float *lat)
-{
-	double *t_issue = calloc(o->depth, sizeof(double));
-	uint32_t *freeslots = calloc(o->depth, sizeof(uint32_t));
-	enum bp_op *kinds = calloc(o->depth, sizeof(enum bp_op));
-	uint32_t nfree = o->depth;
-	struct bp_done d[64];
-	uint64_t issued = 0, done = 0;
-	bool stop = false;
-	double c0, due, last;
-	unsigned short xs[3] = { (unsigned short)getpid(),
-				 (unsigned short)(getpid() >> 16), 0x5bd1 };
-
-	if (!t_issue || !freeslots || !kinds) {
-		r->fatal = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < o->depth; i++)
-		freeslots[i] = o->depth - 1 - i;
-	c0 = proc_cpu_us();
-	r->t0 = bp_now_us();
-	due = r->t0;
-	last = r->t0;
-	while (!stop || done < issued) {
-		int wait_ms = REAP_TIMEOUT_MS;
-
-		while (!stop && nfree) {
-			double now = bp_now_us();
-			uint32_t s;
-			int ret;
-
-			if (issued >= (uint64_t)o->iters ||
-			    (issued >= (uint64_t)o->minops &&
-			     now - r->t0 >= o->secs * 1e6)) {
-				stop = true;
-				break;
-			}
-			if (o->rate > 0 && now < due) {
-				wait_ms = (int)((due - now) / 1000) + 1;
-				break;
-			}
-			s = freeslots[--nfree];
-			kinds[s] = kind_at(o, issued);
-			/* The stall clock runs only while something is in flight. */
-			if (done == issued)
-				last = now;
-			t_issue[s] = o->rate > 0 ? due : now;
-			/* Poisson arrivals: exponential gaps of mean 1/rate. */
-			if (o->rate > 0)
-				due += -log(1 - erand48(xs)) * 1e6 / o->rate;
-			ret = o->tp->issue(c, kinds[s], size, s);
-			if (ret) {
-				fprintf(stderr, "bxperf: issue: %s\n",
-					strerror(-ret));
-				r->fatal = ret;
-				stop = true;
-				freeslots[nfree++] = s;
-				break;
-			}
-			issued++;
-		}
-		if (stop && done == issued)
-			break;
-		int n = o->tp->reap(c, d, 64, wait_ms);
-		double now = bp_now_us();
-
-		/* Open load: nothing may be due or in flight for a while. */
-		if (!n && (done == issued || now - last < REAP_TIMEOUT_MS * 1e3))
-			continue;
-		if (n <= 0) {
-			fprintf(stderr, "bxperf: reap: %s\n",
-				n ? strerror(-n) : "no completion in 60 s");
-			r->fatal = n ? n : -ETIMEDOUT;
-			break;
-		}
-		last = now;
-
-		for (int i = 0; i < n; i++) {
-			uint32_t s = d[i].slot;
-			int k = kinds[s] == BP_PUSH;
-
-			if (d[i].res < 0) {
-				r->err[k]++;
-				if (r->err[0] + r->err[1] <= 3)
-					fprintf(stderr, "bxperf: %s %u: %s\n",
-						k ? "push" : "pull", size,
-						strerror(-d[i].res));
-			} else {
-				r->n[k]++;
-				r->bytes[k] += size;
-				if (r->nsamp < (uint64_t)o->iters) {
-					float us = now - t_issue[s];
-
-					lat[r->nsamp++] = k ? -us : us;
-				}
-			}
-			freeslots[nfree++] = s;
-			done++;
-		}
-	}
-	r->t1 = bp_now_us();
-	r->cpu_us = proc_cpu_us() - c0;
-out:
-	free(t_issue);
-	free(freeslots);
-	free(kinds);
-}
-
-static void child(const struct opts *o, struct shared *sh, int p)
-{
+	const struct opts *o = ((struct client *)arg)->o;
 	uint32_t maxsize = 1;
 	struct bp_cli *c = NULL;
 	int ret;
 
+	(void)worker;
 	for (int i = 0; i < o->nsizes; i++)
 		maxsize = o->sizes[i] > maxsize ? o->sizes[i] : maxsize;
 	ret = o->tp->open(&o->cfg, maxsize, o->depth, &c);
-	/* The parent reads sh->res between C and the next A: write it only
-	 * between B and C.
-	 */
-	for (int i = 0; i < o->nsizes; i++) {
-		struct pres *r = &sh->res[p];
-
-		if (!ret)
-			ret = warm(o, c, o->sizes[i]);
-		pthread_barrier_wait(&sh->bar);		/* A: ready */
-		pthread_barrier_wait(&sh->bar);		/* B: go */
-		memset(r, 0, sizeof(*r));
-		r->fatal = ret;
-		if (!r->fatal)
-			run_cell(o, c, o->sizes[i], r, samples_of(sh, o, p));
-		ret = r->fatal;
-		pthread_barrier_wait(&sh->bar);		/* C: done */
-	}
-	if (c)
-		o->tp->close(c);
-	_exit(0);
+	*ctx = c;
+	return ret;
 }
 
-static int cmp_float(const void *a, const void *b)
+static void cli_close(void *arg, void *ctx)
 {
-	float x = *(const float *)a, y = *(const float *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pctl(const float *v, uint64_t n, double p)
-{
-	uint64_t i = (uint64_t)ceil(p * n);
-
-	return n ? v[i ? i - 1 : 0] : 0;
+	((struct client *)arg)->o->tp->close(ctx);
 }
 
 /* The server's counters, by a STAT on the parent's own connection. */
 static int srv_stat(const struct opts *o, struct bp_cli *c,
 		    struct bp_stat *st)
 {
-	struct bp_done d;
+	struct wl_op op = { .kind = BP_STAT, .slot = 1 };
+	struct wl_done d;
 	int ret;
 
 	if (!c)
 		return -ENOTCONN;
-	ret = o->tp->issue(c, BP_STAT, 0, 1);
-	if (!ret)
-		ret = wait_one(o->tp, c, &d);
-	if (!ret && d.res < 0)
-		ret = d.res;
+	ret = o->tp->ops.issue(c, &op);
+	if (!ret) {
+		ret = o->tp->ops.reap(c, &d, 1, REAP_TIMEOUT_MS);
+		if (!ret) {
+			fprintf(stderr, "bxperf: no completion in %d s\n",
+				REAP_TIMEOUT_MS / 1000);
+			ret = -ETIMEDOUT;
+		}
+		ret = ret < 0 ? ret : d.res < 0 ? d.res : 0;
+	}
 	if (!ret)
 		memcpy(st, o->tp->buf(c, 1), sizeof(*st));
 	return ret;
 }
 
-static void print_cell(const struct opts *o, struct shared *sh,
-		       uint32_t size, const uint64_t g[8],
-		       const struct bp_stat *s0, const struct bp_stat *s1,
-		       int *bad)
+/* Every worker is warm and waits to start cell @cell. */
+static void cell_before(void *arg, struct wl_run *run, int cell)
 {
-	uint64_t ntot = 0, nsamp = 0, n[2] = { 0 }, err[2] = { 0 };
-	uint64_t bytes[2] = { 0 };
+	struct client *cl = arg;
+	const struct opts *o = cl->o;
+
+	(void)run;
+	(void)cell;
+	/* Opened after the workers started: they do not inherit it. */
+	if (o->srvstat && !cl->sc_tried) {
+		cl->sc_tried = true;
+		if (o->tp->open(&o->cfg, 64, 1, &cl->sc))
+			cl->sc = NULL;
+	}
+	cl->have = o->srvstat && !srv_stat(o, cl->sc, &cl->s0);
+	wl_machine_cpu(&cl->g[0], &cl->g[1]);
+	bp_net_counters(&cl->g[4], &cl->g[5]);
+}
+
+static void print_cell(struct client *cl, struct wl_run *run, int cell);
+
+/* Every worker has ended cell @cell. */
+static void cell_after(void *arg, struct wl_run *run, int cell)
+{
+	struct client *cl = arg;
+
+	wl_machine_cpu(&cl->g[2], &cl->g[3]);
+	bp_net_counters(&cl->g[6], &cl->g[7]);
+	if (cl->have && srv_stat(cl->o, cl->sc, &cl->s1))
+		cl->have = false;
+	print_cell(cl, run, cell);
+}
+
+static void print_cell(struct client *cl, struct wl_run *run, int cell)
+{
+	static const uint32_t kind[2] = { BP_PULL, BP_PUSH };
+	const struct opts *o = cl->o;
+	const struct bp_stat *s0 = cl->have ? &cl->s0 : NULL;
+	const struct bp_stat *s1 = cl->have ? &cl->s1 : NULL;
+	const uint64_t *g = cl->g;
+	uint32_t size = o->sizes[cell];
+	uint64_t ntot = 0, n[2] = { 0 }, err[2] = { 0 }, bytes[2] = { 0 };
 	double t0 = 0, t1 = 0, cpu = 0, secs;
-	float *v[2];
-	uint64_t nv[2] = { 0 };
 
 	for (uint32_t p = 0; p < o->procs; p++) {
-		struct pres *r = &sh->res[p];
+		const struct wl_res *r = wl_res(run, cell, p);
 
 		if (r->fatal)
-			*bad = 1;
+			cl->bad = 1;
 		for (int k = 0; k < 2; k++) {
-			n[k] += r->n[k];
-			err[k] += r->err[k];
-			bytes[k] += r->bytes[k];
+			n[k] += r->run.ok[kind[k]];
+			err[k] += r->run.failed[kind[k]];
+			bytes[k] += r->run.bytes[kind[k]];
 		}
-		nsamp += r->nsamp;
 		cpu += r->cpu_us;
 		if (!p || r->t0 < t0)
 			t0 = r->t0;
@@ -486,39 +301,27 @@ static void print_cell(const struct opts *o, struct shared *sh,
 	}
 	ntot = n[0] + n[1];
 	secs = (t1 - t0) / 1e6;
-	v[0] = malloc((nsamp + 1) * sizeof(float));
-	v[1] = malloc((nsamp + 1) * sizeof(float));
-	if (!v[0] || !v[1]) {
-		*bad = 1;
-		free(v[0]);
-		free(v[1]);
-		return;
-	}
-	for (uint32_t p = 0; p < o->procs; p++) {
-		const float *s = samples_of(sh, o, p);
-
-		for (uint64_t i = 0; i < sh->res[p].nsamp; i++) {
-			int k = s[i] < 0;
-
-			v[k][nv[k]++] = k ? -s[i] : s[i];
-		}
-	}
 	for (int k = 0; k < 2; k++) {
 		static const char *const name[2] = { "pull", "push" };
 		double sum = 0, srv_cpu = -1, srv_guest = -1, srv_pct = -1;
 		double mean, p50, p99, p999, ops_s, mb_s, cli_cpu, cli_guest;
-		double cli_pct;
+		double cli_pct, *v;
 		long long rxe, tcp;
 		struct benchrec r;
 		char meta[256];
+		uint64_t nv;
 
 		if (!n[k] && !err[k])
 			continue;
 		if (err[k])
-			*bad = 1;
-		qsort(v[k], nv[k], sizeof(float), cmp_float);
-		for (uint64_t i = 0; i < nv[k]; i++)
-			sum += v[k][i];
+			cl->bad = 1;
+		v = wl_latencies(run, kind[k], &nv);
+		if (!v) {
+			cl->bad = 1;
+			continue;
+		}
+		for (uint64_t i = 0; i < nv; i++)
+			sum += v[i];
 		if (s0 && s1 && ntot) {
 			srv_cpu = (double)(s1->proc_cpu_us - s0->proc_cpu_us) / ntot;
 			srv_guest = (double)(s1->guest_busy_us -
@@ -533,10 +336,10 @@ static void print_cell(const struct opts *o, struct shared *sh,
 			 "tag=%s transport=%s op=%s size=%u depth=%u procs=%u mix=%d",
 			 o->tag, o->tp->name, name[k], size, o->depth,
 			 o->procs, !o->mode);
-		mean = nv[k] ? sum / nv[k] : 0;
-		p50 = pctl(v[k], nv[k], 0.5);
-		p99 = pctl(v[k], nv[k], 0.99);
-		p999 = pctl(v[k], nv[k], 0.999);
+		mean = nv ? sum / nv : 0;
+		p50 = wl_pctl(v, nv, 0.5);
+		p99 = wl_pctl(v, nv, 0.99);
+		p999 = wl_pctl(v, nv, 0.999);
 		ops_s = secs > 0 ? n[k] / secs : 0;
 		mb_s = secs > 0 ? bytes[k] / secs / 1e6 : 0;
 		cli_cpu = ntot ? cpu / ntot : 0;
@@ -555,8 +358,7 @@ static void print_cell(const struct opts *o, struct shared *sh,
 		       "rxe_retry=%lld tcp_retrans=%lld\n",
 		       meta, (unsigned long long)n[k],
 		       (unsigned long long)err[k], secs, ops_s, mb_s, mean,
-		       p50, p99, p999,
-		       nv[k] ? v[k][0] : 0, nv[k] ? v[k][nv[k] - 1] : 0,
+		       p50, p99, p999, nv ? v[0] : 0, nv ? v[nv - 1] : 0,
 		       cli_cpu, cli_guest, srv_cpu, srv_guest, cli_pct,
 		       srv_pct, rxe, tcp);
 		/* The record: the same figures, -1 (the server not asked)
@@ -583,8 +385,8 @@ static void print_cell(const struct opts *o, struct shared *sh,
 		benchrec_num(&r, "p50_us", "%.1f", p50);
 		benchrec_num(&r, "p99_us", "%.1f", p99);
 		benchrec_num(&r, "p999_us", "%.1f", p999);
-		benchrec_num(&r, "min_us", "%.1f", nv[k] ? v[k][0] : 0);
-		benchrec_num(&r, "max_us", "%.1f", nv[k] ? v[k][nv[k] - 1] : 0);
+		benchrec_num(&r, "min_us", "%.1f", nv ? v[0] : 0);
+		benchrec_num(&r, "max_us", "%.1f", nv ? v[nv - 1] : 0);
 		benchrec_num(&r, "cpu_us_op", "%.1f", cli_cpu);
 		benchrec_num(&r, "guest_cpu_us_op", "%.1f", cli_guest);
 		benchrec_num(&r, "srv_cpu_us_op", "%.1f", srv_cpu < 0 ? NAN : srv_cpu);
@@ -596,107 +398,69 @@ static void print_cell(const struct opts *o, struct shared *sh,
 		benchrec_int(&r, "tcp_retrans", tcp);
 		benchrec_int(&r, "hist_per_oct", PER_OCT);
 		benchrec_list(&r, "hist");
-		for (uint64_t i = 0; i < nv[k];) {
-			int b = v[k][i] >= 1 ?
-				(int)floor(PER_OCT * log2(v[k][i])) : 0;
+		for (uint64_t i = 0; i < nv;) {
+			int b = wl_hist_bucket(v[i], PER_OCT);
 			uint64_t j = i;
 
-			while (j < nv[k] && (v[k][j] >= 1 ?
-			       (int)floor(PER_OCT * log2(v[k][j])) : 0) == b)
+			while (j < nv && wl_hist_bucket(v[j], PER_OCT) == b)
 				j++;
 			benchrec_pair(&r, b, (long long)(j - i));
 			i = j;
 		}
 		benchrec_list_end(&r);
 		benchrec_end(&r);
+		free(v);
 	}
 	fflush(stdout);
-	free(v[0]);
-	free(v[1]);
 }
 
+/*
+ * One cell per size, PROCS processes each keeping DEPTH in flight
+ * (workload.h), the parent printing each cell between its gates.
+ */
 static int client(const struct opts *o)
 {
-	size_t shsize = sizeof(struct shared) + o->procs * sizeof(struct pres) +
-			(size_t)o->procs * o->iters * sizeof(float);
-	pthread_barrierattr_t ba;
-	struct bp_cli *sc = NULL;
-	struct shared *sh;
-	int bad = 0, crashed = 0;
+	static const char *const names[] = { NULL, "pull", "push" };
+	/* -o mix alternates pulls and pushes, from a pull. */
+	uint32_t kinds[2] = { o->mode ? (uint32_t)o->mode : BP_PULL, BP_PUSH };
+	struct client cl = { .o = o };
+	struct wl_cell cells[16];
+	struct wl_cfg cfg = {
+		.prog = "bxperf", .ops = &o->tp->ops,
+		.workers = o->procs, .depth = o->depth,
+		.cells = cells, .ncells = o->nsizes,
+		.kinds = kinds, .nkinds = o->mode ? 1 : 2,
+		.iters = o->iters, .secs = o->secs, .minops = o->minops,
+		.rate = o->rate, .timeout_ms = REAP_TIMEOUT_MS,
+		.err_msgs = 3, .kind_names = names, .samples = o->iters,
+		.sync_cells = true, .arg = &cl,
+		.open = cli_open, .close = cli_close,
+		.before = cell_before, .after = cell_after,
+	};
+	struct wl_run *run;
+	int crashed, ret;
 
-	sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
-		perror("bxperf: mmap");
+	/* Unmeasured operations at depth 1 first, so that connections and
+	 * buffers exist (one for sizes of 1 MiB and more).
+	 */
+	for (int i = 0; i < o->nsizes; i++)
+		cells[i] = (struct wl_cell){ &o->sizes[i], 1,
+			o->sizes[i] >= (1u << 20) ? 1 : o->warmup };
+	ret = wl_drive(&cfg, &run);
+	if (ret) {
+		fprintf(stderr, "bxperf: %s\n", strerror(-ret));
 		return 2;
 	}
-	pthread_barrierattr_init(&ba);
-	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
-	pthread_barrier_init(&sh->bar, &ba, o->procs + 1);
-	fflush(stdout);
-	for (uint32_t p = 0; p < o->procs; p++) {
-		pid_t pid = fork();
-
-		if (pid < 0) {
-			perror("bxperf: fork");
-			exit(2);	/* the others wait at a barrier: no way out */
-		}
-		if (!pid)
-			child(o, sh, p);
-	}
-	/* The parent's own connection, for STAT only, opened after fork. */
-	if (o->srvstat && o->tp->open(&o->cfg, 64, 1, &sc))
-		sc = NULL;
-	for (int i = 0; i < o->nsizes; i++) {
-		struct bp_stat s0, s1;
-		bool have = o->srvstat;
-		uint64_t g[8];
-
-		pthread_barrier_wait(&sh->bar);		/* A */
-		if (have && srv_stat(o, sc, &s0))
-			have = false;
-		guest_cpu(&g[0], &g[1]);
-		bp_net_counters(&g[4], &g[5]);
-		pthread_barrier_wait(&sh->bar);		/* B */
-		pthread_barrier_wait(&sh->bar);		/* C */
-		guest_cpu(&g[2], &g[3]);
-		bp_net_counters(&g[6], &g[7]);
-		if (have && srv_stat(o, sc, &s1))
-			have = false;
-		print_cell(o, sh, o->sizes[i], g, have ? &s0 : NULL,
-			   have ? &s1 : NULL, &bad);
-	}
-	for (uint32_t p = 0; p < o->procs; p++) {
-		int ws;
-
-		if (wait(&ws) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws))
-			crashed++;
-	}
-	if (sc)
-		o->tp->close(sc);
+	crashed = wl_failed(run);
+	wl_free(run);
+	if (cl.sc)
+		o->tp->close(cl.sc);
 	if (crashed)
 		fprintf(stderr, "bxperf: %d client processes failed\n", crashed);
-	return bad || crashed ? 1 : 0;
+	return cl.bad || crashed ? 1 : 0;
 }
 
 /* ---- main ------------------------------------------------------------- */
-
-static int parse_size(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-
-	if (end == s)
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		v <<= 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		v <<= 20, end++;
-	if (*end || !v || v > BP_MAX_SIZE)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 static void usage(void)
 {
@@ -728,7 +492,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "cpu")) {
 		uint64_t b, t;
 
-		guest_cpu(&b, &t);
+		wl_machine_cpu(&b, &t);
 		printf("busy_us=%llu total_us=%llu\n", (unsigned long long)b,
 		       (unsigned long long)t);
 		return 0;
@@ -785,13 +549,9 @@ int main(int argc, char **argv)
 	    o.minops < 1 || !(o.rate >= 0))
 		usage();
 	if (sizes) {
-		char *dup = strdup(sizes);
-
-		for (char *t = strtok(dup, ","); t; t = strtok(NULL, ",")) {
-			if (o.nsizes == 16 || parse_size(t, &o.sizes[o.nsizes++]))
-				usage();
-		}
-		free(dup);
+		o.nsizes = wl_parse_sizes(sizes, o.sizes, 16, 1, BP_MAX_SIZE);
+		if (o.nsizes < 0)
+			usage();
 	} else {
 		memcpy(o.sizes, defsizes, sizeof(defsizes));
 		o.nsizes = 5;

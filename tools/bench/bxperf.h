@@ -9,15 +9,19 @@
  *   PUSH  SIZE bytes to the server; complete when the server has them
  *   STAT  the server's CPU counters (struct bp_stat), for CPU per op
  *
- * A transport's client is asynchronous: issue() starts an operation in a
- * slot (0..depth-1 for data, slot depth for STAT with a small buffer),
- * reap() returns the slots that completed.
+ * A transport's client is asynchronous, the workload driver's operations
+ * (tools/lib/workload.h): issue() starts an operation of kind enum bp_op
+ * in a slot (0..depth-1 for data, slot depth for STAT with a small
+ * buffer), reap() returns the slots that completed, res the bytes moved
+ * (-EBADMSG if not the size asked for).
  */
 #ifndef BXPERF_H
 #define BXPERF_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "workload.h"
 
 #define BP_MAGIC	0x42585046u	/* "BXPF" */
 #define BP_MAX_SIZE	(16u << 20)	/* largest pull or push */
@@ -53,11 +57,6 @@ struct bp_cfg {
 	uint32_t	nbig;		/* 1 MiB push buffers (bx) */
 };
 
-struct bp_done {
-	uint32_t	slot;
-	int32_t		res;		/* bytes moved or -errno */
-};
-
 struct bp_cli;
 
 struct bp_transport {
@@ -66,12 +65,9 @@ struct bp_transport {
 	int	(*open)(const struct bp_cfg *cfg, uint32_t maxsize,
 			uint32_t depth, struct bp_cli **out);
 	void	*(*buf)(struct bp_cli *c, uint32_t slot);
-	int	(*issue)(struct bp_cli *c, enum bp_op op, uint32_t size,
-			 uint32_t slot);
-	/* Completed slots; 0 after @timeout_ms; <0 on a fatal error. */
-	int	(*reap)(struct bp_cli *c, struct bp_done *d, int max,
-			int timeout_ms);
 	void	(*close)(struct bp_cli *c);
+	/* issue() and reap(), their context a struct bp_cli */
+	struct wl_ops ops;
 };
 
 extern const struct bp_transport bp_bx;
@@ -79,7 +75,6 @@ extern const struct bp_transport bp_tcp;
 
 extern volatile int bp_stop;	/* servers: SIGTERM/SIGINT seen */
 
-double bp_now_us(void);
 void bp_server_stat(struct bp_stat *st, uint64_t ops);
 void bp_net_counters(uint64_t *rxe_retry, uint64_t *tcp_retrans);
 void bp_server_ready(const char *name, const struct bp_cfg *cfg);

@@ -123,7 +123,7 @@ static int bx_serve(const struct bp_cfg *cfg)
 	uint64_t errs = 0;
 	struct bx_cqe cqes[32];
 	uint8_t *reply;
-	double t0 = bp_now_us();
+	double t0 = wl_now_us();
 	struct bx *bx;
 	int ret;
 
@@ -294,9 +294,10 @@ static void *bxc_buf(struct bp_cli *c, uint32_t slot)
  * sleeps for the first completion in one system call, as a client that
  * waits for its answers anyway should (bx_submit_wait()).
  */
-static int bxc_issue(struct bp_cli *c, enum bp_op op, uint32_t size,
-		     uint32_t slot)
+static int bxc_issue(void *ctx, const struct wl_op *o)
 {
+	struct bp_cli *c = ctx;
+	uint32_t op = o->kind, size = o->size, slot = o->slot;
 	struct bp_msg rq = { BP_MAGIC, op, size, slot };
 	struct bx_sqe *sqe = &c->pend[c->npend];
 	int ret;
@@ -319,9 +320,9 @@ static int bxc_issue(struct bp_cli *c, enum bp_op op, uint32_t size,
 	return ret;
 }
 
-static int bxc_reap(struct bp_cli *c, struct bp_done *d, int max,
-		    int timeout_ms)
+static int bxc_reap(void *ctx, struct wl_done *d, int max, int timeout_ms)
 {
+	struct bp_cli *c = ctx;
 	uint32_t i = 0;
 	int n;
 
@@ -341,6 +342,7 @@ static int bxc_reap(struct bp_cli *c, struct bp_done *d, int max,
 
 		d[k].slot = slot;
 		d[k].res = c->cqes[k].res;
+		d[k].fate = WL_OK;
 		if (d[k].res >= 0 && (uint32_t)d[k].res != c->want[slot])
 			d[k].res = -EBADMSG;
 	}
@@ -352,7 +354,6 @@ const struct bp_transport bp_bx = {
 	.serve	= bx_serve,
 	.open	= bxc_open,
 	.buf	= bxc_buf,
-	.issue	= bxc_issue,
-	.reap	= bxc_reap,
 	.close	= bxc_close,
+	.ops	= { .issue = bxc_issue, .reap = bxc_reap },
 };

@@ -96,7 +96,7 @@ static int tcp_serve(const struct bp_cfg *cfg)
 		.rx_max = RPC_TCP_PFX + HDR + BP_MAX_SIZE,
 		.tx_cap = sizeof(struct bp_stat),
 	};
-	struct tsrv ts = { cfg, calloc(1, BP_MAX_SIZE), 0, bp_now_us() };
+	struct tsrv ts = { cfg, calloc(1, BP_MAX_SIZE), 0, wl_now_us() };
 	struct rpc_tcp_srv_stats st = { 0 };
 	int ret;
 
@@ -188,9 +188,11 @@ static void *tcpc_buf(struct bp_cli *c, uint32_t slot)
 	return c->buf[slot];
 }
 
-static int tcpc_issue(struct bp_cli *c, enum bp_op op, uint32_t size,
-		      uint32_t slot)
+static int tcpc_issue(void *ctx, const struct wl_op *o)
 {
+	struct bp_cli *c = ctx;
+	uint32_t op = o->kind, size = o->size, slot = o->slot;
+
 	c->req[slot] = (struct bp_msg){ BP_MAGIC, op, size, slot };
 	c->want[slot] = op == BP_PULL ? size :
 			op == BP_STAT ? sizeof(struct bp_stat) : 0;
@@ -199,9 +201,9 @@ static int tcpc_issue(struct bp_cli *c, enum bp_op op, uint32_t size,
 				   c->buf[slot], c->want[slot]);
 }
 
-static int tcpc_reap(struct bp_cli *c, struct bp_done *d, int max,
-		     int timeout_ms)
+static int tcpc_reap(void *ctx, struct wl_done *d, int max, int timeout_ms)
 {
+	struct bp_cli *c = ctx;
 	int n = rpc_tcp_async_reap(c->a, c->done, max, timeout_ms);
 
 	for (int i = 0; i < n; i++) {
@@ -210,6 +212,7 @@ static int tcpc_reap(struct bp_cli *c, struct bp_done *d, int max,
 		d[i].slot = s;
 		d[i].res = c->req[s].op == BP_STAT ? (int32_t)c->want[s] :
 			   (int32_t)c->req[s].size;
+		d[i].fate = WL_OK;
 	}
 	return n;
 }
@@ -219,7 +222,6 @@ const struct bp_transport bp_tcp = {
 	.serve	= tcp_serve,
 	.open	= tcpc_open,
 	.buf	= tcpc_buf,
-	.issue	= tcpc_issue,
-	.reap	= tcpc_reap,
 	.close	= tcpc_close,
+	.ops	= { .issue = tcpc_issue, .reap = tcpc_reap },
 };

@@ -22,11 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ps.h"
+#include "workload.h"
 
 #define STRIPES		256
 #define HIST_PER_OCT	8	/* histogram buckets per power of two (us) */
@@ -44,37 +44,12 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-double ps_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 void ps_sleep_us(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-}
-
-static double thread_cpu(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double proc_cpu(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
 /* Busy CPU seconds of the whole host (all CPUs) from /proc/stat. */
@@ -421,8 +396,8 @@ static int run_server(struct ps_cfg *cfg)
 		fprintf(stderr, "bxps: store: %s\n", strerror(-ret));
 		return 2;
 	}
-	t0 = ps_now();
-	c0 = proc_cpu();
+	t0 = wl_now_us() / 1e6;
+	c0 = wl_proc_cpu_us() / 1e6;
 	hc0 = host_cpu();
 	end = cfg->secs > 0 ? t0 + cfg->secs : 0;
 	if (pthread_create(&th, NULL, serve_main, &a)) {
@@ -437,12 +412,12 @@ static int run_server(struct ps_cfg *cfg)
 			max.conns = h.conns;
 		if (h.reg_bytes > max.reg_bytes)
 			max.reg_bytes = h.reg_bytes;
-		if (end && ps_now() >= end)
+		if (end && wl_now_us() / 1e6 >= end)
 			stop = 1;
 	}
 	pthread_join(th, NULL);
-	dt = ps_now() - t0;
-	cpu = proc_cpu() - c0;
+	dt = wl_now_us() / 1e6 - t0;
+	cpu = wl_proc_cpu_us() / 1e6 - c0;
 	hcpu = host_cpu() - hc0;
 	store_destroy(s.store);
 	if (a.rc) {
@@ -471,36 +446,38 @@ static int run_server(struct ps_cfg *cfg)
 
 /* ---- worker ----------------------------------------------------------- */
 
-struct lat {
-	double		*v;
-	size_t		n, cap;
-};
-
+/*
+ * The worker's load is tools/lib/workload's: THREADS threads, each with
+ * its own connection, run WARMUP unmeasured rounds, start together and
+ * run ROUNDS rounds (or SECS); a round is a cycle of the operations of
+ * --ops in the order of enum ps_op, one at a time. Here is what an
+ * operation does: op_prep() builds the request (a round's first also
+ * picks its keys), op_call() sends it and waits for the answer (timed),
+ * op_check() verifies it.
+ */
 struct wthread {
 	struct worker	*w;
 	int		idx;
-	pthread_t	th;
 	struct ps_conn	*pc;
 	uint8_t		*req, *sresp, *dresp, *pbuf;
 	uint32_t	*keys, dkeys[64];
 	uint64_t	rng;
 	uint32_t	seq;
+	uint32_t	len;		/* the op's request bytes */
 	long		rounds;
 	int		fatal;
 	int		nerr_msgs;
-	struct lat	lat[PS_NOPS];
-	uint64_t	n[PS_NOPS], bytes[PS_NOPS], errors[PS_NOPS];
 	uint64_t	retries[PS_NOPS];
-	double		cpu[PS_NOPS];
 };
 
 struct worker {
 	struct ps_cfg		*cfg;
 	struct ps_client	*cl;
-	pthread_barrier_t	bar;
 	float			*dbase;		/* dkeys * dfloats */
 	float			*dgrad;
 	struct wthread		*t;
+	double			t0, c0, hc0;	/* at the start */
+	int			nkinds;
 };
 
 static uint64_t rnd(uint64_t *x)
@@ -511,23 +488,8 @@ static uint64_t rnd(uint64_t *x)
 	return *x;
 }
 
-static void lat_add(struct lat *l, double us)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		double *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = us;
-}
-
 static void werr(struct wthread *t, int op, const char *what, int err)
 {
-	t->errors[op]++;
 	if (t->nerr_msgs++ < 5)
 		fprintf(stderr, "bxps worker thread %d: %s %s: %s\n", t->idx,
 			op_name[op], what, err ? strerror(-err) : "bad data");
@@ -588,174 +550,150 @@ static void put_hdr(void *buf, int op, uint32_t nkeys, uint32_t seq)
 	memcpy(buf, &h, sizeof(h));
 }
 
-/* One measured (or warm-up) operation; returns its result. */
-static int timed(struct wthread *t, int op, bool measure, bool pull,
-		 const void *req, uint32_t len, void *resp, uint32_t cap)
+static bool is_pull(int op)
 {
-	const struct ps_transport *tp = t->w->cfg->tp;
-	double t0, c0;
-	int r;
+	return op == PS_OP_SPARSE_PULL || op == PS_OP_DENSE_PULL;
+}
 
-	c0 = thread_cpu();
-	t0 = ps_now();
-	if (pull)
-		r = tp->pull(t->pc, req, len, resp, cap, &t->retries[op]);
-	else
-		r = tp->push(t->pc, req, len, &t->retries[op]);
-	if (measure && r >= 0) {
-		double us = (ps_now() - t0) * 1e6;
+/* A push of @n keys of @vf floats: header and keys; where its gradients go. */
+static float *push_start(struct wthread *t, int op, const uint32_t *keys,
+			 uint32_t n, uint32_t vf)
+{
+	uint32_t *k = (uint32_t *)(t->pbuf + sizeof(struct ps_hdr));
 
-		t->cpu[op] += thread_cpu() - c0;
-		lat_add(&t->lat[op], us);
-		t->n[op]++;
-		t->bytes[op] += len + (pull ? (uint32_t)r : 0);
+	put_hdr(t->pbuf, op, n, ++t->seq);
+	memcpy(k, keys, n * 4);
+	t->len = sizeof(struct ps_hdr) + n * 4 * (1 + vf);
+	return (float *)(k + n);
+}
+
+/* The request of @op; a round's first op picks the round's keys. */
+static int op_prep(void *ctx, const struct wl_op *op)
+{
+	struct wthread *t = ctx;
+	const struct ps_cfg *cfg = t->w->cfg;
+	const struct ps_info *in = &cfg->info;
+	uint32_t b = cfg->batch, d = cfg->dense;
+	float *g;
+
+	/* A timed-out operation left the connection unusable. */
+	if (t->fatal)
+		return -ETIMEDOUT;
+	if (op->seq % t->w->nkinds == 0) {
+		/* Keys of the round: a random batch, a rotating dense window. */
+		for (uint32_t j = 0; j < b; j++)
+			t->keys[j] = rnd(&t->rng) % in->keys;
+		for (uint32_t j = 0; j < d; j++)
+			t->dkeys[j] = (uint32_t)((t->idx + t->rounds * d + j) %
+						 in->dkeys);
+		t->rounds++;
 	}
+	switch (op->kind) {
+	case PS_OP_SPARSE_PULL:
+	case PS_OP_DENSE_PULL:
+		if (op->kind == PS_OP_DENSE_PULL)
+			b = d;
+		put_hdr(t->req, op->kind, b, ++t->seq);
+		memcpy(t->req + sizeof(struct ps_hdr),
+		       op->kind == PS_OP_DENSE_PULL ? t->dkeys : t->keys, b * 4);
+		t->len = sizeof(struct ps_hdr) + b * 4;
+		break;
+	case PS_OP_SPARSE_PUSH:
+		/* Gradient pushes for what was pulled. */
+		g = push_start(t, op->kind, t->keys, b, in->vfloats);
+		for (uint32_t j = 0; j < b; j++)
+			for (uint32_t i = 0; i < in->vfloats; i++)
+				*g++ = ps_grad(0, t->keys[j], i);
+		break;
+	case PS_OP_DENSE_PUSH:
+		g = push_start(t, op->kind, t->dkeys, d, in->dfloats);
+		for (uint32_t j = 0; j < d; j++)
+			memcpy(g + (size_t)j * in->dfloats,
+			       t->w->dgrad + (size_t)t->dkeys[j] * in->dfloats,
+			       (size_t)in->dfloats * 4);
+		break;
+	}
+	return 0;
+}
+
+static uint32_t resp_len(const struct wthread *t, int op)
+{
+	const struct ps_cfg *cfg = t->w->cfg;
+
+	return sizeof(struct ps_hdr) + (op == PS_OP_SPARSE_PULL ?
+		cfg->batch * cfg->info.vfloats * 4 :
+		cfg->dense * cfg->info.dfloats * 4);
+}
+
+static int op_call(void *ctx, const struct wl_op *op, struct wl_done *d)
+{
+	struct wthread *t = ctx;
+	const struct ps_transport *tp = t->w->cfg->tp;
+
+	if (op->kind == PS_OP_SPARSE_PULL)
+		d->res = tp->pull(t->pc, t->req, t->len, t->sresp,
+				  resp_len(t, op->kind), &t->retries[op->kind]);
+	else if (op->kind == PS_OP_DENSE_PULL)
+		d->res = tp->pull(t->pc, t->req, t->len, t->dresp,
+				  resp_len(t, op->kind), &t->retries[op->kind]);
+	else
+		d->res = tp->push(t->pc, t->pbuf, t->len,
+				  &t->retries[op->kind]);
+	return 0;
+}
+
+/* Verify the answer; count the request's bytes and the response's. */
+static void op_check(void *ctx, const struct wl_op *op, struct wl_done *d)
+{
+	struct wthread *t = ctx;
+	const struct ps_cfg *cfg = t->w->cfg;
+	const struct ps_info *in = &cfg->info;
+	uint32_t want = resp_len(t, op->kind);
+	int r = d->res;
+
 	if (r < 0) {
-		werr(t, op, pull ? "pull" : "push", r);
+		werr(t, op->kind, is_pull(op->kind) ? "pull" : "push", r);
 		if (r == -ETIMEDOUT)
 			t->fatal = 1;
 		else
 			ps_sleep_us(10000);
+		return;
 	}
-	return r;
+	d->res = t->len + (is_pull(op->kind) ? (uint32_t)r : 0);
+	if (op->kind == PS_OP_SPARSE_PULL &&
+	    (!check_hdr(t->sresp, r, want, op->kind, cfg->batch, t->seq) ||
+	     !check_values(0, t->keys, cfg->batch, in->vfloats,
+			   (float *)(t->sresp + sizeof(struct ps_hdr)),
+			   NULL, NULL)))
+		d->fate = WL_BAD;
+	if (op->kind == PS_OP_DENSE_PULL &&
+	    (!check_hdr(t->dresp, r, want, op->kind, cfg->dense, t->seq) ||
+	     !check_values(1, t->dkeys, cfg->dense, in->dfloats,
+			   (float *)(t->dresp + sizeof(struct ps_hdr)),
+			   t->w->dbase, t->w->dgrad)))
+		d->fate = WL_BAD;
+	if (d->fate == WL_BAD)
+		werr(t, op->kind, "verify", 0);
 }
 
-static void round_once(struct wthread *t, bool measure)
+static const struct wl_ops ps_ops = {
+	.prep = op_prep, .call = op_call, .check = op_check,
+};
+
+static int thread_ctx(void *arg, uint32_t worker, void **ctx)
 {
-	const struct ps_cfg *cfg = t->w->cfg;
-	const struct ps_info *in = &cfg->info;
-	uint32_t b = cfg->batch, d = cfg->dense, seq;
-	uint32_t slen = sizeof(struct ps_hdr) + b * in->vfloats * 4;
-	uint32_t dlen = sizeof(struct ps_hdr) + d * in->dfloats * 4;
-	uint32_t *k;
-	float *g;
-	int r;
-
-	/* Keys of the round: a random batch, a rotating dense window. */
-	for (uint32_t j = 0; j < b; j++)
-		t->keys[j] = rnd(&t->rng) % in->keys;
-	for (uint32_t j = 0; j < d; j++)
-		t->dkeys[j] = (uint32_t)((t->idx + t->rounds * d + j) %
-					 in->dkeys);
-	if (!(cfg->ops & 1u << PS_OP_SPARSE_PULL))
-		goto dense_pull;
-	seq = ++t->seq;
-	put_hdr(t->req, PS_OP_SPARSE_PULL, b, seq);
-	memcpy(t->req + sizeof(struct ps_hdr), t->keys, b * 4);
-	r = timed(t, PS_OP_SPARSE_PULL, measure, true, t->req,
-		  sizeof(struct ps_hdr) + b * 4, t->sresp, slen);
-	if (r >= 0 && (!check_hdr(t->sresp, r, slen, PS_OP_SPARSE_PULL, b,
-				  seq) ||
-		       !check_values(0, t->keys, b, in->vfloats,
-				     (float *)(t->sresp +
-					       sizeof(struct ps_hdr)),
-				     NULL, NULL)))
-		werr(t, PS_OP_SPARSE_PULL, "verify", 0);
-	if (t->fatal)
-		return;
-dense_pull:
-	if (!(cfg->ops & 1u << PS_OP_DENSE_PULL))
-		goto sparse_push;
-	seq = ++t->seq;
-	put_hdr(t->req, PS_OP_DENSE_PULL, d, seq);
-	memcpy(t->req + sizeof(struct ps_hdr), t->dkeys, d * 4);
-	r = timed(t, PS_OP_DENSE_PULL, measure, true, t->req,
-		  sizeof(struct ps_hdr) + d * 4, t->dresp, dlen);
-	if (r >= 0 && (!check_hdr(t->dresp, r, dlen, PS_OP_DENSE_PULL, d,
-				  seq) ||
-		       !check_values(1, t->dkeys, d, in->dfloats,
-				     (float *)(t->dresp +
-					       sizeof(struct ps_hdr)),
-				     t->w->dbase, t->w->dgrad)))
-		werr(t, PS_OP_DENSE_PULL, "verify", 0);
-	if (t->fatal)
-		return;
-sparse_push:
-	/* Gradient pushes for what was pulled. */
-	if (!(cfg->ops & 1u << PS_OP_SPARSE_PUSH))
-		goto dense_push;
-	put_hdr(t->pbuf, PS_OP_SPARSE_PUSH, b, ++t->seq);
-	k = (uint32_t *)(t->pbuf + sizeof(struct ps_hdr));
-	memcpy(k, t->keys, b * 4);
-	g = (float *)(k + b);
-	for (uint32_t j = 0; j < b; j++)
-		for (uint32_t i = 0; i < in->vfloats; i++)
-			*g++ = ps_grad(0, t->keys[j], i);
-	timed(t, PS_OP_SPARSE_PUSH, measure, false, t->pbuf,
-	      sizeof(struct ps_hdr) + b * 4 * (1 + in->vfloats), NULL, 0);
-	if (t->fatal)
-		return;
-dense_push:
-	if (!(cfg->ops & 1u << PS_OP_DENSE_PUSH))
-		return;
-	put_hdr(t->pbuf, PS_OP_DENSE_PUSH, d, ++t->seq);
-	k = (uint32_t *)(t->pbuf + sizeof(struct ps_hdr));
-	memcpy(k, t->dkeys, d * 4);
-	g = (float *)(k + d);
-	for (uint32_t j = 0; j < d; j++)
-		memcpy(g + (size_t)j * in->dfloats,
-		       t->w->dgrad + (size_t)t->dkeys[j] * in->dfloats,
-		       (size_t)in->dfloats * 4);
-	timed(t, PS_OP_DENSE_PUSH, measure, false, t->pbuf,
-	      sizeof(struct ps_hdr) + d * 4 * (1 + in->dfloats), NULL, 0);
-}
-
-static void *wthread_main(void *p)
-{
-	struct wthread *t = p;
-	const struct ps_cfg *cfg = t->w->cfg;
-	double end = 0;
-
-	for (long i = 0; i < cfg->warmup && !t->fatal && !stop; i++) {
-		round_once(t, false);
-		t->rounds++;
-	}
-	pthread_barrier_wait(&t->w->bar);	/* warm-up done */
-	pthread_barrier_wait(&t->w->bar);	/* measurement starts */
-	if (cfg->secs > 0)
-		end = ps_now() + cfg->secs;
-	for (long i = 0; !t->fatal && !stop; i++) {
-		if (end ? ps_now() >= end : i >= cfg->rounds)
-			break;
-		round_once(t, true);
-		t->rounds++;
-	}
-	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted @v. */
-static double pct(const double *v, size_t n, double p)
-{
-	size_t r;
-
-	if (!n)
-		return 0;
-	r = (size_t)ceil(p * n);
-	return v[r ? r - 1 : 0];
-}
-
-static int hist_bucket(double us)
-{
-	int b = us < 1 ? 0 : (int)(HIST_PER_OCT * log2(us));
-
-	return b < 0 ? 0 : b >= HIST_N ? HIST_N - 1 : b;
+	*ctx = &((struct worker *)arg)->t[worker];
+	return 0;
 }
 
 /* INFO from the server, retried while it is not up yet (20 s). */
 static int fetch_info(struct ps_cfg *cfg)
 {
 	const struct ps_transport *tp = cfg->tp;
-	double end = ps_now() + 20;
+	double end = wl_now_us() + 20e6;
 	int r = -ETIMEDOUT;
 
-	while (ps_now() < end && !stop) {
+	while (wl_now_us() < end && !stop) {
 		struct ps_client *cl;
 		struct ps_conn *pc;
 		uint8_t *req, *resp;
@@ -797,44 +735,68 @@ static int fetch_info(struct ps_cfg *cfg)
 	return r;
 }
 
-static void print_results(struct worker *w, double dt, double cpu,
-			  double hcpu, const struct ps_host *h)
+/* Every thread has warmed up: the measurement starts. */
+static void measure_start(void *arg, struct wl_run *run, int cell)
 {
+	struct worker *w = arg;
+
+	(void)run;
+	(void)cell;
+	w->t0 = wl_now_us();
+	w->c0 = wl_proc_cpu_us();
+	w->hc0 = host_cpu();
+}
+
+/* Errors of an op, warm-up included: failures and wrong answers. */
+static uint64_t op_errors(const struct wl_res *r, int op)
+{
+	return r->warm.failed[op] + r->warm.bad[op] + r->run.failed[op] +
+	       r->run.bad[op];
+}
+
+/* Every thread is done, its connection still up. */
+static void measure_end(void *arg, struct wl_run *run, int cell)
+{
+	struct worker *w = arg;
 	const struct ps_cfg *cfg = w->cfg;
 	const char *mode = cfg->inference ? "inference" : "train";
+	double dt = (wl_now_us() - w->t0) / 1e6;
+	double cpu = (wl_proc_cpu_us() - w->c0) / 1e6;
+	double hcpu = host_cpu() - w->hc0;
+	struct ps_host h = { -1, -1 };
 	uint64_t allops = 0;
 
+	(void)cell;
+	/* Connections are still up: sample the host. */
+	cfg->tp->host_sample(cfg, &h);
 	for (int t = 0; t < cfg->threads; t++)
 		for (int op = 1; op < PS_NOPS; op++)
-			allops += w->t[t].n[op];
+			allops += wl_res(run, 0, t)->run.ok[op] +
+				  wl_res(run, 0, t)->run.bad[op];
 	for (int op = 1; op < PS_NOPS; op++) {
 		uint64_t n = 0, bytes = 0, errs = 0, retries = 0;
 		uint64_t hist[HIST_N] = { 0 };
 		double cpuop = 0, sum = 0, *v;
-		size_t k = 0;
 		bool first = true;
 
 		if (!(cfg->ops & 1u << op))
 			continue;
 		for (int t = 0; t < cfg->threads; t++) {
-			n += w->t[t].lat[op].n;
-			bytes += w->t[t].bytes[op];
-			errs += w->t[t].errors[op];
+			const struct wl_res *r = wl_res(run, 0, t);
+
+			bytes += r->run.bytes[op];
+			errs += op_errors(r, op);
 			retries += w->t[t].retries[op];
-			cpuop += w->t[t].cpu[op];
+			cpuop += r->run.cpu_us[op];
 		}
-		v = malloc((n + 1) * sizeof(*v));
+		v = wl_latencies(run, op, &n);
 		if (!v)
 			continue;
-		for (int t = 0; t < cfg->threads; t++) {
-			memcpy(v + k, w->t[t].lat[op].v,
-			       w->t[t].lat[op].n * sizeof(*v));
-			k += w->t[t].lat[op].n;
-		}
-		qsort(v, n, sizeof(*v), cmp_double);
-		for (size_t i = 0; i < n; i++) {
+		for (uint64_t i = 0; i < n; i++) {
+			int b = wl_hist_bucket(v[i], HIST_PER_OCT);
+
 			sum += v[i];
-			hist[hist_bucket(v[i])]++;
+			hist[b < HIST_N ? b : HIST_N - 1]++;
 		}
 		printf("ps-result transport=%s mode=%s op=%s threads=%d"
 		       " secs=%.2f n=%llu ops_s=%.1f mb_s=%.2f mean_us=%.1f"
@@ -845,12 +807,12 @@ static void print_results(struct worker *w, double dt, double cpu,
 		       cfg->tp->name, mode, op_name[op], cfg->threads, dt,
 		       (unsigned long long)n, dt > 0 ? n / dt : 0,
 		       dt > 0 ? bytes / dt / 1e6 : 0, n ? sum / n : 0,
-		       pct(v, n, 0.5), pct(v, n, 0.99), pct(v, n, 0.999),
-		       n ? v[n - 1] : 0, (unsigned long long)errs,
-		       (unsigned long long)retries, n ? cpuop * 1e6 / n : 0,
-		       allops ? cpu * 1e6 / allops : 0,
-		       allops ? hcpu * 1e6 / allops : 0, h->conns,
-		       h->reg_bytes, (unsigned long long)bytes,
+		       wl_pctl(v, n, 0.5), wl_pctl(v, n, 0.99),
+		       wl_pctl(v, n, 0.999), n ? v[n - 1] : 0,
+		       (unsigned long long)errs, (unsigned long long)retries,
+		       n ? cpuop / n : 0, allops ? cpu * 1e6 / allops : 0,
+		       allops ? hcpu * 1e6 / allops : 0, h.conns,
+		       h.reg_bytes, (unsigned long long)bytes,
 		       cfg->tag ? " tag=" : "", cfg->tag ? cfg->tag : "");
 		/* Log-scale histogram (HIST_PER_OCT buckets per octave of
 		 * microseconds) so that a driver can merge workers exactly
@@ -874,9 +836,18 @@ static int run_worker(struct ps_cfg *cfg)
 {
 	struct worker w = { .cfg = cfg };
 	struct ps_info *in = &cfg->info;
-	double t0, c0, hc0, dt, cpu, hcpu;
 	uint64_t errs = 0, rounds = 0, ops = 0;
-	struct ps_host h = { -1, -1 };
+	uint32_t kinds[PS_NOPS];
+	struct wl_cell cell = { .warmup = 0 };
+	struct wl_cfg wc = {
+		.prog = "bxps", .ops = &ps_ops, .workers = cfg->threads,
+		.threads = true, .cells = &cell, .ncells = 1, .kinds = kinds,
+		.whole_cycles = true, .stop = &stop, .samples = WL_GROW,
+		.op_cpu = true, .sync_cells = true, .arg = &w,
+		.open = thread_ctx,
+		.before = measure_start, .after = measure_end,
+	};
+	struct wl_run *run;
 	size_t nd;
 	int ret, rc = 0;
 
@@ -952,39 +923,34 @@ static int run_worker(struct ps_cfg *cfg)
 			return 2;
 		}
 	}
-	pthread_barrier_init(&w.bar, NULL, cfg->threads + 1);
-	for (int i = 0; i < cfg->threads; i++)
-		if (pthread_create(&w.t[i].th, NULL, wthread_main, &w.t[i])) {
-			fprintf(stderr, "bxps worker: pthread_create failed\n");
-			exit(2);
-		}
-	pthread_barrier_wait(&w.bar);
-	t0 = ps_now();
-	c0 = proc_cpu();
-	hc0 = host_cpu();
-	pthread_barrier_wait(&w.bar);
-	for (int i = 0; i < cfg->threads; i++)
-		pthread_join(w.t[i].th, NULL);
-	dt = ps_now() - t0;
-	cpu = proc_cpu() - c0;
-	hcpu = host_cpu() - hc0;
-	/* Connections are still up: sample the host. */
-	cfg->tp->host_sample(cfg, &h);
-	print_results(&w, dt, cpu, hcpu, &h);
+	/* A round: the operations of --ops, in the order of enum ps_op. */
+	for (int op = 1; op < PS_NOPS; op++)
+		if (cfg->ops & 1u << op)
+			kinds[w.nkinds++] = op;
+	wc.nkinds = w.nkinds;
+	cell.warmup = cfg->warmup * w.nkinds;
+	wc.iters = cfg->secs > 0 ? -1 : cfg->rounds * w.nkinds;
+	wc.secs = cfg->secs > 0 ? cfg->secs : -1;
+	ret = wl_drive(&wc, &run);
+	if (ret) {
+		fprintf(stderr, "bxps worker: %s\n", strerror(-ret));
+		return 2;
+	}
+	rc = wl_failed(run);
 	for (int i = 0; i < cfg->threads; i++) {
+		const struct wl_res *r = wl_res(run, 0, i);
 		struct wthread *t = &w.t[i];
 
 		for (int op = 0; op < PS_NOPS; op++) {
-			errs += t->errors[op];
-			ops += t->n[op];
+			errs += op_errors(r, op);
+			ops += r->run.ok[op] + r->run.bad[op];
 		}
 		rounds += t->rounds;
 		rc |= t->fatal;
 		cfg->tp->conn_close(t->pc);
-		for (int op = 0; op < PS_NOPS; op++)
-			free(t->lat[op].v);
 		free(t->keys);
 	}
+	wl_free(run);
 	cfg->tp->client_fini(w.cl);
 	printf("ps-worker transport=%s mode=%s threads=%d rounds=%llu"
 	       " ops=%llu errors=%llu status=%s%s%s\n", cfg->tp->name,

@@ -3,7 +3,8 @@
  * bxps: a small parameter server over bx or kernel TCP.
  *
  * ps.c holds what is common: options, the parameter store, the message
- * format, verification, the worker's rounds and statistics. A transport
+ * format, verification, the worker's rounds (on tools/lib/workload.h's
+ * driver) and its output. A transport
  * (ps_bx.c, ps_tcp.c) provides the server's event loop, which calls
  * ps_srv_pull() / ps_srv_push() for every message, and the worker's
  * per-thread connection with a blocking pull and push.
@@ -227,7 +228,6 @@ extern const struct ps_transport ps_bx_transport;
 extern const struct ps_transport ps_tcp_transport;
 
 /* Helpers shared by the transports. */
-double ps_now(void);
 void ps_sleep_us(long us);
 void ps_count_tcp_conns(uint32_t port, struct ps_host *h);
 
