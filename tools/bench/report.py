@@ -6,16 +6,20 @@ Tables in DIR/report.md, data in DIR/data/, plots in DIR/*.png (gnuplot).
 
     tools/bench/report.py DIR [--update-doc FILE]
 
-Reads the records (tools/bench/README.md, "Records": lines
-"bench-record {JSON}") in DIR/run/gN/result.log (bench_guest.sh's output
-on every guest) and DIR/run-multi/gN/result.log (the multi-client boot),
-and of the rest of those logs only failures; their switch.log
-(bench.sh -f lossless), DIR/run/host.txt and DIR/fastpath.md
-(fastpath.sh) if present, and DIR/torch (phase torch: the PyTorch
-example over bx and over torch RPC, tools/ps/torch_job.sh) if present.
-Exit status 1 if the run is missing (neither DIR/run nor DIR/torch), a
-guest reported a failure, a cell is missing, or the PyTorch example
-lacks a transport's results or reached different parameters.
+Reads the records (tools/bench/README.md, "Records": lines "bench-record
+{JSON}") in DIR/run/gN/result.log (bench_guest.sh's output on every
+guest) and DIR/run-multi/gN/result.log (the multi-client boot), and of
+the rest of those logs only failures; their switch.log (bench.sh -f
+lossless), DIR/run/host.jsonl (bench.sh's records of the host's load)
+and DIR/fastpath.md (fastpath.sh) if present, and DIR/torch (phase
+torch: the PyTorch example over bx and over torch RPC,
+tools/ps/torch_job.sh) if present. Exit status 1 if the run is missing
+(neither DIR/run nor DIR/torch), a guest reported a failure, a cell is
+missing, or the PyTorch example lacks a transport's results or reached
+different parameters. A record that is not one (not JSON, another
+version, or of a kind whose fields FIELDS lists without one of them or
+with another type) is a failure. Older runs whose host files have no
+records (DIR/run/host.txt alone) report without those parts.
 
 --update-doc FILE also puts a summary of this run into the
 reStructuredText document FILE (Documentation/performance-figures.rst),
@@ -243,22 +247,58 @@ class RecordError(ValueError):
     """A record that is not one."""
 
 
-def parse_json_record(guest: str, line: str, multi: bool = False) -> Record:
-    """The record of a line "bench-record {JSON}" of guest's output."""
+# The kinds whose fields the report checks: (bench, kind): the fields of
+# the cell and of the metrics, each with its type (TYPES). A record of
+# such a kind without one of them, or with another type, is not one.
+FIELDS: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {
+    ("bench", "load"): ({"when": "str", "time": "str", "nproc": "num"},
+                        {"load1": "num", "load5": "num", "load15": "num", "qemu": "num"}),
+}
+
+
+TYPES = {"str": "a string", "num": "a number", "num?": "a number or null (not measured)",
+         "nums": "a list of numbers"}
+
+
+def _typed(v: object, t: str) -> bool:
+    """Whether JSON value v has type t (FIELDS)."""
+    def number(x: object) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+    if t == "str":
+        return isinstance(v, str)
+    if t == "num":
+        return number(v)
+    if t == "num?":
+        return v is None or number(v)
+    return isinstance(v, list) and all(number(x) for x in v)
+
+
+def parse_record(where: str, js: str, guest: str = "", multi: bool = False) -> Record:
+    """The record of JSON text js, found where (a guest, a file's line),
+    printed by guest (of the multi-client boot)."""
     try:
-        o = json.loads(line[len(RECORD_PREFIX):])
+        o = json.loads(js)
     except ValueError as e:
-        raise RecordError("g%s: not JSON (%s): %s" % (guest, e, line))
+        raise RecordError("%s: not JSON (%s): %s" % (where, e, js))
     if not isinstance(o, dict) or o.get("v") != RECORD_VERSION or \
             not isinstance(o.get("cell", {}), dict) or \
             not isinstance(o.get("metrics", {}), dict):
-        raise RecordError("g%s: not a record of version %d: %s" % (guest, RECORD_VERSION, line))
+        raise RecordError("%s: not a record of version %d: %s" % (where, RECORD_VERSION, js))
+    bench, kind = str(o.get("bench", "")), str(o.get("kind", ""))
+    parts = (o.get("cell", {}), o.get("metrics", {}))
+    for part, name, want in zip(parts, ("cell", "metrics"), FIELDS.get((bench, kind), ({}, {}))):
+        for k, t in want.items():
+            if k not in part:
+                raise RecordError("%s: a %s %s record without %s.%s: %s"
+                                  % (where, bench, kind, name, k, js))
+            if not _typed(part[k], t):
+                raise RecordError("%s: a %s %s record whose %s.%s is not %s: %s"
+                                  % (where, bench, kind, name, k, TYPES[t], js))
     fields: dict[str, object] = {}
-    for part in (o.get("cell", {}), o.get("metrics", {})):
+    for part in parts:
         for k, v in part.items():
             fields[k] = "" if v is None else v
-    return Record(guest=guest, bench=str(o.get("bench", "")), kind=str(o.get("kind", "")),
-                  fields=fields, multi=multi)
+    return Record(guest=guest, bench=bench, kind=kind, fields=fields, multi=multi)
 
 
 @dataclass
@@ -339,39 +379,18 @@ def switch_phases(path: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def host_info(path: str) -> str:
-    """The host's load during the run, from bench.sh's samples (host.txt:
-    "start|during TIME nproc=N loadavg=A/B/C qemu=Q"), "" if none."""
-    try:
-        text = read_text(path)
-    except OSError:
+def host_info(run: "Run") -> str:
+    """The host's load during the run, from bench.sh's samples (its
+    records "load"), "" if none."""
+    ls = run.load
+    if not ls:
         return ""
-    n = 0
-    t0 = t1 = c = ""
-    total = 0.0
-    most: Optional[float] = None
-    qemu: Optional[float] = None
-    for ln in lines_of(text):
-        ln = ln.replace("loadavg=", "", 1).replace("qemu=", "", 1)
-        s = ln.strip(" \t\n")
-        w = _BLANKS.split(s) if s else []
-        w += [""] * (5 - len(w))
-        load = w[3].split("/")[0]
-        n += 1
-        if w[0] == "start" and t0 == "":
-            t0 = w[1]
-        t1 = w[1]
-        total += anum(load)
-        if anum(load) > (most or 0.0):
-            most = anum(load)
-        if anum(w[4]) > (qemu or 0.0):
-            qemu = anum(w[4])
-        c = w[2]
-    if not n:
-        return ""
-    return sprintf("host %s, %s to %s: 1-min load average %.1f mean, %.1f max; "
+    start = [r.text("time") for r in ls if r.text("when") == "start"]
+    load = [anum(r.get("load1")) for r in ls]
+    return sprintf("host with %s CPUs, %s to %s: 1-min load average %.1f mean, %.1f max; "
                    "up to %d qemu processes (this run's included)",
-                   c, t0, t1, total / n, most, qemu)
+                   ls[-1].get("nproc"), start[0] if start else "", ls[-1].get("time"),
+                   sum(load) / len(load), max(load), max(anum(r.get("qemu")) for r in ls))
 
 
 # ---- the run --------------------------------------------------------------
@@ -431,6 +450,7 @@ class Run:
         self.host: dict[tuple[str, str, str], str] = {}     # tag, guest, field
         self.switch_pauses: dict[str, str] = {}
         self.switch_ms: dict[str, str] = {}
+        self.load: list[Record] = []            # the host's load (bench.sh)
         self.phases: set[str] = set()
         self.env: dict[str, str] = {}
         self.env_multi: dict[str, str] = {}
@@ -478,6 +498,26 @@ class Run:
         handler = self.HANDLERS.get((r.bench, r.kind))
         if handler is not None:
             handler(self, r)
+
+    def take(self, where: str, js: str, guest: str = "", multi: bool = False) -> None:
+        """Take in the record of JSON text js (parse_record); one that is
+        not a record is a failure."""
+        try:
+            self.add(parse_record(where, js, guest, multi))
+        except RecordError as e:
+            self.fails.append(str(e))
+            self.bad = True
+
+    def add_file(self, path: str) -> None:
+        """Take in the records of a file of the host's (NAME.jsonl: one
+        JSON object a line), if there is one."""
+        try:
+            text = read_text(path)
+        except OSError:
+            return
+        for i, ln in enumerate(lines_of(text), 1):
+            if ln.strip():
+                self.take("%s:%d" % (path, i), ln)
 
     def cell(self, k: str) -> Cell:
         """The cell of key k (created empty)."""
@@ -649,6 +689,9 @@ class Run:
                 "| %s | %s | %.2f | %.2f |", r.get("func"), r.get("calls"),
                 anum(r.get("incl_us")) / 1000, anum(r.get("self_us")) / 1000))
 
+    def _load(self, r: Record) -> None:
+        self.load.append(r)
+
     def switch(self, phases: dict[str, dict[str, str]]) -> None:
         """The lossless switch's counters per phase (switch_phases)."""
         for ph, f in phases.items():
@@ -670,6 +713,7 @@ class Run:
         ("bench_guest", "host"): _host,
         ("bench_guest", "flow"): _flow,
         ("bench_guest", "skip"): _skip,
+        ("bench", "load"): _load,
     }
 
     def finish(self) -> None:
@@ -807,11 +851,7 @@ def read_run(lines: list[tuple[str, bool, str]]) -> Run:
     run = Run()
     for g, multi, ln in lines:
         if ln.startswith(RECORD_PREFIX):
-            try:
-                run.add(parse_json_record(g, ln, multi))
-            except RecordError as e:
-                run.fails.append(str(e))
-                run.bad = True
+            run.take("g" + g, ln[len(RECORD_PREFIX):], g, multi)
         else:
             run.add_line(g, ln)
     run.finish()
@@ -850,10 +890,10 @@ class Figures:
 class Report:
     """report.md under construction, its data files and its verdict."""
 
-    def __init__(self, run: Run, data: str, hostinfo: str, fastpath: str) -> None:
+    def __init__(self, run: Run, data: str, fastpath: str) -> None:
         self.run = run
         self.data = data
-        self.hostinfo = hostinfo
+        self.hostinfo = host_info(run)
         self.fastpath = fastpath
         self.parts: list[str] = []
         self.missing: list[str] = []
@@ -877,6 +917,12 @@ class Report:
         return "".join(self.parts)
 
 
+def failures(r: Report, fails: list[str]) -> None:
+    """The failures' list, if there are any."""
+    if fails:
+        r.printf("\n**Failures:**\n%s\n", "".join("\n    " + f for f in fails))
+
+
 def section_header(r: Report) -> None:
     """What ran where, the host's load, the failures."""
     env, envm = r.run.env, r.run.env_multi
@@ -896,8 +942,7 @@ def section_header(r: Report) -> None:
     r.printf("qperf/perftest latencies are one-way, so they are doubled here (RTT).\n")
     if r.hostinfo != "":
         r.printf("\nThe host during the run: %s.\n", r.hostinfo)
-    if r.run.fails:
-        r.printf("\n**Failures:**\n%s\n", "".join("\n    " + f for f in r.run.fails))
+    failures(r, r.run.fails)
 
 
 def section_floor(r: Report) -> None:
@@ -1973,8 +2018,7 @@ def section_torch(r: Report, t: TorchRun) -> None:
     r.printf("\n| %s |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", " | ".join(TORCH_HEAD))
     for row in torch_rows(t):
         r.printf("| %s |\n", " | ".join(row))
-    if t.fails:
-        r.printf("\n**Failures:**\n%s\n", "".join("\n    " + f for f in t.fails))
+    failures(r, t.fails)
     missing = [TORCH_NAMES[tp] for tp in t.missing()]
     if missing:
         r.printf("\n**No results from:** %s\n", ", ".join(missing))
@@ -2541,11 +2585,14 @@ def plot(d: str, data: str) -> None:
 
 def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     """The report of a run of phase torch alone (bench.sh -P torch)."""
-    r = Report(Run(), data, host_info(os.path.join(d, "run", "host.txt")), "")
+    run = Run()
+    run.add_file(os.path.join(d, "run", "host.jsonl"))
+    r = Report(run, data, "")
     r.printf("# bx benchmark report\n\nThis run has only the PyTorch example (bench.sh phase "
              "torch).\n")
     if r.hostinfo != "":
         r.printf("\nThe host during the run: %s.\n", r.hostinfo)
+    failures(r, run.fails)
     section_torch(r, torch)
     conv = read_convert(d)
     section_convert(r, conv)
@@ -2611,8 +2658,8 @@ def main(argv: list[str]) -> int:
             run.switch(switch_phases(f))
             break
 
-    r = Report(run, data, host_info(os.path.join(run_dir, "host.txt")),
-               os.path.join(d, "fastpath.md"))
+    run.add_file(os.path.join(run_dir, "host.jsonl"))
+    r = Report(run, data, os.path.join(d, "fastpath.md"))
     for section in SECTIONS:
         section(r)
     if torch is not None:

@@ -15,18 +15,20 @@ trap '[ -z "$srv" ] || kill "$srv" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$t
 . "$top/tools/testing/unit/tap.sh"
 report=$top/tools/bench/report.py
 
-# check FILE PYTHON: every "bench-record " line of FILE is a record of
-# the schema; then PYTHON runs with recs (the records, in order) and
-# lines (FILE's other lines), and fails the test by raising.
+# check FILE PYTHON: every "bench-record " line of FILE (every line of
+# a FILE.jsonl) is a record of the schema; then PYTHON runs with recs
+# (the records, in order) and lines (FILE's other lines), and fails the
+# test by raising.
 check() {
 	python3 - "$1" "$2" <<'EOF'
 import json, sys
 recs, lines = [], []
+jsonl = sys.argv[1].endswith(".jsonl")
 for ln in open(sys.argv[1]):
-    if not ln.startswith("bench-record "):
+    if not jsonl and not ln.startswith("bench-record "):
         lines.append(ln.rstrip("\n"))
         continue
-    o = json.loads(ln[len("bench-record "):])
+    o = json.loads(ln if jsonl else ln[len("bench-record "):])
     assert list(o) == ["v", "bench", "kind", "cell", "metrics"], o
     assert o["v"] == 1 and isinstance(o["cell"], dict) and isinstance(o["metrics"], dict), o
     for k, v in list(o["cell"].items()) + list(o["metrics"].items()):
@@ -38,7 +40,6 @@ EOF
 }
 
 echo "TAP version 13"
-echo "1..13"
 
 # ---- bxperf over TCP on the loopback ------------------------------------
 
@@ -175,4 +176,25 @@ python3 "$report" "$tmp/prof" > /dev/null 2>&1
 ok "report: the profile from ftrace_prof.sh's records" \
 	grep -q '^| bx_pull\[bx\] | 1 | 0[.]0[01] | 0[.]00 |$' "$tmp/prof/report.md"
 
+# ---- bench.sh's samples of the host's load -----------------------------------
+
+eval "$(sed -n '/^\thostload() {/,/^\t}/p' "$top/tools/bench/bench.sh")"
+run=$tmp/host
+mkdir -p "$run"
+hostload start
+hostload end
+ok "bench.sh: a record of each sample of the host's load, its figures the line's" \
+	check "$tmp/host/host.jsonl" '
+assert [(o["bench"], o["kind"]) for o in recs] == [("bench", "load")] * 2, recs
+for o, ln in zip(recs, open(sys.argv[1][:-len("jsonl")] + "txt")):
+    c, m = o["cell"], o["metrics"]
+    w = ln.split()
+    assert w[:2] == [c["when"], c["time"]] and w[2] == "nproc=%d" % c["nproc"], (w, o)
+    assert [float(x) for x in w[3][len("loadavg="):].split("/")] == \
+        [m["load1"], m["load5"], m["load15"]], (w, o)
+    assert w[4] == "qemu=%d" % m["qemu"], (w, o)
+assert [o["cell"]["when"] for o in recs] == ["start", "end"], recs'
+
+# The plan last (TAP allows it): the count is what ran.
+echo "1..$n"
 totals

@@ -34,6 +34,10 @@ rec() {
 	printf 'bench-record {"v":1,"bench":"%s","kind":"%s","cell":{%s},"metrics":{%s}}\n' \
 		"$1" "$2" "$3" "$4"
 }
+# The same as a line of a host's file of records (NAME.jsonl).
+jrec() {
+	rec "$@" | sed 's/^bench-record //'
+}
 # K=V... as JSON members: a number as it is, null if empty, else a string.
 j() {
 	local kv v out='' sep=''
@@ -152,7 +156,11 @@ mkrun() {	# DIR Q R BW INCAST CONNS REGION [PAIRBW]
 				done
 			done
 	} > "$d/run/g1/result.log"
-	: > "$d/run/host.txt"
+	# bench.sh's samples of the host's load (DIR/run/host.jsonl)
+	{
+		jrec bench load "$(j when=start time=T0 nproc=2)" "$(j load1=1 load5=1 load15=1 qemu=2)"
+		jrec bench load "$(j when=end time=T1 nproc=2)" "$(j load1=2.5 load5=1 load15=1 qemu=3)"
+	} > "$d/run/host.jsonl"
 }
 
 # The target rows, by the start of their text, in the report's order.
@@ -265,6 +273,28 @@ ok "good: the targets come before the first section" first "$tmp/good/report.md"
 ok "good: the incast names its best setting" grep -Eq "best mid 0[.](46|47|48) of off" "$tmp/good/report.md"
 ok "good: without phase bw the throughput targets take the sweep's" \
 	[ "$(grep -c "best of d1, d8)" "$tmp/good/report.md")" -eq 2 ]
+ok "good: the host's load from bench.sh's records" \
+	grep -q "^The host during the run: host with 2 CPUs, T0 to T1: 1-min load average 1[.]8 mean, 2[.]5 max; up to 3 qemu processes" "$tmp/good/report.md"
+
+# A record of a kind whose fields the report checks (bench.sh's and the
+# host programs') without one of them, or with one of another type, is
+# a failure of the run, named in the report, not a figure left out.
+broken() {	# NAME ERE...: run NAME's report exits 1 and names each failure
+	local name=$1 e
+	shift
+	"$report" "$tmp/$name" > "$tmp/$name.out" 2>&1
+	ok "$name: report exits 1" [ $? -eq 1 ]
+	for e in "$@"; do
+		ok "$name: the failure: $e" grep -Eq "^    $e" "$tmp/$name/report.md"
+	done
+}
+mkrun "$tmp/badload" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+{
+	jrec bench load "$(j when=during time=T2 nproc=2)" "$(j load5=1 load15=1 qemu=2)"
+	jrec bench load "$(j when=during time=T3 nproc=2)" "$(j load1=x load5=1 load15=1 qemu=2)"
+} >> "$tmp/badload/run/host.jsonl"
+broken badload ".*/host[.]jsonl:3: a bench load record without metrics[.]load1: " \
+	".*/host[.]jsonl:4: a bench load record whose metrics[.]load1 is not a number: "
 
 # Every target missed, just: 1.21 and 1.01, a push at 0.89 of READ and
 # of rc_bw, the incast 0.53, a connection per process, 1 MiB over
