@@ -133,7 +133,7 @@ if [ -z "$report_only" ]; then
 		dead='' rrc=0
 		mkdir -p "$dir"
 		# A killed run's pid (no longer the switch's) and counters.
-		rm -f "$dir/switch.pid" "$dir/switch.log"
+		rm -f "$dir/switch.pid" "$dir/switch.log" "$dir/switch.jsonl"
 		for ((i = 0; i < ng; i++)); do
 			gargs+=(-g "$i:$here/bench_guest.sh")
 		done
@@ -179,6 +179,8 @@ if [ -z "$report_only" ]; then
 		done
 		wait "$rpid" || rrc=$?
 		hostload end
+		# The switch's counters per phase as records, for the report.
+		[ ! -f "$dir/switch.log" ] || switch_records "$dir/switch.log" > "$dir/switch.jsonl"
 		grep -E '^run\.sh: ' "$dir/run.log" || true
 		grep -h 'bench-guest .*FAIL' "$dir"/g*/result.log 2>/dev/null | tr -d '\r' || true
 		if [ "$rrc" -ne 0 ]; then

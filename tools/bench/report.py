@@ -9,17 +9,17 @@ Tables in DIR/report.md, data in DIR/data/, plots in DIR/*.png (gnuplot).
 Reads the records (tools/bench/README.md, "Records": lines "bench-record
 {JSON}") in DIR/run/gN/result.log (bench_guest.sh's output on every
 guest) and DIR/run-multi/gN/result.log (the multi-client boot), and of
-the rest of those logs only failures; their switch.log (bench.sh -f
-lossless), DIR/run/host.jsonl (bench.sh's records of the host's load)
-and DIR/fastpath.md (fastpath.sh) if present, and DIR/torch (phase
-torch: the PyTorch example over bx and over torch RPC,
+the rest of those logs only failures; their switch.jsonl (bench.sh -f
+lossless: the switch's records), DIR/run/host.jsonl (bench.sh's records
+of the host's load) and DIR/fastpath.md (fastpath.sh) if present, and
+DIR/torch (phase torch: the PyTorch example over bx and over torch RPC,
 tools/ps/torch_job.sh) if present. Exit status 1 if the run is missing
 (neither DIR/run nor DIR/torch), a guest reported a failure, a cell is
 missing, or the PyTorch example lacks a transport's results or reached
 different parameters. A record that is not one (not JSON, another
 version, or of a kind whose fields FIELDS lists without one of them or
 with another type) is a failure. Older runs whose host files have no
-records (DIR/run/host.txt alone) report without those parts.
+records (DIR/run/host.txt, switch.log alone) report without those parts.
 
 --update-doc FILE also puts a summary of this run into the
 reStructuredText document FILE (Documentation/performance-figures.rst),
@@ -253,6 +253,8 @@ class RecordError(ValueError):
 FIELDS: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {
     ("bench", "load"): ({"when": "str", "time": "str", "nproc": "num"},
                         {"load1": "num", "load5": "num", "load15": "num", "qemu": "num"}),
+    ("bxswitch", "result"): ({"phase": "str"},
+                             {"frames": "num", "bytes": "num", "pauses": "num", "paused_ms": "num"}),
 }
 
 
@@ -359,24 +361,6 @@ def gather_results(d: str) -> tuple[str, list[tuple[str, bool, str]]]:
             out.append(g + " " + ln + "\n")
             lines.append((g, path in multi, ln))
     return "".join(out), lines
-
-
-def switch_phases(path: str) -> dict[str, dict[str, str]]:
-    """The lossless switch's counters per phase (switch-lib.sh's
-    switch_phases): a report "bxswitch: frames=.. pauses=.." follows the
-    "bxswitch-phase" line that names its phase; its fields but the
-    per-port ones, by phase."""
-    out: dict[str, dict[str, str]] = {}
-    ph = ""
-    for ln in lines_of(read_text(path)):
-        words = _BLANKS.split(ln.strip(" \t\n"))
-        if ln.startswith("bxswitch-phase "):
-            ph = words[1] if len(words) > 1 else ""
-        elif ln.startswith("bxswitch:") and ph != "":
-            out[ph] = {k: v for k, _, v in (w.partition("=") for w in words[1:]
-                                           if not w.startswith("port"))}
-            ph = ""
-    return out
 
 
 def host_info(run: "Run") -> str:
@@ -692,11 +676,9 @@ class Run:
     def _load(self, r: Record) -> None:
         self.load.append(r)
 
-    def switch(self, phases: dict[str, dict[str, str]]) -> None:
-        """The lossless switch's counters per phase (switch_phases)."""
-        for ph, f in phases.items():
-            self.switch_pauses[ph] = f.get("pauses", "")
-            self.switch_ms[ph] = f.get("paused_ms", "")
+    def _switch(self, r: Record) -> None:
+        self.switch_pauses[r.text("phase")] = r.text("pauses")
+        self.switch_ms[r.text("phase")] = r.text("paused_ms")
 
     # what to do with a record of each bench and kind; any other is
     # ignored
@@ -714,6 +696,7 @@ class Run:
         ("bench_guest", "flow"): _flow,
         ("bench_guest", "skip"): _skip,
         ("bench", "load"): _load,
+        ("bxswitch", "result"): _switch,
     }
 
     def finish(self) -> None:
@@ -2653,9 +2636,9 @@ def main(argv: list[str]) -> int:
     write_text(os.path.join(data, "results.txt"), text)
     run = read_run(lines)
     # the lossless switch's counters (bench.sh -f lossless), per phase
-    for f in (os.path.join(d, "run-multi", "switch.log"), os.path.join(run_dir, "switch.log")):
+    for f in (os.path.join(d, "run-multi", "switch.jsonl"), os.path.join(run_dir, "switch.jsonl")):
         if os.path.isfile(f):
-            run.switch(switch_phases(f))
+            run.add_file(f)
             break
 
     run.add_file(os.path.join(run_dir, "host.jsonl"))

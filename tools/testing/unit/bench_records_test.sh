@@ -195,6 +195,28 @@ for o, ln in zip(recs, open(sys.argv[1][:-len("jsonl")] + "txt")):
     assert w[4] == "qemu=%d" % m["qemu"], (w, o)
 assert [o["cell"]["when"] for o in recs] == ["start", "end"], recs'
 
+# ---- the lossless switch's counters per phase ----------------------------------
+
+# A made-up switch.log as run.sh's bxswitch and switch_mark write it:
+# counters before any phase (none's), a phase's, a message of the
+# switch's own, the last phase's at its exit.
+. "$top/tools/testing/vm/switch-lib.sh"
+cat > "$tmp/switch.log" <<'EOF'
+bxswitch: port0=01:rx_frames=5,pauses=0,paused_ms=0 frames=5 bytes=300 pauses=0 paused_ms=0
+bxswitch-phase incast.off
+bxswitch: port 3: frame length 99999
+bxswitch: port0=01:rx_frames=9,pauses=2,paused_ms=7 port1=02:rx_frames=1,pauses=1,paused_ms=1 frames=10 bytes=5000 pauses=3 paused_ms=1500
+bxswitch-phase incast.on
+bxswitch: port0=01:rx_frames=1,pauses=0,paused_ms=0 frames=1 bytes=64 pauses=0 paused_ms=0
+EOF
+switch_records "$tmp/switch.log" > "$tmp/switch.jsonl"
+ok "switch-lib.sh: a record per phase, its totals, not the ports'" check "$tmp/switch.jsonl" '
+assert [(o["bench"], o["kind"], o["cell"], o["metrics"]) for o in recs] == [
+    ("bxswitch", "result", {"phase": "incast.off"},
+     {"frames": 10, "bytes": 5000, "pauses": 3, "paused_ms": 1500}),
+    ("bxswitch", "result", {"phase": "incast.on"},
+     {"frames": 1, "bytes": 64, "pauses": 0, "paused_ms": 0})], recs'
+
 # The plan last (TAP allows it): the count is what ran.
 echo "1..$n"
 totals

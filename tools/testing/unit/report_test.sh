@@ -276,6 +276,21 @@ ok "good: without phase bw the throughput targets take the sweep's" \
 ok "good: the host's load from bench.sh's records" \
 	grep -q "^The host during the run: host with 2 CPUs, T0 to T1: 1-min load average 1[.]8 mean, 2[.]5 max; up to 3 qemu processes" "$tmp/good/report.md"
 
+# The lossless switch's pauses per incast setting (bench.sh -f
+# lossless: switch-lib.sh's records in DIR/run/switch.jsonl), in the
+# incast's table.
+mkrun "$tmp/switch" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+{
+	jrec bxswitch result "$(j phase=incast.off)" "$(j frames=100 bytes=1000 pauses=7 paused_ms=1500)"
+	jrec bxswitch result "$(j phase=incast.on)" "$(j frames=100 bytes=1000 pauses=0 paused_ms=0)"
+} > "$tmp/switch/run/switch.jsonl"
+"$report" "$tmp/switch" > "$tmp/switch.out" 2>&1
+ok "switch: report exits 0" [ $? -eq 0 ]
+ok "switch: the incast's table has the pauses" grep -q '^| setting | .* | pauses | paused s |$' "$tmp/switch/report.md"
+ok "switch: a setting's pauses and time paused" grep -Eq '^[|] bx, flow_control=N [|] .* [|] 7 [|] 1[.]5 [|]$' "$tmp/switch/report.md"
+ok "switch: a setting without a record has none" grep -Eq '^[|] tcp [|] .* [|] [0-9]+ [|]  [|]  [|]$' "$tmp/switch/report.md"
+ok "good: no switch, no pauses" sh -c "! grep -q 'paused s' '$tmp/good/report.md'"
+
 # A record of a kind whose fields the report checks (bench.sh's and the
 # host programs') without one of them, or with one of another type, is
 # a failure of the run, named in the report, not a figure left out.
@@ -295,6 +310,9 @@ mkrun "$tmp/badload" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "
 } >> "$tmp/badload/run/host.jsonl"
 broken badload ".*/host[.]jsonl:3: a bench load record without metrics[.]load1: " \
 	".*/host[.]jsonl:4: a bench load record whose metrics[.]load1 is not a number: "
+mkrun "$tmp/badswitch" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+jrec bxswitch result "$(j phase=incast.off)" "$(j frames=100 bytes=1000 pauses=7)" > "$tmp/badswitch/run/switch.jsonl"
+broken badswitch ".*/switch[.]jsonl:1: a bxswitch result record without metrics[.]paused_ms: "
 
 # Every target missed, just: 1.21 and 1.01, a push at 0.89 of READ and
 # of rc_bw, the incast 0.53, a connection per process, 1 MiB over
