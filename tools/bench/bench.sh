@@ -236,7 +236,7 @@ if [ -z "$report_only" ]; then
 		echo "bench: tensors and arrays to bx.kv and bx.Bx on the host (python/tests/bench_convert.py)"
 		PYTHONPATH="$top/python" /usr/bin/python3 "$top/python/tests/bench_convert.py" \
 			> "$out/convert.txt" 2>&1 || echo "bench: bench_convert.py failed ($out/convert.txt)"
-		sed 's/^/bench: /' "$out/convert.txt"
+		sed -n '/^bench-record /!s/^/bench: /p' "$out/convert.txt"	# its records for the report
 		tsteps=${BENCH_TORCH_STEPS:-200} tworkers=${BENCH_TORCH_WORKERS:-2}
 		torch_once
 		# As rig(): once more after a known platform failure.

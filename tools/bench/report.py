@@ -19,7 +19,8 @@ missing, or the PyTorch example lacks a transport's results or reached
 different parameters. A record that is not one (not JSON, another
 version, or of a kind whose fields FIELDS lists without one of them or
 with another type) is a failure. Older runs whose host files have no
-records (DIR/run/host.txt, switch.log alone) report without those parts.
+records (DIR/run/host.txt, switch.log, convert.txt without records)
+report without those parts.
 
 --update-doc FILE also puts a summary of this run into the
 reStructuredText document FILE (Documentation/performance-figures.rst),
@@ -253,8 +254,11 @@ class RecordError(ValueError):
 FIELDS: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {
     ("bench", "load"): ({"when": "str", "time": "str", "nproc": "num"},
                         {"load1": "num", "load5": "num", "load15": "num", "qemu": "num"}),
-    ("bxswitch", "result"): ({"phase": "str"},
-                             {"frames": "num", "bytes": "num", "pauses": "num", "paused_ms": "num"}),
+    ("bxswitch", "result"): ({"phase": "str"}, {"frames": "num", "bytes": "num", "pauses": "num",
+                                                "paused_ms": "num"}),
+    ("bench_convert", "result"): ({"case": "str", "values": "num", "size": "num", "reps": "num"},
+                                  {"ms": "num", "memcpy_ms": "num", "ratio": "num",
+                                   "overhead_us": "num"}),
 }
 
 
@@ -435,6 +439,7 @@ class Run:
         self.switch_pauses: dict[str, str] = {}
         self.switch_ms: dict[str, str] = {}
         self.load: list[Record] = []            # the host's load (bench.sh)
+        self.convert: list[Record] = []         # bench_convert.py's cases
         self.phases: set[str] = set()
         self.env: dict[str, str] = {}
         self.env_multi: dict[str, str] = {}
@@ -492,16 +497,18 @@ class Run:
             self.fails.append(str(e))
             self.bad = True
 
-    def add_file(self, path: str) -> None:
-        """Take in the records of a file of the host's (NAME.jsonl: one
-        JSON object a line), if there is one."""
+    def add_file(self, path: str, prefix: str = "") -> None:
+        """Take in the records of a file of the host's: every line of a
+        file of records (NAME.jsonl: one JSON object a line), or the
+        lines "PREFIX{JSON}" of a program's output; none if there is no
+        file."""
         try:
             text = read_text(path)
         except OSError:
             return
         for i, ln in enumerate(lines_of(text), 1):
-            if ln.strip():
-                self.take("%s:%d" % (path, i), ln)
+            if ln.strip() and ln.startswith(prefix):
+                self.take("%s:%d" % (path, i), ln[len(prefix):])
 
     def cell(self, k: str) -> Cell:
         """The cell of key k (created empty)."""
@@ -676,6 +683,9 @@ class Run:
     def _load(self, r: Record) -> None:
         self.load.append(r)
 
+    def _convert(self, r: Record) -> None:
+        self.convert.append(r)
+
     def _switch(self, r: Record) -> None:
         self.switch_pauses[r.text("phase")] = r.text("pauses")
         self.switch_ms[r.text("phase")] = r.text("paused_ms")
@@ -697,6 +707,7 @@ class Run:
         ("bench_guest", "skip"): _skip,
         ("bench", "load"): _load,
         ("bxswitch", "result"): _switch,
+        ("bench_convert", "result"): _convert,
     }
 
     def finish(self) -> None:
@@ -1913,35 +1924,33 @@ def torch_how(t: TorchRun) -> str:
 
 
 CONVERT_TARGET = 2.0       # a contiguous tensor's push: at most 2 memcpys
-_CONVERT = re.compile(r"^convert: (.*)$")
+# bench_convert.py's figures as it prints them
+CONVERT_FIGS = (("ms", "%.3f"), ("memcpy_ms", "%.3f"), ("ratio", "%.2f"), ("overhead_us", "%.0f"))
 
 
-def read_convert(d: str) -> list[dict[str, str]]:
-    """DIR/convert.txt (python/tests/bench_convert.py): one dict per case."""
-    try:
-        text = read_text(os.path.join(d, "convert.txt"))
-    except OSError:
-        return []
-    out = []
-    for ln in lines_of(text):
-        m = _CONVERT.match(ln)
-        if m:
-            out.append({k: v for k, _, v in (w.partition("=") for w in m.group(1).split())})
-    return out
+def conv_fig(c: Record, f: str) -> str:
+    """Figure f of a conversion as bench_convert.py prints it."""
+    return dict(CONVERT_FIGS)[f] % anum(c.get(f))
 
 
-def convert_verdict(cases: list[dict[str, str]]) -> Optional[bool]:
-    """A contiguous tensor's push (keys int64) within CONVERT_TARGET
-    memcpys; None if not measured."""
-    c = [x for x in cases if x.get("case") == "push_tensor_int64_keys"]
-    return None if not c else anum(c[0].get("ratio")) <= CONVERT_TARGET
+def convert_push(cases: list[Record]) -> Optional[Record]:
+    """The case of the target, a contiguous tensor's push (keys int64)."""
+    return next((c for c in cases if c.text("case") == "push_tensor_int64_keys"), None)
 
 
-def section_convert(r: Report, cases: list[dict[str, str]]) -> None:
-    """What handing tensors and arrays to bx costs on the host."""
+def convert_verdict(cases: list[Record]) -> Optional[bool]:
+    """A contiguous tensor's push within CONVERT_TARGET memcpys; None if
+    not measured."""
+    c = convert_push(cases)
+    return None if c is None else anum(c.get("ratio")) <= CONVERT_TARGET
+
+
+def section_convert(r: Report) -> None:
+    """What handing tensors and arrays to bx costs on the host
+    (bench_convert.py's records, in DIR/convert.txt)."""
+    cases = r.run.convert
     if not cases:
         return
-    n = cases[0].get("values", "?")
     r.printf("\n## Tensors and arrays to bx (host)\n\n")
     r.printf("python/tests/bench_convert.py: %s float32 values (%s bytes) handed to bx.kv and "
              "bx.Bx on the host, through a stand-in for libbx that does only what libbx does "
@@ -1950,27 +1959,28 @@ def section_convert(r: Report, cases: list[dict[str, str]]) -> None:
              "call's time less the memcpy's, are the medians of the rounds'). Ratio 1: bx's "
              "Python path costs nothing; the target for a "
              "contiguous tensor's push is at most %g. A strided tensor is copied once, by "
-             "torch's strided copy.\n\n" % (n, cases[0].get("bytes", "?"), CONVERT_TARGET))
+             "torch's strided copy.\n\n" % (cases[0].text("values"), cases[0].text("size"),
+                                            CONVERT_TARGET))
     r.printf("| case | ms | memcpy ms | ratio | overhead µs |\n"
              "| --- | ---: | ---: | ---: | ---: |\n")
     for c in cases:
-        r.printf("| %s | %s | %s | %s | %s |\n", c.get("case", "?"), c.get("ms", "-"),
-                 c.get("memcpy_ms", "-"), c.get("ratio", "-"), c.get("overhead_us", "-"))
+        r.printf("| %s |\n", " | ".join([c.text("case")] +
+                                        [conv_fig(c, f) for f, _ in CONVERT_FIGS]))
     v = convert_verdict(cases)
     r.printf("\nA tensor's push against %g memcpys: %s\n", CONVERT_TARGET,
              "not measured" if v is None else "**met**" if v else "**not met**")
 
 
-def convert_rst(cases: list[dict[str, str]]) -> str:
+def convert_rst(cases: list[Record]) -> str:
     """The conversions' line for the documentation's summary."""
-    c = {x.get("case"): x for x in cases}
-    p = c.get("push_tensor_int64_keys")
-    if p is None:
+    c = convert_push(cases)
+    if c is None:
         return ""
     return ("Tensors to bx on the host (python/tests/bench_convert.py): %s float32 values "
             "pushed from a tensor with int64 keys in %s ms, a memcpy of their bytes %s ms: "
-            "ratio %s (target <= %g).\n" % (p.get("values"), p.get("ms"), p.get("memcpy_ms"),
-                                             p.get("ratio"), CONVERT_TARGET))
+            "ratio %s (target <= %g).\n" % (c.text("values"), conv_fig(c, "ms"),
+                                             conv_fig(c, "memcpy_ms"), conv_fig(c, "ratio"),
+                                             CONVERT_TARGET))
 
 
 TORCH_HEAD = ("", "bx", "torch RPC (uv, TCP)", "torch RPC (ibv, RDMA)", "bx / uv", "bx / ibv")
@@ -2420,7 +2430,7 @@ def overlap_rst(t: TorchRun) -> str:
 
 
 def doc_groups(summary: Optional[str], torch: Optional[TorchRun],
-               conv: list[dict[str, str]], fastpath: str) -> dict[str, str]:
+               conv: list[Record], fastpath: str) -> dict[str, str]:
     """The documentation's groups this run measured."""
     g = {}
     if summary is not None:
@@ -2570,6 +2580,7 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     """The report of a run of phase torch alone (bench.sh -P torch)."""
     run = Run()
     run.add_file(os.path.join(d, "run", "host.jsonl"))
+    run.add_file(os.path.join(d, "convert.txt"), RECORD_PREFIX)
     r = Report(run, data, "")
     r.printf("# bx benchmark report\n\nThis run has only the PyTorch example (bench.sh phase "
              "torch).\n")
@@ -2577,8 +2588,7 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
         r.printf("\nThe host during the run: %s.\n", r.hostinfo)
     failures(r, run.fails)
     section_torch(r, torch)
-    conv = read_convert(d)
-    section_convert(r, conv)
+    section_convert(r)
     out = d + "/report.md"
     write_text(out, r.text())
     plot(d, data)
@@ -2586,7 +2596,7 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if doc:
         try:
-            update_doc(doc, doc_groups(None, torch, conv, os.path.join(d, "fastpath.md")))
+            update_doc(doc, doc_groups(None, torch, run.convert, os.path.join(d, "fastpath.md")))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2
@@ -2642,13 +2652,13 @@ def main(argv: list[str]) -> int:
             break
 
     run.add_file(os.path.join(run_dir, "host.jsonl"))
+    run.add_file(os.path.join(d, "convert.txt"), RECORD_PREFIX)
     r = Report(run, data, os.path.join(d, "fastpath.md"))
     for section in SECTIONS:
         section(r)
     if torch is not None:
         section_torch(r, torch)
-    conv = read_convert(d)
-    section_convert(r, conv)
+    section_convert(r)
     targets = target_rows(run, r.fig)
     out = d + "/report.md"
     write_text(out, with_targets(r.text(), targets_md(targets)))
@@ -2664,7 +2674,7 @@ def main(argv: list[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if args.update_doc:
         try:
-            update_doc(args.update_doc, doc_groups(summary_rst(r, targets), torch, conv,
+            update_doc(args.update_doc, doc_groups(summary_rst(r, targets), torch, run.convert,
                                                    r.fastpath))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)

@@ -217,6 +217,26 @@ assert [(o["bench"], o["kind"], o["cell"], o["metrics"]) for o in recs] == [
     ("bxswitch", "result", {"phase": "incast.on"},
      {"frames": 1, "bytes": 64, "pauses": 0, "paused_ms": 0})], recs'
 
+# ---- bench_convert.py, small ----------------------------------------------------
+
+if /usr/bin/python3 -c 'import numpy' 2> /dev/null; then
+	PYTHONPATH=$top/python /usr/bin/python3 "$top/python/tests/bench_convert.py" \
+		--values 64000 --reps 3 > "$tmp/convert.txt" 2>&1
+	ok "bench_convert.py: a record after each line, its figures the line's" check "$tmp/convert.txt" '
+res = [l for l in lines if l.startswith("convert: ")]
+assert len(recs) == len(res) >= 3 and len(lines) == len(res), (recs, lines)
+for o, l in zip(recs, res):
+    assert (o["bench"], o["kind"]) == ("bench_convert", "result"), o
+    f = dict(w.split("=", 1) for w in l.split()[1:])
+    c, m = o["cell"], o["metrics"]
+    assert c == {"case": f["case"], "values": int(f["values"]), "size": int(f["bytes"]),
+                 "reps": 3}, (c, f)
+    assert m == {k: float(f[k]) for k in ("ms", "memcpy_ms", "ratio", "overhead_us")}, (m, f)
+assert recs[0]["cell"]["case"] == "memcpy"'
+else
+	skip "bench_convert.py: a record after each line" "no numpy for /usr/bin/python3"
+fi
+
 # The plan last (TAP allows it): the count is what ran.
 echo "1..$n"
 totals

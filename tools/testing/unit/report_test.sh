@@ -493,13 +493,28 @@ ok "psskip: pipelining not measured" is "$tmp/psskip/report.md" "ps-lite pipelin
 # and plot; bx and torch RPC over uv must have run, over ibv too or say
 # why not, and all that ran reached one parameter set.
 mktorch "$tmp/torch" "$H1 $H1 $H1"
+# bench_convert.py's output: its lines, each followed by its record.
+convert() {	# CASE MS MEMCPY_MS RATIO OVERHEAD_US
+	echo "convert: case=$1 values=1600000 bytes=6400000 ms=$2 memcpy_ms=$3 ratio=$4 overhead_us=$5"
+	rec bench_convert result "$(j case="$1" values=1600000 size=6400000 reps=30)" \
+		"$(j ms="$2" memcpy_ms="$3" ratio="$4" overhead_us="$5")"
+}
 {
-	echo "convert: case=memcpy values=1600000 bytes=6400000 ms=0.200 memcpy_ms=0.200 ratio=1.00"
-	echo "convert: case=push_tensor_int64_keys values=1600000 bytes=6400000 ms=0.300 memcpy_ms=0.200 ratio=1.50 overhead_us=100"
+	convert memcpy 0.200 0.200 1.00 0
+	convert push_tensor_int64_keys 0.300 0.200 1.50 100
 } > "$tmp/torch/convert.txt"
 ok "torch: report exits 0 without DIR/run" tools/bench/report.sh "$tmp/torch"
 ok "torch: the conversions' table" row "$tmp/torch/report.md" "push_tensor_int64_keys [|] 0[.]300 [|] 0[.]200 [|] 1[.]50 [|] 100"
 ok "torch: the conversions' verdict" grep -q "^A tensor's push against 2 memcpys: [*][*]met[*][*]$" "$tmp/torch/report.md"
+ok "torch: the memcpy's row, figures as bench_convert.py prints them" \
+	row "$tmp/torch/report.md" "memcpy [|] 0[.]200 [|] 0[.]200 [|] 1[.]00 [|] 0"
+mktorch "$tmp/badconv" "$H1 $H1 $H1"
+{
+	convert memcpy 0.200 0.200 1.00 0
+	rec bench_convert result "$(j case=push_tensor_int64_keys values=1600000 size=6400000 reps=30)" \
+		"$(j ms=0.3 memcpy_ms=0.2 ratio=1.5x overhead_us=100)"
+} > "$tmp/badconv/convert.txt"
+broken badconv ".*/convert[.]txt:3: a bench_convert result record whose metrics[.]ratio is not a number: "
 ok "torch: step time mean, averaged over the workers, and the ratios" \
 	row "$tmp/torch/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 75[.]0 [|] 0[.]50 [|] 0[.]25"
 ok "torch: pull p99, µs shown in ms" \
