@@ -11,23 +11,24 @@ Reads the records (tools/bench/README.md, "Records": lines "bench-record
 guest) and DIR/run-multi/gN/result.log (the multi-client boot), and of
 the rest of those logs only failures; their switch.jsonl (bench.sh -f
 lossless: the switch's records), DIR/run/host.jsonl (bench.sh's records
-of the host's load) and DIR/fastpath.md (fastpath.sh) if present, and
-DIR/torch (phase torch: the PyTorch example over bx and over torch RPC,
+of the host's load), DIR/fastpath.md (shown as it is) and
+DIR/fastpath.jsonl (fastpath.sh's records) if present, and DIR/torch
+(phase torch: the PyTorch example over bx and over torch RPC,
 tools/ps/torch_job.sh) if present. Exit status 1 if the run is missing
 (neither DIR/run nor DIR/torch), a guest reported a failure, a cell is
 missing, or the PyTorch example lacks a transport's results or reached
 different parameters. A record that is not one (not JSON, another
 version, or of a kind whose fields FIELDS lists without one of them or
 with another type) is a failure. Older runs whose host files have no
-records (DIR/run/host.txt, switch.log, convert.txt without records)
-report without those parts.
+records (DIR/run/host.txt, switch.log, convert.txt without records,
+fastpath.md alone) report without those parts.
 
 --update-doc FILE also puts a summary of this run into the
 reStructuredText document FILE (Documentation/performance-figures.rst),
 one group per part the run measured: "matrix" (the targets and bx
 against TCP), "torch" (the PyTorch example), "convert" (tensors to bx on
-the host) and "fastpath" (DIR/fastpath.md's whole operations). A group
-goes between the lines ".. bench-summary-begin: GROUP" and
+the host) and "fastpath" (DIR/fastpath.jsonl's whole operations). A
+group goes between the lines ".. bench-summary-begin: GROUP" and
 ".. bench-summary-end: GROUP", replacing what was there, or after the
 last group if FILE has none of that name; the groups this run did not
 measure stay as they were. Exit status 2 if FILE has no such markers or
@@ -259,6 +260,8 @@ FIELDS: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {
     ("bench_convert", "result"): ({"case": "str", "values": "num", "size": "num", "reps": "num"},
                                   {"ms": "num", "memcpy_ms": "num", "ratio": "num",
                                    "overhead_us": "num"}),
+    ("fastpath", "op"): ({"op": "str", "name": "str"}, {"ir": "num?", "base_ir": "num?"}),
+    ("fastpath", "func"): ({"func": "str"}, {"calls": "num", "ir": "num"}),
 }
 
 
@@ -440,6 +443,7 @@ class Run:
         self.switch_ms: dict[str, str] = {}
         self.load: list[Record] = []            # the host's load (bench.sh)
         self.convert: list[Record] = []         # bench_convert.py's cases
+        self.fastpath: list[Record] = []        # fastpath.sh's whole operations
         self.phases: set[str] = set()
         self.env: dict[str, str] = {}
         self.env_multi: dict[str, str] = {}
@@ -686,6 +690,9 @@ class Run:
     def _convert(self, r: Record) -> None:
         self.convert.append(r)
 
+    def _fastpath(self, r: Record) -> None:
+        self.fastpath.append(r)
+
     def _switch(self, r: Record) -> None:
         self.switch_pauses[r.text("phase")] = r.text("pauses")
         self.switch_ms[r.text("phase")] = r.text("paused_ms")
@@ -708,6 +715,7 @@ class Run:
         ("bench", "load"): _load,
         ("bxswitch", "result"): _switch,
         ("bench_convert", "result"): _convert,
+        ("fastpath", "op"): _fastpath,
     }
 
     def finish(self) -> None:
@@ -2382,35 +2390,23 @@ def update_doc(path: str, groups: dict[str, str]) -> None:
             raise DocError("cannot write %s: %s" % (path, e.strerror))
 
 
-def fastpath_rst(path: str) -> Optional[str]:
-    """fastpath.md's whole operations (with the before and after of
+def fastpath_rst(ops: list[Record]) -> Optional[str]:
+    """fastpath.sh's whole operations (with the before and after of
     FASTPATH_BASE if it has them) as the documentation's group; None
-    without fastpath.md."""
-    try:
-        ls = lines_of(read_text(path))
-    except OSError:
+    without them."""
+    if not ops:
         return None
-    out = []
-    for head in ("| operation | before | after | after / before |", "| operation | Ir |"):
-        if head not in ls:
-            continue
-        i = ls.index(head) + 2
-        rows = []
-        while i < len(ls) and ls[i].startswith("| "):
-            rows.append(tuple(c.strip() for c in ls[i].strip("|").split("|")))
-            i += 1
-        cols = tuple(c.strip() for c in head.strip("|").split("|"))
-        if len(cols) == 2:
-            cols = ("operation", "instructions")
-        out.append(rst_table(cols, rows))
-        if len(cols) == 4:
-            # no revision named: the documentation carries no commits
-            out.append("Before: the pure files of the revision FASTPATH_BASE named; after: "
-                       "this tree's; the same fastpath.c.\n")
-        break
-    if not out:
-        return None
-    return "\n".join(out) + "\nInstructions per operation of the portable fast path, both hosts " \
+    if any(not blank(o.get("base_ir")) for o in ops):
+        # no revision named: the documentation carries no commits
+        out = rst_table(("operation", "before", "after", "after / before"),
+                        [(o.text("name"), o.text("base_ir") or "-", o.text("ir") or "-",
+                          ratio(o.get("ir"), o.get("base_ir"))) for o in ops]) + \
+            "\nBefore: the pure files of the revision FASTPATH_BASE named; after: this tree's; " \
+            "the same fastpath.c.\n"
+    else:
+        out = rst_table(("operation", "instructions"),
+                        [(o.text("name"), o.text("ir") or "-") for o in ops])
+    return out + "\nInstructions per operation of the portable fast path, both hosts " \
         "together (tools/bench/fastpath.sh: callgrind on the host, fastpath.c driving " \
         "kmod/wire.c, kmod/flow.c and libbx/alloc.c built -O2; no locks, verbs or copies " \
         "of payload).\n"
@@ -2429,17 +2425,16 @@ def overlap_rst(t: TorchRun) -> str:
                                        "yes" if v else "no"))
 
 
-def doc_groups(summary: Optional[str], torch: Optional[TorchRun],
-               conv: list[Record], fastpath: str) -> dict[str, str]:
+def doc_groups(summary: Optional[str], torch: Optional[TorchRun], run: Run) -> dict[str, str]:
     """The documentation's groups this run measured."""
     g = {}
     if summary is not None:
         g["matrix"] = summary
     if torch is not None:
         g["torch"] = torch_rst(torch) + overlap_rst(torch)
-    if conv:
-        g["convert"] = convert_rst(conv)
-    fp = fastpath_rst(fastpath)
+    if run.convert:
+        g["convert"] = convert_rst(run.convert)
+    fp = fastpath_rst(run.fastpath)
     if fp:
         g["fastpath"] = fp
     return g
@@ -2581,6 +2576,7 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     run = Run()
     run.add_file(os.path.join(d, "run", "host.jsonl"))
     run.add_file(os.path.join(d, "convert.txt"), RECORD_PREFIX)
+    run.add_file(os.path.join(d, "fastpath.jsonl"))
     r = Report(run, data, "")
     r.printf("# bx benchmark report\n\nThis run has only the PyTorch example (bench.sh phase "
              "torch).\n")
@@ -2596,7 +2592,7 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if doc:
         try:
-            update_doc(doc, doc_groups(None, torch, run.convert, os.path.join(d, "fastpath.md")))
+            update_doc(doc, doc_groups(None, torch, run))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2
@@ -2653,6 +2649,7 @@ def main(argv: list[str]) -> int:
 
     run.add_file(os.path.join(run_dir, "host.jsonl"))
     run.add_file(os.path.join(d, "convert.txt"), RECORD_PREFIX)
+    run.add_file(os.path.join(d, "fastpath.jsonl"))
     r = Report(run, data, os.path.join(d, "fastpath.md"))
     for section in SECTIONS:
         section(r)
@@ -2674,8 +2671,7 @@ def main(argv: list[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if args.update_doc:
         try:
-            update_doc(args.update_doc, doc_groups(summary_rst(r, targets), torch, run.convert,
-                                                   r.fastpath))
+            update_doc(args.update_doc, doc_groups(summary_rst(r, targets), torch, run))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2

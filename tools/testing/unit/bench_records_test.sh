@@ -237,6 +237,43 @@ else
 	skip "bench_convert.py: a record after each line" "no numpy for /usr/bin/python3"
 fi
 
+# ---- fastpath.sh, on a made-up profile ----------------------------------------------
+
+# A valgrind that writes a made-up callgrind profile: main calls
+# fp_op_push_eager twice (100 Ir of its own), which calls bx_wire_build
+# twice (400 Ir each); fp_op_pull_rdv never runs.
+mkdir -p "$tmp/bin"
+cat > "$tmp/fastpath.prof" <<'EOF'
+fn=main
+0 10
+cfn=fp_op_push_eager
+calls=2 0
+0 900
+fn=fp_op_push_eager
+0 100
+cfn=bx_wire_build
+calls=2 0
+0 800
+fn=bx_wire_build
+0 800
+EOF
+printf '#!/bin/sh\nfor a; do case $a in --callgrind-out-file=*) cp %s "${a#*=}" ;; esac; done\n' \
+	"$tmp/fastpath.prof" > "$tmp/bin/valgrind"
+chmod +x "$tmp/bin/valgrind"
+PATH=$tmp/bin:$PATH FASTPATH_BASE='' bash "$top/tools/bench/fastpath.sh" /bin/true "$tmp/fp" 2 \
+	> "$tmp/fp.out" 2>&1
+ok "fastpath.sh: a record per whole operation, its Ir fastpath.md's" check "$tmp/fp/fastpath.jsonl" '
+ops = [(o["cell"], o["metrics"]) for o in recs if o["kind"] == "op"]
+assert ops == [({"op": "fp_op_push_eager", "name": "eager push, 64 B"}, {"ir": 450, "base_ir": None}),
+               ({"op": "fp_op_pull_rdv", "name": "rendezvous pull, 1 MiB"},
+                {"ir": None, "base_ir": None})], ops
+md = open(sys.argv[1][:-len("jsonl")] + "md").read()
+assert "| eager push, 64 B | 450 |" in md and "| rendezvous pull, 1 MiB | - |" in md, md'
+ok "fastpath.sh: a record per step and bx function, calls and Ir per call" check "$tmp/fp/fastpath.jsonl" '
+f = [(o["cell"]["func"], o["metrics"]) for o in recs if o["kind"] == "func"]
+assert f == [("bx_wire_build", {"calls": 2, "ir": 400.0}),
+             ("fp_op_push_eager", {"calls": 2, "ir": 450.0})], f'
+
 # The plan last (TAP allows it): the count is what ran.
 echo "1..$n"
 totals

@@ -595,17 +595,23 @@ ok "torch: ... after the matrix's group, each between its markers" \
 	sh -c "grep '^[.][.] bench-summary' '$tmp/doc3.rst' | tr '\\n' ' ' | grep -qx '.. bench-summary-begin: matrix .. bench-summary-end: matrix .. bench-summary-begin: torch .. bench-summary-end: torch .. bench-summary-begin: convert .. bench-summary-end: convert '"
 ok "torch: ... and the conversions' line" \
 	grep -q '^Tensors to bx on the host .* ratio 1.50 (target <= 2)' "$tmp/doc3.rst"
-# fastpath.md with FASTPATH_BASE's before and after: the fastpath group;
-# a second update of the same run changes nothing.
-{
-	printf 'Whole operations, before (the pure files at abc1234) and after (this\n'
-	printf 'tree), the same fastpath.c; Ir per operation, both hosts:\n\n'
-	printf '| operation | before | after | after / before |\n| --- | ---: | ---: | ---: |\n'
-	printf '| eager push, 64 B | 884 | 646 | 0.73 |\n\nInstructions per call\n'
-} > "$tmp/torch/fastpath.md"
+# fastpath.sh's records (DIR/fastpath.jsonl) with FASTPATH_BASE's before
+# and after: the fastpath group; a second update of the same run changes
+# nothing. Without FASTPATH_BASE, the instructions alone.
+fastpath() {	# BASE_IR_PUSH BASE_IR_PULL: DIR/fastpath.jsonl's lines
+	jrec fastpath op "$(j op=fp_op_push_eager "name=eager push, 64 B")" "$(j ir=646 base_ir="$1")"
+	jrec fastpath op "$(j op=fp_op_pull_rdv "name=rendezvous pull, 1 MiB")" "$(j ir=1549 base_ir="$2")"
+	jrec fastpath func "$(j func=bx_wire_build)" "$(j calls=100000 ir=40.5)"
+}
+fastpath 884 2039 > "$tmp/torch/fastpath.jsonl"
 "$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
-ok "fastpath: the group with before and after" \
-	sh -c "sed -n '/^[.][.] bench-summary-begin: fastpath$/,/^[.][.] bench-summary-end: fastpath$/p' '$tmp/doc3.rst' | grep -Eq '^eager push, 64 B +884 +646 +0[.]73$'"
+fpgroup() {	# DOC ERE: a line of DOC's fastpath group
+	sed -n '/^[.][.] bench-summary-begin: fastpath$/,/^[.][.] bench-summary-end: fastpath$/p' "$1" |
+		grep -Eq "$2"
+}
+ok "fastpath: the group with before and after" fpgroup "$tmp/doc3.rst" '^eager push, 64 B +884 +646 +0[.]73$'
+ok "fastpath: ... every operation, in fastpath.sh's order" \
+	sh -c "grep -A1 '^eager push' '$tmp/doc3.rst' | grep -Eq '^rendezvous pull, 1 MiB +2039 +1549 +0[.]76$'"
 cp "$tmp/doc3.rst" "$tmp/doc4.rst"
 "$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
 ok "fastpath: a second update changes nothing" cmp -s "$tmp/doc3.rst" "$tmp/doc4.rst"
@@ -614,6 +620,19 @@ if command -v rst2html > /dev/null; then
 else
 	skip "fastpath: valid reStructuredText" "no rst2html (python3-docutils)"
 fi
+fastpath "" "" > "$tmp/torch/fastpath.jsonl"
+cp "$tmp/doc3.rst" "$tmp/doc5.rst"
+"$report" "$tmp/torch" --update-doc "$tmp/doc5.rst" > /dev/null 2>&1
+ok "fastpath: without FASTPATH_BASE, the instructions" fpgroup "$tmp/doc5.rst" '^eager push, 64 B +646$'
+ok "fastpath: ... and no before" sh -c "! grep -Fq 'Before: the pure files' '$tmp/doc5.rst'"
+mktorch "$tmp/badfp" "$H1 $H1 $H1"
+{
+	fastpath 884 2039
+	jrec fastpath op "$(j op=fp_op_x "name=x")" "$(j ir=12ab base_ir=)"
+	jrec fastpath func "$(j func=bx_x)" "$(j calls=1)"
+} > "$tmp/badfp/fastpath.jsonl"
+broken badfp ".*/fastpath[.]jsonl:4: a fastpath op record whose metrics[.]ir is not a number or null" \
+	".*/fastpath[.]jsonl:5: a fastpath func record without metrics[.]ir: "
 ok "empty: no run and no torch: report exits 1" \
 	sh -c "mkdir -p '$tmp/empty' && ! tools/bench/report.sh '$tmp/empty' > /dev/null 2>&1"
 
