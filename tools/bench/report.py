@@ -6,22 +6,26 @@ Tables in DIR/report.md, data in DIR/data/, plots in DIR/*.png (gnuplot).
 
     tools/bench/report.py DIR [--update-doc FILE]
 
-Reads the records (tools/bench/README.md, "Records": lines "bench-record
-{JSON}") in DIR/run/gN/result.log (bench_guest.sh's output on every
-guest) and DIR/run-multi/gN/result.log (the multi-client boot), and of
-the rest of those logs only failures; their switch.jsonl (bench.sh -f
-lossless: the switch's records), DIR/run/host.jsonl (bench.sh's records
-of the host's load), DIR/fastpath.md (shown as it is) and
-DIR/fastpath.jsonl (fastpath.sh's records) if present, and DIR/torch
-(phase torch: the PyTorch example over bx and over torch RPC,
-tools/ps/torch_job.sh) if present. Exit status 1 if the run is missing
+Reads the records of a run (tools/bench/README.md, "Records": lines
+"bench-record {JSON}", or in a file NAME.jsonl one JSON object a line):
+in DIR/run/gN/result.log (bench_guest.sh's output on every guest) and
+DIR/run-multi/gN/result.log (the multi-client boot), of whose other
+lines it reads only failures; in DIR/run*/switch.jsonl (bench.sh -f
+lossless: the switch's pauses per phase), DIR/run/host.jsonl (bench.sh:
+the host's load), DIR/convert.txt (bench_convert.py's output) and
+DIR/fastpath.jsonl (fastpath.sh's), if present; and in
+DIR/torch/gN/result.log (phase torch: the PyTorch example over bx and
+over torch RPC, tools/ps/torch_job.sh), if present. DIR/fastpath.md
+goes into the report as it is. Exit status 1 if the run is missing
 (neither DIR/run nor DIR/torch), a guest reported a failure, a cell is
 missing, or the PyTorch example lacks a transport's results or reached
 different parameters. A record that is not one (not JSON, another
 version, or of a kind whose fields FIELDS lists without one of them or
-with another type) is a failure. Older runs whose host files have no
-records (DIR/run/host.txt, switch.log, convert.txt without records,
-fastpath.md alone) report without those parts.
+with another type) is a failure. Runs from before a producer wrote
+records report without its part (DIR/run/host.txt, switch.log,
+convert.txt without records, fastpath.md alone); the PyTorch example's
+lines without their records (embedding_ps.py without --records) are no
+results.
 
 --update-doc FILE also puts a summary of this run into the
 reStructuredText document FILE (Documentation/performance-figures.rst),
@@ -244,6 +248,11 @@ class Record:
         v = self.fields.get(k)
         return astr(v) if isinstance(v, (str, int, float)) else ""
 
+    def nums(self, k: str) -> list[float]:
+        """Field k, a list of numbers ("nums" of FIELDS); [] if none."""
+        v = self.fields.get(k)
+        return [float(x) for x in v] if isinstance(v, list) else []
+
 
 class RecordError(ValueError):
     """A record that is not one."""
@@ -262,6 +271,25 @@ FIELDS: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {
                                    "overhead_us": "num"}),
     ("fastpath", "op"): ({"op": "str", "name": "str"}, {"ir": "num?", "base_ir": "num?"}),
     ("fastpath", "func"): ({"func": "str"}, {"calls": "num", "ir": "num"}),
+    ("embedding_ps", "run"): ({"transport": "str", "what": "str", "workers": "num",
+                               "servers": "num", "rows": "num", "dim": "num", "steps": "num"},
+                              {}),
+    ("embedding_ps", "result"): ({"transport": "str", "worker": "num"},
+                                 {f: "num" for f in ("steps", "step_ms_mean", "step_ms_p50",
+                                                     "step_ms_p99", "pull_us_p50", "pull_us_p99",
+                                                     "push_us_p50", "push_us_p99",
+                                                     "cpu_ms_per_step", "loss_first",
+                                                     "loss_last")}),
+    ("embedding_ps", "steps"): ({"transport": "str", "worker": "num", "from": "num"},
+                                {"step_ms": "nums", "pull_us": "nums", "push_us": "nums"}),
+    ("embedding_ps", "servers"): ({"transport": "str", "servers": "num"},
+                                  {"server_cpu_ms_per_step": "num",
+                                   "server_host_cpu_ms_per_step": "num", "keys_pulled": "nums",
+                                   "keys_pushed": "nums", "rdma_pkts": "num", "tcp_segs": "num"}),
+    ("embedding_ps", "params"): ({"transport": "str", "sha256": "str"}, {}),
+    ("embedding_ps", "unavailable"): ({"transport": "str", "why": "str"}, {}),
+    ("embedding_ps", "local"): ({"transport": "str", "workers": "num"},
+                                {"steps": "num", "loss_first": "num", "loss_last": "num"}),
 }
 
 
@@ -298,10 +326,10 @@ def parse_record(where: str, js: str, guest: str = "", multi: bool = False) -> R
     for part, name, want in zip(parts, ("cell", "metrics"), FIELDS.get((bench, kind), ({}, {}))):
         for k, t in want.items():
             if k not in part:
-                raise RecordError("%s: a %s %s record without %s.%s: %s"
+                raise RecordError("%s: a record of %s %s without %s.%s: %s"
                                   % (where, bench, kind, name, k, js))
             if not _typed(part[k], t):
-                raise RecordError("%s: a %s %s record whose %s.%s is not %s: %s"
+                raise RecordError("%s: a record of %s %s whose %s.%s is not %s: %s"
                                   % (where, bench, kind, name, k, TYPES[t], js))
     fields: dict[str, object] = {}
     for part in parts:
@@ -1701,16 +1729,15 @@ SECTIONS = (section_header, section_floor, section_pairs, section_sweep, section
 # ---- the PyTorch example (phase torch) ------------------------------------
 #
 # tools/ps/torch_job.sh keeps its boot in DIR/torch: guest 0's
-# result.log has selftests/bx/python.sh's torch case, whose lines
-# "# embedding_ps: ..." are python/examples/embedding_ps.py's, one
-# transport after the other: "run transport=T: WHAT" (what T runs on),
-# per worker a summary ("transport=T worker=W steps=N step_ms_mean=..")
-# and, with --step-log, every step ("steps transport=T worker=W from=S
-# step_ms=A,B,.. pull_us=.. push_us=.."); worker 0's "transport=T
-# servers=N server_cpu_ms_per_step=.. server_host_cpu_ms_per_step=..
-# keys_pulled=A,B keys_pushed=.. rdma_pkts=.. tcp_segs=.." (measured on
-# the servers) and "transport=T params sha256 HEX", or "transport=T
-# unavailable: WHY". DIR/torch/torch.env has the job's settings.
+# result.log has selftests/bx/python.sh's torch case, which passes on
+# python/examples/embedding_ps.py's lines and, as it runs it with
+# --records, their records (KTAP diagnostics: "# bench-record {JSON}"),
+# one transport after the other, bench "embedding_ps": "run" (what T
+# runs on), per worker "result" (its summary) and, with --step-log,
+# "steps" (every step's time, pull and push latency); worker 0's
+# "servers" (measured on the servers) and "params" (the sha256 of the
+# parameters reached), or "unavailable" (why T could not run).
+# DIR/torch/torch.env has the job's settings.
 
 TORCH_TRANSPORTS = ("bx", "rpc-uv", "rpc-ibv")
 TORCH_NAMES = {"bx": "bx", "rpc-uv": "torch RPC (uv, TCP)",
@@ -1745,25 +1772,23 @@ class TorchRun:
     """The PyTorch example's boot, as its guests reported it."""
     settings: dict[str, str] = field(default_factory=dict)     # torch.env
     kernel: str = ""
-    # transport: each worker's summary fields, by worker
-    workers: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
-    servers: dict[str, dict[str, str]] = field(default_factory=dict)   # transport: fields
+    # transport: each worker's summary (its "result" record), by worker
+    workers: dict[str, dict[str, Record]] = field(default_factory=dict)
+    servers: dict[str, Record] = field(default_factory=dict)   # transport: "servers" record
     # (transport, worker, series): every step's value, by step
     steps: dict[tuple[str, str, str], dict[int, float]] = field(default_factory=dict)
     params: dict[str, str] = field(default_factory=dict)       # transport: sha256
     unavailable: dict[str, str] = field(default_factory=dict)  # transport: why
     what: dict[str, str] = field(default_factory=dict)         # transport: what it runs on
     fails: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)             # the example's lines
 
     def mean(self, tp: str, f: str) -> Optional[float]:
         """Field f of transport tp's summaries, averaged over its workers."""
-        xs = [anum(w[f]) for w in self.workers.get(tp, {}).values() if f in w]
+        xs = [anum(w.get(f)) for w in self.workers.get(tp, {}).values()]
         return sum(xs) / len(xs) if xs else None
 
     def server(self, tp: str, f: str) -> Optional[float]:
-        v = self.servers.get(tp, {}).get(f)
-        return None if v is None else anum(v)
+        return anum(self.servers[tp].get(f)) if tp in self.servers else None
 
     def values(self, tp: str, series: str) -> list[float]:
         """Every step's value of a series of tp, all workers."""
@@ -1795,14 +1820,36 @@ class TorchRun:
         run), and their parameters."""
         return not self.missing() and self.same_params() is not None
 
+    def add(self, r: Record) -> None:
+        """Take in one of the example's records."""
+        tp, w = r.text("transport"), r.text("worker")
+        if r.bench != "embedding_ps":
+            return
+        if r.kind == "run":
+            self.what[tp] = r.text("what")
+        elif r.kind == "result":
+            self.workers.setdefault(tp, {})[w] = r
+        elif r.kind == "steps":
+            first = int(anum(r.get("from")))
+            for s in TORCH_SERIES:
+                d = self.steps.setdefault((tp, w, s), {})
+                for i, x in enumerate(r.nums(s)):
+                    d[first + i] = x
+        elif r.kind == "servers":
+            self.servers[tp] = r
+        elif r.kind == "params":
+            self.params[tp] = r.text("sha256")
+        elif r.kind == "unavailable":
+            self.unavailable[tp] = r.text("why")
 
-_EMB = re.compile(r"^# embedding_ps: (.*)$")
+
 _KERNEL = re.compile(r"Linux version (\S+)")
 
 
 def parse_torch(texts: dict[str, str], env: str, console: str) -> TorchRun:
-    """The example's run from its guests' result.log texts (by guest),
-    torch.env's text and guest 0's console."""
+    """The example's run from its guests' result.log texts (by guest):
+    their records and failures; torch.env's text and guest 0's
+    console."""
     t = TorchRun()
     for w in env.split():
         k, _, v = w.partition("=")
@@ -1811,40 +1858,14 @@ def parse_torch(texts: dict[str, str], env: str, console: str) -> TorchRun:
     m = _KERNEL.search(console)
     t.kernel = m.group(1) if m else ""
     for g, text in sorted(texts.items()):
-        for ln in lines_of(text.replace("\r", "")):
+        for i, ln in enumerate(lines_of(text.replace("\r", "")), 1):
             if ln.startswith("not ok ") or ln.startswith("# FAIL"):
                 t.fails.append("g%s: %s" % (g, ln))
-            m = _EMB.match(ln)
-            if not m or g != "0":
-                continue
-            body = m.group(1)
-            words = body.split()
-            f = {k: v for k, _, v in (w.partition("=") for w in words) if v != ""}
-            if body.startswith("progress "):
-                continue
-            t.lines.append(body)
-            if body.startswith("run transport="):
-                tp, _, what = body[len("run transport="):].partition(": ")
-                t.what[tp] = what
-                continue
-            if not body.startswith("transport=") and not body.startswith("steps "):
-                continue
-            tp = f.get("transport", "").rstrip(":")
-            if body.startswith("steps "):
-                first = int(anum(f.get("from")))
-                for s in TORCH_SERIES:
-                    vals = [x for x in f.get(s, "").split(",") if x != ""]
-                    d = t.steps.setdefault((tp, f.get("worker", "0"), s), {})
-                    for i, x in enumerate(vals):
-                        d[first + i] = anum(x)
-            elif "worker" in f:
-                t.workers.setdefault(tp, {})[f["worker"]] = f
-            elif "servers" in f:
-                t.servers[tp] = f
-            elif len(words) > 3 and words[1:3] == ["params", "sha256"]:
-                t.params[tp] = words[3]
-            elif len(words) > 1 and words[1] == "unavailable:":
-                t.unavailable[tp] = body.split("unavailable: ", 1)[1]
+            if ln.startswith("# " + RECORD_PREFIX):
+                try:
+                    t.add(parse_record("torch/g%s:%d" % (g, i), ln[2 + len(RECORD_PREFIX):], g))
+                except RecordError as e:
+                    t.fails.append(str(e))
     return t
 
 
@@ -1903,8 +1924,8 @@ def torch_rows(t: TorchRun) -> list[tuple[str, ...]]:
     for f, label, unit in TORCH_SERVER_ROWS:
         row("%s%s" % (label, ", " + unit if unit else ""), f, t.server)
     rows.append(("keys served, per server",) + tuple(
-        t.servers.get(tp, {}).get("keys_pulled", "-").replace(",", " / ")
-        for tp in TORCH_TRANSPORTS) + ("", ""))
+        " / ".join(astr(k) for k in t.servers[tp].nums("keys_pulled"))
+        if tp in t.servers else "-" for tp in TORCH_TRANSPORTS) + ("", ""))
     same = t.same_params()
     rows.append(("final parameters (sha256)",) + tuple(
         t.params.get(tp, "unavailable" if tp in t.unavailable else "-")[:16]
@@ -2026,7 +2047,6 @@ def section_torch(r: Report, t: TorchRun) -> None:
     if t.fails or not t.complete() or t.same_params() is False:
         r.bad = True
     section_overlap(r, t)
-    r.dat("torch_lines.txt", [ln + "\n" for ln in t.lines])
     have = False
     for tp in TORCH_TRANSPORTS:
         for s in TORCH_SERIES:
@@ -2631,7 +2651,6 @@ def main(argv: list[str]) -> int:
         return 1
     os.makedirs(data, exist_ok=True)
     for f in glob.glob(os.path.join(glob.escape(data), "*.dat")) + \
-            glob.glob(os.path.join(glob.escape(data), "torch_*.txt")) + \
             glob.glob(os.path.join(glob.escape(d), "*.png")):
         os.remove(f)
     if not has_run:

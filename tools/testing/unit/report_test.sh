@@ -7,8 +7,9 @@
 # bench_guest.sh and the programs it runs print them, with numbers
 # chosen so that every target is met (run "good"), missed (run "bad")
 # or not measured (run "bare"). The PyTorch example's table (phase
-# torch, DIR/torch) comes from lines in the format embedding_ps.py
-# prints. KTAP output.
+# torch, DIR/torch) comes from the records embedding_ps.py prints after
+# its lines with --records, which python.sh passes on as diagnostics.
+# KTAP output.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 report=$here/../../bench/report.sh
@@ -187,7 +188,9 @@ expect() {	# NAME[:EXIT] V...
 # times worker 0's (the table averages them); the servers' line the
 # same way. HASHES "BX UV IBV" ("-": no params line; "u": IBV said it
 # was unavailable); TRANSPORTS the ones that ran; STEPLOG 0: no
-# per-step lines (a run before --step-log).
+# per-step lines (a run without --step-log). Each line of the example
+# is followed by its record, as python.sh prints them, unless RECORDS=0
+# (embedding_ps.py without --records).
 mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
 	local d=$1/torch hb hu hi tp w k f h
 	read -r hb hu hi <<< "$2"
@@ -204,27 +207,44 @@ mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
 			*) k=4 h=$hi ;;
 			esac
 			printf '# embedding_ps: run transport=%s: what %s runs on\r\n' "$tp" "$tp"
+			trec run "$(j transport="$tp" "what=what $tp runs on" workers=2 servers=2 rows=1000 dim=8 steps=2)" ""
 			if [ "$h" = u ]; then
 				printf '# embedding_ps: transport=%s unavailable: no RDMA device here\r\n' "$tp"
+				trec unavailable "$(j transport="$tp" "why=no RDMA device here")" ""
 				continue
 			fi
 			echo "# live: embedding_ps: progress transport=$tp step 1 of 2"
 			for w in 0 1; do
 				f=$k; [ $w = 1 ] && f=$(awk -v k="$k" 'BEGIN { print 1.5 * k }')
-				[ "${4:-1}" = 0 ] ||
+				if [ "${4:-1}" != 0 ]; then
 					printf '# embedding_ps: steps transport=%s worker=%s from=0 step_ms=%s,%s pull_us=%s,%s push_us=%s,%s\r\n' \
 						"$tp" $w "$(x 10)" "$(x 20)" "$(x 1000)" "$(x 2000)" "$(x 500)" "$(x 600)"
+					trec steps "$(j transport="$tp" worker=$w from=0)" \
+						"\"step_ms\":[$(x 10),$(x 20)],\"pull_us\":[$(x 1000),$(x 2000)],\"push_us\":[$(x 500),$(x 600)]"
+				fi
 				printf '# embedding_ps: transport=%s worker=%s steps=2 step_ms_mean=%s step_ms_p50=%s step_ms_p99=%s pull_us_p50=%s pull_us_p99=%s push_us_p50=%s push_us_p99=%s cpu_ms_per_step=%s loss_first=2.0794 loss_last=2.0\r\n' \
 					"$tp" $w "$(x 15)" "$(x 15)" "$(x 19.9)" "$(x 1500)" "$(x 1990)" "$(x 550)" "$(x 599)" "$(x 5)"
+				trec result "$(j transport="$tp" worker=$w)" \
+					"$(j steps=2 step_ms_mean="$(x 15)" step_ms_p50="$(x 15)" step_ms_p99="$(x 19.9)" pull_us_p50="$(x 1500)" pull_us_p99="$(x 1990)" push_us_p50="$(x 550)" push_us_p99="$(x 599)" cpu_ms_per_step="$(x 5)" loss_first=2.0794 loss_last=2.0)"
 			done
 			f=$k
 			printf '# embedding_ps: transport=%s servers=2 server_cpu_ms_per_step=%s server_host_cpu_ms_per_step=%s keys_pulled=10,12 keys_pushed=10,12 rdma_pkts=%s tcp_segs=%s\r\n' \
 				"$tp" "$(x 3)" "$(x 8)" "$([ "$tp" = rpc-uv ] && echo 0 || echo 300)" "$([ "$tp" = rpc-uv ] && echo 500 || echo 7)"
-			[ "$h" = - ] || echo "# embedding_ps: transport=$tp params sha256 $h"
+			trec servers "$(j transport="$tp" servers=2)" \
+				"$(j server_cpu_ms_per_step="$(x 3)" server_host_cpu_ms_per_step="$(x 8)"),\"keys_pulled\":[10,12],\"keys_pushed\":[10,12],$(j rdma_pkts="$([ "$tp" = rpc-uv ] && echo 0 || echo 300)" tcp_segs="$([ "$tp" = rpc-uv ] && echo 500 || echo 7)")"
+			[ "$h" = - ] || {
+				echo "# embedding_ps: transport=$tp params sha256 $h"
+				trec params "$(j transport="$tp" sha256="$h")" ""
+			}
 		done
 		echo "ok 1 torch"
 	} > "$d/g0/result.log"
 	echo "bxrig: ready id 1 addr 192.0.2.2 flavor stock" > "$d/g1/result.log"
+}
+# trec KIND CELL METRICS: the example's record of a line, as python.sh
+# passes it on (a KTAP diagnostic, "\r\n" from the serial console).
+trec() {
+	[ "${RECORDS:-1}" = 0 ] || printf '# %s\r\n' "$(rec embedding_ps "$@")"
 }
 x() { awk -v f="$f" -v v="$1" 'BEGIN { printf "%.3f", f * v }'; }	# V: f x V
 H1=$(printf 'a%.0s' {1..64}) H2=$(printf 'b%.0s' {1..64})
@@ -308,11 +328,11 @@ mkrun "$tmp/badload" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "
 	jrec bench load "$(j when=during time=T2 nproc=2)" "$(j load5=1 load15=1 qemu=2)"
 	jrec bench load "$(j when=during time=T3 nproc=2)" "$(j load1=x load5=1 load15=1 qemu=2)"
 } >> "$tmp/badload/run/host.jsonl"
-broken badload ".*/host[.]jsonl:3: a bench load record without metrics[.]load1: " \
-	".*/host[.]jsonl:4: a bench load record whose metrics[.]load1 is not a number: "
+broken badload ".*/host[.]jsonl:3: a record of bench load without metrics[.]load1: " \
+	".*/host[.]jsonl:4: a record of bench load whose metrics[.]load1 is not a number: "
 mkrun "$tmp/badswitch" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
 jrec bxswitch result "$(j phase=incast.off)" "$(j frames=100 bytes=1000 pauses=7)" > "$tmp/badswitch/run/switch.jsonl"
-broken badswitch ".*/switch[.]jsonl:1: a bxswitch result record without metrics[.]paused_ms: "
+broken badswitch ".*/switch[.]jsonl:1: a record of bxswitch result without metrics[.]paused_ms: "
 
 # Every target missed, just: 1.21 and 1.01, a push at 0.89 of READ and
 # of rc_bw, the incast 0.53, a connection per process, 1 MiB over
@@ -514,7 +534,7 @@ mktorch "$tmp/badconv" "$H1 $H1 $H1"
 	rec bench_convert result "$(j case=push_tensor_int64_keys values=1600000 size=6400000 reps=30)" \
 		"$(j ms=0.3 memcpy_ms=0.2 ratio=1.5x overhead_us=100)"
 } > "$tmp/badconv/convert.txt"
-broken badconv ".*/convert[.]txt:3: a bench_convert result record whose metrics[.]ratio is not a number: "
+broken badconv ".*/convert[.]txt:3: a record of bench_convert result whose metrics[.]ratio is not a number: "
 ok "torch: step time mean, averaged over the workers, and the ratios" \
 	row "$tmp/torch/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 75[.]0 [|] 0[.]50 [|] 0[.]25"
 ok "torch: pull p99, µs shown in ms" \
@@ -569,6 +589,26 @@ ok "torchhalf: torch RPC named missing" \
 mktorch "$tmp/torchold" "$H1 $H1 $H1" "bx rpc-uv rpc-ibv" 0
 ok "torchold: without per-step lines, the table and no plot" \
 	sh -c "tools/bench/report.sh '$tmp/torchold' > /dev/null 2>&1 && grep -q 'No per-step data' '$tmp/torchold/report.md' && [ ! -e '$tmp/torchold/torch_steps.png' ]"
+# The example's lines without their records (a run before --records)
+# are not read: no results from any transport.
+RECORDS=0 mktorch "$tmp/torchlines" "$H1 $H1 $H1"
+ok "torchlines: the lines alone: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchlines' > /dev/null 2>&1"
+ok "torchlines: no results from any transport" \
+	grep -q '^[*][*]No results from:[*][*] bx, torch RPC (uv, TCP), torch RPC (ibv, RDMA)$' "$tmp/torchlines/report.md"
+# A record of the example's without a field, or with one of another
+# type, is a failure named in the section.
+mktorch "$tmp/torchbad" "$H1 $H1 $H1"
+{
+	trec result "$(j transport=bx worker=2)" "$(j steps=2)"
+	trec steps "$(j transport=bx worker=2 from=0)" "$(j step_ms=1 pull_us=1 push_us=1)"
+} >> "$tmp/torchbad/torch/g0/result.log"
+ok "torchbad: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchbad' > /dev/null 2>&1"
+ok "torchbad: a record without a field, named" \
+	grep -Eq '^    torch/g0:[0-9]+: a record of embedding_ps result without metrics[.]step_ms_mean: ' "$tmp/torchbad/report.md"
+ok "torchbad: a field of another type, named" \
+	grep -Eq '^    torch/g0:[0-9]+: a record of embedding_ps steps whose metrics[.]step_ms is not a list of numbers: ' "$tmp/torchbad/report.md"
+ok "torchbad: the records that are whole still count" \
+	row "$tmp/torchbad/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 75[.]0 [|] 0[.]50 [|] 0[.]25"
 ok "good: no PyTorch section without DIR/torch" sh -c "! grep -q 'PyTorch' '$tmp/good/report.md'"
 # With the matrix: both, the targets first; the summary has both tables.
 mkrun "$tmp/both" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
@@ -631,8 +671,8 @@ mktorch "$tmp/badfp" "$H1 $H1 $H1"
 	jrec fastpath op "$(j op=fp_op_x "name=x")" "$(j ir=12ab base_ir=)"
 	jrec fastpath func "$(j func=bx_x)" "$(j calls=1)"
 } > "$tmp/badfp/fastpath.jsonl"
-broken badfp ".*/fastpath[.]jsonl:4: a fastpath op record whose metrics[.]ir is not a number or null" \
-	".*/fastpath[.]jsonl:5: a fastpath func record without metrics[.]ir: "
+broken badfp ".*/fastpath[.]jsonl:4: a record of fastpath op whose metrics[.]ir is not a number or null" \
+	".*/fastpath[.]jsonl:5: a record of fastpath func without metrics[.]ir: "
 ok "empty: no run and no torch: report exits 1" \
 	sh -c "mkdir -p '$tmp/empty' && ! tools/bench/report.sh '$tmp/empty' > /dev/null 2>&1"
 
