@@ -70,6 +70,11 @@ transport=T worker=W from=S step_ms=A,B,.. pull_us=A,B,.. push_us=..."
 "-". Worker 0 says "embedding_ps: progress transport=T step S of N"
 every --progress seconds (10).
 
+--records follows each of these lines of figures (and "run", "params"
+and "unavailable") with its record, a line "bench-record {JSON}" in
+the format of tools/bench/README.md ("Records"; bench "embedding_ps"),
+which tools/bench/report.py reads: the same figures, as numbers.
+
 --overlap on issues step n + 1's pull before step n's push and waits
 for both at once (bx.kv's push_async and pull_async; RPC's rpc_async):
 the pull may or may not see the other workers' step n, so the workers
@@ -94,6 +99,7 @@ import argparse
 import ctypes
 import glob
 import hashlib
+import json
 import os
 import resource
 import signal
@@ -453,26 +459,52 @@ def rpc_init(a, name, rank, world, tp):
 
 # ---- the steps ---------------------------------------------------------------------------
 
-def say(line):
-    """One line in one write: processes share stdout."""
-    os.write(1, (line + "\n").encode())
+def say(line, rec=""):
+    """One line, and its record, in one write: processes share stdout."""
+    os.write(1, (line + "\n" + rec).encode())
+
+
+def record(a, kind, cell, metrics=None):
+    """With --records, the record of a line: "bench-record {JSON}" (see
+    tools/bench/README.md, "Records"); else nothing."""
+    if not a.records:
+        return ""
+    o = {"v": 1, "bench": "embedding_ps", "kind": kind, "cell": cell,
+         "metrics": metrics or {}}
+    return "bench-record " + json.dumps(o, separators=(",", ":")) + "\n"
+
+
+def figures(figs):
+    """Figures (name, value, decimals) as the line's "name=value" text
+    and as the record's numbers, rounded alike."""
+    text = " ".join(f"{k}={float(v):.{d}f}" for k, v, d in figs)
+    return text, {k: round(float(v), d) if d else round(float(v))
+                  for k, v, d in figs}
 
 
 def pct(xs, p):
     return float(np.percentile(np.asarray(xs), p)) if xs else 0.0
 
 
-def step_log(path, name, rank, steps, pulls, pushes):
+def step_log(a, name, rank, steps, pulls, pushes):
     """Every step's time (ms), pull and push latency (us), as lines of
-    at most STEP_LOG_CHUNK steps, into path ("-": stdout) in one write."""
+    at most STEP_LOG_CHUNK steps (with their records), into a.step_log
+    ("-": stdout) in one write."""
+    path = a.step_log
     out = []
     for i in range(0, len(steps), STEP_LOG_CHUNK):
         j = i + STEP_LOG_CHUNK
+        ms = [round(x, 3) for x in steps[i:j]]
+        pu = [round(x) for x in pulls[i:j]]
+        ps = [round(x) for x in pushes[i:j]]
         out.append(f"embedding_ps: steps transport={name} worker={rank} "
                    f"from={i} "
-                   f"step_ms={','.join(f'{x:.3f}' for x in steps[i:j])} "
-                   f"pull_us={','.join(f'{x:.0f}' for x in pulls[i:j])} "
-                   f"push_us={','.join(f'{x:.0f}' for x in pushes[i:j])}\n")
+                   f"step_ms={','.join(f'{x:.3f}' for x in ms)} "
+                   f"pull_us={','.join(str(x) for x in pu)} "
+                   f"push_us={','.join(str(x) for x in ps)}\n")
+        out.append(record(a, "steps",
+                          {"transport": name, "worker": rank, "from": i},
+                          {"step_ms": ms, "pull_us": pu, "push_us": ps}))
     data = "".join(out).encode()
     if path == "-":
         os.write(1, data)
@@ -512,7 +544,8 @@ def step_update(vals, nrows, inv, labels, a):
 
 
 def train(a, name, rank, nworkers, shape, rdv, tp):
-    """A worker's steps over tp; returns its summary line."""
+    """A worker's steps over tp; returns its summary line and its
+    record."""
     import torch
     torch.set_num_threads(1)
     overlap = a.overlap == "on"
@@ -562,18 +595,21 @@ def train(a, name, rank, nworkers, shape, rdv, tp):
     cpu = process_cpu_ms() - cpu0
     n = max(a.steps, 1)
     if a.step_log:
-        step_log(a.step_log, name, rank, steps, pulls, pushes)
-    return (f"embedding_ps: transport={name} worker={rank} steps={a.steps} "
-            f"step_ms_mean={np.mean(steps) if steps else 0:.3f} "
-            f"step_ms_p50={pct(steps, 50):.3f} "
-            f"step_ms_p99={pct(steps, 99):.3f} "
-            f"pull_us_p50={pct(pulls, 50):.0f} "
-            f"pull_us_p99={pct(pulls, 99):.0f} "
-            f"push_us_p50={pct(pushes, 50):.0f} "
-            f"push_us_p99={pct(pushes, 99):.0f} "
-            f"cpu_ms_per_step={cpu / n:.3f} "
-            f"loss_first={losses[0] if losses else 0:.4f} "
-            f"loss_last={losses[-1] if losses else 0:.4f}")
+        step_log(a, name, rank, steps, pulls, pushes)
+    text, m = figures((
+        ("steps", a.steps, 0),
+        ("step_ms_mean", np.mean(steps) if steps else 0, 3),
+        ("step_ms_p50", pct(steps, 50), 3),
+        ("step_ms_p99", pct(steps, 99), 3),
+        ("pull_us_p50", pct(pulls, 50), 0),
+        ("pull_us_p99", pct(pulls, 99), 0),
+        ("push_us_p50", pct(pushes, 50), 0),
+        ("push_us_p99", pct(pushes, 99), 0),
+        ("cpu_ms_per_step", cpu / n, 3),
+        ("loss_first", losses[0] if losses else 0, 4),
+        ("loss_last", losses[-1] if losses else 0, 4)))
+    return (f"embedding_ps: transport={name} worker={rank} {text}",
+            record(a, "result", {"transport": name, "worker": rank}, m))
 
 
 def mode_text(a):
@@ -599,7 +635,8 @@ def worker_run(a, name, rank, nworkers, world, shape, store):
         if why:
             if rank == 0:
                 say(f"embedding_ps: transport={name} unavailable: "
-                    f"{why[0]}")
+                    f"{why[0]}", record(a, "unavailable",
+                                        {"transport": name, "why": why[0]}))
             return 0
     if base == "bx":
         tp = BxTransport(a, shape, rdv)
@@ -609,27 +646,33 @@ def worker_run(a, name, rank, nworkers, world, shape, store):
     rdv.barrier("ready", nworkers)
     if rank == 0:
         rdv.put("train/start", time.time())
-    line = train(a, name, rank, nworkers, shape, rdv, tp)
+    line, rec = train(a, name, rank, nworkers, shape, rdv, tp)
     rdv.put(f"pushed/{rank}", tp.pushed_per_server())
     rdv.barrier("trained", nworkers)
     if rank == 0:
         rdv.put("train/end", time.time())
-    say(line)
+    say(line, rec)
     rc = 0
     if rank == 0:
         res = [rdv.get(f"result/{s}") for s in range(a.nservers)]
         n = max(a.steps, 1)
-        say(f"embedding_ps: transport={name} servers={a.nservers} "
-            f"server_cpu_ms_per_step="
-            f"{sum(r['cpu_ms'] for r in res) / n:.3f} "
-            f"server_host_cpu_ms_per_step="
-            f"{sum(r['host_cpu_ms'] for r in res) / n:.3f} "
-            f"keys_pulled={','.join(str(r['pulled']) for r in res)} "
-            f"keys_pushed={','.join(str(r['pushed']) for r in res)} "
-            f"rdma_pkts={sum(r['rdma_pkts'] for r in res)} "
-            f"tcp_segs={sum(r['tcp_segs'] for r in res)}")
-        say(f"embedding_ps: transport={name} params sha256 "
-            f"{params_digest([r['sha256'] for r in res])}")
+        cpu, m = figures((
+            ("server_cpu_ms_per_step", sum(r["cpu_ms"] for r in res) / n, 3),
+            ("server_host_cpu_ms_per_step",
+             sum(r["host_cpu_ms"] for r in res) / n, 3)))
+        m["keys_pulled"] = [r["pulled"] for r in res]
+        m["keys_pushed"] = [r["pushed"] for r in res]
+        m["rdma_pkts"] = sum(r["rdma_pkts"] for r in res)
+        m["tcp_segs"] = sum(r["tcp_segs"] for r in res)
+        say(f"embedding_ps: transport={name} servers={a.nservers} {cpu} "
+            f"keys_pulled={','.join(str(k) for k in m['keys_pulled'])} "
+            f"keys_pushed={','.join(str(k) for k in m['keys_pushed'])} "
+            f"rdma_pkts={m['rdma_pkts']} tcp_segs={m['tcp_segs']}",
+            record(a, "servers", {"transport": name, "servers": a.nservers},
+                   m))
+        sha = params_digest([r["sha256"] for r in res])
+        say(f"embedding_ps: transport={name} params sha256 {sha}",
+            record(a, "params", {"transport": name, "sha256": sha}))
         if not all(r["exact"] for r in res):
             say(f"embedding_ps: transport={name}: parameters not "
                 "multiples of 1/256")
@@ -768,11 +811,14 @@ def local(a, shape):
             tp.push(keys, deltas)
     b = shape.bounds()
     res = [shard_result(tp.t[b[s]:b[s + 1]]) for s in range(a.nservers)]
-    say(f"embedding_ps: transport=local workers={a.workers} "
-        f"steps={a.steps} loss_first={losses[0] if losses else 0:.4f} "
-        f"loss_last={losses[-1] if losses else 0:.4f}")
-    say(f"embedding_ps: transport=local params sha256 "
-        f"{params_digest([r[0] for r in res])}")
+    text, m = figures((("steps", a.steps, 0),
+                       ("loss_first", losses[0] if losses else 0, 4),
+                       ("loss_last", losses[-1] if losses else 0, 4)))
+    say(f"embedding_ps: transport=local workers={a.workers} {text}",
+        record(a, "local", {"transport": "local", "workers": a.workers}, m))
+    sha = params_digest([r[0] for r in res])
+    say(f"embedding_ps: transport=local params sha256 {sha}",
+        record(a, "params", {"transport": "local", "sha256": sha}))
     return 0 if all(r[1] for r in res) else 1
 
 
@@ -814,6 +860,9 @@ def main(argv=None):
                     default=os.environ.get("EMBEDDING_PS_STEP_LOG", ""),
                     help="append every step's times to FILE "
                     "('-': stdout; default $EMBEDDING_PS_STEP_LOG)")
+    ap.add_argument("--records", action="store_true",
+                    help="follow each line of figures with its record "
+                    "(bench-record {JSON}, for tools/bench/report.py)")
     a = ap.parse_args(argv)
     names = [t for t in a.transport.split(",") if t]
     modes = {t: t.partition(":")[2] or a.mode for t in names}
@@ -829,7 +878,11 @@ def main(argv=None):
                  "--overlap on")
     shape = Shape(a)
     if names == ["local"]:
-        say(f"embedding_ps: run transport=local: {WHAT['local']}")
+        say(f"embedding_ps: run transport=local: {WHAT['local']}",
+            record(a, "run", {"transport": "local", "what": WHAT["local"],
+                              "workers": a.workers, "servers": a.nservers,
+                              "rows": shape.rows, "dim": shape.dim,
+                              "steps": a.steps}))
         return local(a, shape)
     if "local" in names:
         ap.error("--transport local runs alone (one process)")
@@ -848,11 +901,15 @@ def main(argv=None):
         if ra.mode == "overlap":
             ra.mode, ra.overlap = "async", "on"
         if rank == 0:
-            say(f"embedding_ps: run transport={name}: "
-                f"{WHAT[name.partition(':')[0]]}; "
-                f"{nworkers} worker(s), {a.nservers} server(s), "
-                f"{shape.rows} rows x {shape.dim}, {a.steps} steps, "
-                f"{mode_text(ra)}")
+            what = (f"{WHAT[name.partition(':')[0]]}; "
+                    f"{nworkers} worker(s), {a.nservers} server(s), "
+                    f"{shape.rows} rows x {shape.dim}, {a.steps} steps, "
+                    f"{mode_text(ra)}")
+            say(f"embedding_ps: run transport={name}: {what}",
+                record(ra, "run", {"transport": name, "what": what,
+                                   "workers": nworkers,
+                                   "servers": a.nservers, "rows": shape.rows,
+                                   "dim": shape.dim, "steps": a.steps}))
         if rank < nworkers:
             rc |= worker_run(ra, name, rank, nworkers, world, shape, store)
         else:

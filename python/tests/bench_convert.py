@@ -18,10 +18,15 @@ ratio=R overhead_us=O", the first one "case=memcpy": each case runs in
 --reps rounds paired with a memcpy (the same moment's cache and load);
 M and C are the medians, R the median of the rounds' ratios, O of the
 rounds' differences (what bx's Python path adds, whatever the size).
+After each line its record (tools/bench/README.md, "Records"), which
+tools/bench/report.py reads: "bench-record {JSON}", bench
+"bench_convert", kind "result", cell case, values, size (B) and reps,
+metrics ms, memcpy_ms, ratio and overhead_us as the line has them.
 """
 
 import argparse
 import ctypes
+import json
 import os
 import statistics
 import sys
@@ -175,6 +180,13 @@ def main():
         print(f"convert: case={name} values={nkeys * a.dim} bytes={nb} "
               f"ms={t:.3f} memcpy_ms={base:.3f} ratio={r:.2f} "
               f"overhead_us={d:.0f}", flush=True)
+        rec = {"v": 1, "bench": "bench_convert", "kind": "result",
+               "cell": {"case": name, "values": nkeys * a.dim, "size": nb,
+                        "reps": a.reps},
+               "metrics": {"ms": round(t, 3), "memcpy_ms": round(base, 3),
+                           "ratio": round(r, 2), "overhead_us": round(d)}}
+        print("bench-record " + json.dumps(rec, separators=(",", ":")),
+              flush=True)
     return 0
 
 

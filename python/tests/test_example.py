@@ -4,9 +4,12 @@ workers, two servers on this host), the same training over
 torch.distributed.rpc pinned to TensorPipe's uv transport reaches
 exactly the parameters of the one-process reference, the servers'
 figures and balance are reported, and the ibv transport says why it
-cannot run here (no RDMA device on the host). The run over bx, and over
-ibv, is selftests/bx/python.sh's torch case, in three guests."""
+cannot run here (no RDMA device on the host), and with --records every
+line of figures is followed by its record, the same figures as numbers.
+The run over bx, and over ibv, is selftests/bx/python.sh's torch case,
+in three guests."""
 
+import json
 import os
 import re
 import socket
@@ -45,6 +48,39 @@ def digest(out, t):
     return m.group(1)
 
 
+def records(out):
+    """Each record of out (torchrun's) with the line its process printed
+    before it: (line, record) pairs."""
+    last, pairs = {}, []
+    for ln in out.splitlines():
+        m = re.match(r"(\[default\d+\]:)?(.*)$", ln)
+        who, text = m.group(1), m.group(2)
+        if text.startswith("bench-record "):
+            pairs.append((last.get(who, ""), json.loads(text[13:])))
+        last[who] = text
+    return pairs
+
+
+def same_figures(line, rec):
+    """Whether a line "embedding_ps: ... k=v ..." has its record's
+    figures (lists comma-separated) and cell."""
+    c = rec["cell"]
+    if rec["kind"] == "run":
+        return line == f"embedding_ps: run transport={c['transport']}: " \
+            f"{c['what']}"
+    words = dict(w.split("=", 1) for w in line.split() if "=" in w)
+    for k, v in list(c.items()) + list(rec["metrics"].items()):
+        if isinstance(v, str):
+            ok = v in line
+        elif isinstance(v, list):
+            ok = [float(x) for x in words[k].split(",")] == v
+        else:
+            ok = float(words[k]) == v
+        if not ok:
+            return False
+    return True
+
+
 def env():
     return dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(HERE, ".."), os.environ.get("PYTHONPATH", "")]))
@@ -76,9 +112,20 @@ def test_rpc_by_torchrun_reaches_the_reference(tmp_path):
     assert sref.returncode == 0, sref.stderr
     assert digest(sref.stdout, "local") != digest(ref.stdout, "local")
     tr = torchrun(tmp_path, 4, "--transport", "rpc-uv,rpc-ibv,rpc-uv:sync",
-                  "--nservers", "2", *SIZE)
+                  "--nservers", "2", "--records", "--step-log", "-", *SIZE)
     out = tr.stdout
     assert tr.returncode == 0, out + tr.stderr
+    recs = records(out)
+    kinds = [(r["kind"], r["cell"]["transport"]) for _, r in recs]
+    for t in ("rpc-uv", "rpc-uv:sync"):
+        assert kinds.count(("run", t)) == kinds.count(("servers", t)) == \
+            kinds.count(("params", t)) == 1, kinds
+        assert kinds.count(("result", t)) == kinds.count(("steps", t)) == 2
+    assert kinds.count(("unavailable", "rpc-ibv")) == 1, kinds
+    for line, r in recs:
+        assert r["v"] == 1 and r["bench"] == "embedding_ps", r
+        assert line.startswith("embedding_ps: "), (line, r)
+        assert same_figures(line, r), (line, r)
     assert digest(out, "rpc-uv") == digest(ref.stdout, "local")
     assert digest(out, "rpc-uv:sync") == digest(sref.stdout, "local")
     assert re.search(r"run transport=rpc-uv: .*uv \(TCP\).*2 worker\(s\), "

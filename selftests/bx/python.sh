@@ -49,7 +49,9 @@
 #             and the modes differ; the servers' hosts sent RDMA
 #             packets over bx and ibv and none over uv, and each
 #             reports its step time, pull and push latencies, its CPU
-#             and the servers' per step
+#             and the servers' per step; the example's lines and their
+#             records (--records, for tools/bench/report.py) are passed
+#             on as diagnostics
 . "$(dirname "$0")/lib.sh"
 
 PYDIR=${BX_PYTHON_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/python}
@@ -228,7 +230,7 @@ torchrun_ps() {
 		--nproc_per_node $n --master_addr "$BXRIG_PEER0" \
 		--master_port 29500 --redirects 1 --tee 1 --log_dir /tmp/trlog \
 		"$EX" --nservers 2 --ifname eth0 --rows "$TROWS" --dim "$TDIM" \
-		"$@" > /tmp/emb.raw 2>&1 &
+		--records "$@" > /tmp/emb.raw 2>&1 &
 	pid=$!
 	# What the run is at, as it goes ("# live: "; the rig's output is
 	# a file that tools/ps/torch_job.sh shows every 10 s).
@@ -259,7 +261,7 @@ case_torch() {
 		torchrun_ps /tmp/emb.out --transport "$TTRANSPORTS" \
 			--steps "$TSTEPS" ||
 			{ echo "# FAIL: torchrun on node $ID exited $rc"; ERR=1; }
-		grep "^embedding_ps: " /tmp/emb.out | grep -v " progress " | sed 's/^/# /'
+		grep -E "^(embedding_ps:|bench-record) " /tmp/emb.out | grep -v " progress " | sed 's/^/# /'
 		[ -z "$ERR" ] || grep -v "^embedding_ps: \|^[IW][0-9]* \|^WARNING: Logging" \
 			/tmp/emb.raw | tail -80 | sed 's/^/# /'
 	fi

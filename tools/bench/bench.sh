@@ -94,9 +94,17 @@ if [ -z "$report_only" ]; then
 	[ "$BX_BUILD/stage/bin/bxperf" -nt "$initrd" ] &&
 		echo "bench: warning: the guest image is older than bxperf (make stage vm)" >&2
 	rm -rf "$run" "$out/run-multi" "$out/torch" "$out/torch.rxe-crash" "$out/convert.txt"
-	# The host's load tells how far TCG numbers can be trusted.
+	# hostload WHEN: a sample of the host's load, which tells how far
+	# TCG numbers can be trusted, in DIR/run/host.txt and as a record
+	# (tools/bench/README.md, "Records") in DIR/run/host.jsonl.
 	hostload() {
-		echo "$1 $(date -u +%FT%TZ) nproc=$(nproc) loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' /) qemu=$(pgrep -c qemu-system || true)"
+		local t l1 l5 l15 q
+		t=$(date -u +%FT%TZ)
+		read -r l1 l5 l15 _ < /proc/loadavg
+		q=$(pgrep -c qemu-system || true)
+		echo "$1 $t nproc=$(nproc) loadavg=$l1/$l5/$l15 qemu=$q" >> "$run/host.txt"
+		printf '{"v":1,"bench":"bench","kind":"load","cell":{"when":"%s","time":"%s","nproc":%d},"metrics":{"load1":%s,"load5":%s,"load15":%s,"qemu":%d}}\n' \
+			"$1" "$t" "$(nproc)" "$l1" "$l5" "$l15" "${q:-0}" >> "$run/host.jsonl"
 	}
 	# rxe_only CONSOLE: the first kernel splat ran rxe's code and not
 	# bx's (run.sh's test for the known guest crash, testing.rst "Known rig failures";
@@ -115,7 +123,7 @@ if [ -z "$report_only" ]; then
 			rm -rf "$1.rxe-crash"
 			mv "$1" "$1.rxe-crash"
 			mkdir -p "$1"
-			cp "$1.rxe-crash/host.txt" "$1/" 2>/dev/null || true
+			cp "$1.rxe-crash"/host.* "$1/" 2>/dev/null || true
 			echo "bench: the guest crashed in rxe alone (known, PLATFORM.md); booting again (crashed boot: $1.rxe-crash)"
 		done
 		[ "$rrc" -eq 0 ] || rc=1
@@ -125,7 +133,7 @@ if [ -z "$report_only" ]; then
 		dead='' rrc=0
 		mkdir -p "$dir"
 		# A killed run's pid (no longer the switch's) and counters.
-		rm -f "$dir/switch.pid" "$dir/switch.log"
+		rm -f "$dir/switch.pid" "$dir/switch.log" "$dir/switch.jsonl"
 		for ((i = 0; i < ng; i++)); do
 			gargs+=(-g "$i:$here/bench_guest.sh")
 		done
@@ -136,7 +144,7 @@ if [ -z "$report_only" ]; then
 		done
 		echo "bench: $ng guests ($((ng - 1)) clients), ${secs}s per cell," \
 			"${isecs}s per incast setting; phases: $ph; logs in $dir"
-		hostload start >> "$run/host.txt"
+		hostload start
 		start=$(date +%s)
 		"$top/tools/testing/vm/run.sh" -n "$ng" -k "$flavor" -t "$tmo" -o "$dir" \
 			-f "$fabric" "${gargs[@]}" -e "BENCH_SECS=$secs" -e "BENCH_INCAST_SECS=$isecs" \
@@ -146,7 +154,7 @@ if [ -z "$report_only" ]; then
 		# Progress: guest 0's phase lines and every failure, as they come.
 		while kill -0 "$rpid" 2>/dev/null; do
 			sleep 3
-			[ $((SECONDS % 60)) -lt 3 ] && hostload during >> "$run/host.txt"
+			[ $((SECONDS % 60)) -lt 3 ] && hostload during
 			# A guest that panicked leaves the others waiting at a
 			# barrier until it times out: stop the run at once.
 			if [ -z "$dead" ]; then
@@ -170,7 +178,9 @@ if [ -z "$report_only" ]; then
 			fi
 		done
 		wait "$rpid" || rrc=$?
-		hostload end >> "$run/host.txt"
+		hostload end
+		# The switch's counters per phase as records, for the report.
+		[ ! -f "$dir/switch.log" ] || switch_records "$dir/switch.log" > "$dir/switch.jsonl"
 		grep -E '^run\.sh: ' "$dir/run.log" || true
 		grep -h 'bench-guest .*FAIL' "$dir"/g*/result.log 2>/dev/null | tr -d '\r' || true
 		if [ "$rrc" -ne 0 ]; then
@@ -186,7 +196,7 @@ if [ -z "$report_only" ]; then
 		echo "bench: the PyTorch example, bx and torch RPC over uv and over ibv, ${tsteps} steps x" \
 			"$tworkers worker(s) ($fabric fabric); logs in $out/torch"
 		local start tpid
-		hostload start >> "$run/host.txt"
+		hostload start
 		start=$(date +%s)
 		trc=0
 		"$top/tools/ps/torch_job.sh" -s "$tsteps" -w "$tworkers" -f "$fabric" \
@@ -194,15 +204,16 @@ if [ -z "$report_only" ]; then
 		tpid=$!
 		while kill -0 "$tpid" 2>/dev/null; do
 			sleep 3
-			[ $((SECONDS % 60)) -lt 3 ] && hostload during >> "$run/host.txt"
+			[ $((SECONDS % 60)) -lt 3 ] && hostload during
 		done
 		wait "$tpid" || trc=$?
-		hostload end >> "$run/host.txt"
+		hostload end
 		sed 's/^/bench: /' "$out/torch.log"
 		echo "bench: guests took $(($(date +%s) - start))s"
 	}
 	mkdir -p "$run"
 	: > "$run/host.txt"
+	: > "$run/host.jsonl"
 	pair='' multi='' torch=''
 	for p in $phases; do
 		case $p in
@@ -225,7 +236,7 @@ if [ -z "$report_only" ]; then
 		echo "bench: tensors and arrays to bx.kv and bx.Bx on the host (python/tests/bench_convert.py)"
 		PYTHONPATH="$top/python" /usr/bin/python3 "$top/python/tests/bench_convert.py" \
 			> "$out/convert.txt" 2>&1 || echo "bench: bench_convert.py failed ($out/convert.txt)"
-		sed 's/^/bench: /' "$out/convert.txt"
+		sed -n '/^bench-record /!s/^/bench: /p' "$out/convert.txt"	# its records for the report
 		tsteps=${BENCH_TORCH_STEPS:-200} tworkers=${BENCH_TORCH_WORKERS:-2}
 		torch_once
 		# As rig(): once more after a known platform failure.

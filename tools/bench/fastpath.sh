@@ -11,7 +11,11 @@
 # and writes OUTDIR/fastpath.md: every fp_* step of fastpath.c and every
 # bx_* function it reaches, with calls and instructions (Ir) per call,
 # inclusive of what they call. The raw profile stays in
-# OUTDIR/fastpath.callgrind.
+# OUTDIR/fastpath.callgrind. The same figures go as records
+# (tools/bench/README.md, "Records") into OUTDIR/fastpath.jsonl, which
+# tools/bench/report.py reads: bench "fastpath", kind "op" for each
+# whole operation (ir, and base_ir with FASTPATH_BASE) and kind "func"
+# for each fp_* step and bx_* function (calls, ir per call).
 #
 # FASTPATH_BASE=REF (a git revision): the same fastpath.c is also built
 # against REF's kmod/wire.[ch], kmod/flow.[ch] and libbx/alloc.[ch] and
@@ -89,8 +93,24 @@ fi
 
 {
 [ -z "$base" ] || cat "$out/fastpath-base/ops.md"
-awk -v iters="$iters" -v cc="$(${CC:-cc} --version | head -1)" "$PROFILE_AWK"'
+awk -v iters="$iters" -v cc="$(${CC:-cc} --version | head -1)" -v rec="$out/fastpath.jsonl" \
+	-v before="${base:+$out/fastpath-base/ops.before}" "$PROFILE_AWK"'
 function cell(f) { return ncalls[f] ? sprintf("%.0f", ir(f)) : "-" }
+# sorted(RE, LEAST, A): the functions matching RE called at least LEAST
+# times into A[1..n], by name; returns n.
+function sorted(re, least, A,   f, n, i, j, t) {
+	for (f in seen)
+		if (f ~ re && ncalls[f] >= least)
+			A[++n] = f
+	for (i = 1; i <= n; i++)
+		for (j = i + 1; j <= n; j++)
+			if (A[j] < A[i]) { t = A[i]; A[i] = A[j]; A[j] = t }
+	return n
+}
+function record(kind, c, m) {
+	printf("{\"v\":1,\"bench\":\"fastpath\",\"kind\":\"%s\",\"cell\":{%s},\"metrics\":{%s}}\n",
+	       kind, c, m) > rec
+}
 END {
 	printf("Instructions per call (callgrind Ir, inclusive of callees), %d\n", iters)
 	printf("iterations per step; fastpath.c, kmod/wire.c, kmod/flow.c and\n")
@@ -126,20 +146,29 @@ END {
 	printf("\nWhole operations, both hosts together (all of the above that one\n")
 	printf("operation goes through; no locks, verbs or copies of payload):\n\n")
 	printf("| operation | Ir |\n| --- | ---: |\n")
-	printf("| eager push, 64 B | %s |\n", cell("fp_op_push_eager"))
-	printf("| rendezvous pull, 1 MiB | %s |\n", cell("fp_op_pull_rdv"))
+	split("fp_op_push_eager fp_op_pull_rdv", O, " ")
+	name["fp_op_push_eager"] = "eager push, 64 B"
+	name["fp_op_pull_rdv"] = "rendezvous pull, 1 MiB"
+	while (before != "" && (getline ln < before) > 0) {
+		split(ln, w, " ")
+		base[w[1]] = w[2]
+	}
+	for (i = 1; i in O; i++) {
+		f = O[i]
+		printf("| %s | %s |\n", name[f], cell(f))
+		record("op", "\"op\":\"" f "\",\"name\":\"" name[f] "\"",
+		       "\"ir\":" (ncalls[f] ? cell(f) : "null") ",\"base_ir\":" (f in base ? base[f] : "null"))
+	}
 
 	printf("\nEvery bx function reached, over all its call sites:\n\n")
 	printf("| function | calls | Ir/call |\n| --- | ---: | ---: |\n")
-	n = 0
-	for (f in seen)
-		if (f ~ /^bx_/ && ncalls[f] >= iters)
-			M[++n] = f
-	for (i = 1; i <= n; i++)
-		for (j = i + 1; j <= n; j++)
-			if (M[j] < M[i]) { t = M[i]; M[i] = M[j]; M[j] = t }
+	n = sorted("^bx_", iters, M)
 	for (i = 1; i <= n; i++)
 		printf("| `%s` | %d | %.1f |\n", M[i], ncalls[M[i]], ir(M[i]))
+	n = sorted("^(fp|bx)_", 1, F)
+	for (i = 1; i <= n; i++)
+		record("func", "\"func\":\"" F[i] "\"",
+		       sprintf("\"calls\":%.0f,\"ir\":%.1f", ncalls[F[i]], ir(F[i])))
 }' "$prof"
 } > "$out/fastpath.md"
 echo "fastpath: $out/fastpath.md"

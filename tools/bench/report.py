@@ -6,23 +6,33 @@ Tables in DIR/report.md, data in DIR/data/, plots in DIR/*.png (gnuplot).
 
     tools/bench/report.py DIR [--update-doc FILE]
 
-Reads the records (tools/bench/README.md, "Records": lines
-"bench-record {JSON}") in DIR/run/gN/result.log (bench_guest.sh's output
-on every guest) and DIR/run-multi/gN/result.log (the multi-client boot),
-and of the rest of those logs only failures; their switch.log
-(bench.sh -f lossless), DIR/run/host.txt and DIR/fastpath.md
-(fastpath.sh) if present, and DIR/torch (phase torch: the PyTorch
-example over bx and over torch RPC, tools/ps/torch_job.sh) if present.
-Exit status 1 if the run is missing (neither DIR/run nor DIR/torch), a
-guest reported a failure, a cell is missing, or the PyTorch example
-lacks a transport's results or reached different parameters.
+Reads the records of a run (tools/bench/README.md, "Records": lines
+"bench-record {JSON}", or in a file NAME.jsonl one JSON object a line):
+in DIR/run/gN/result.log (bench_guest.sh's output on every guest) and
+DIR/run-multi/gN/result.log (the multi-client boot), of whose other
+lines it reads only failures; in DIR/run*/switch.jsonl (bench.sh -f
+lossless: the switch's pauses per phase), DIR/run/host.jsonl (bench.sh:
+the host's load), DIR/convert.txt (bench_convert.py's output) and
+DIR/fastpath.jsonl (fastpath.sh's), if present; and in
+DIR/torch/gN/result.log (phase torch: the PyTorch example over bx and
+over torch RPC, tools/ps/torch_job.sh), if present. DIR/fastpath.md
+goes into the report as it is. Exit status 1 if the run is missing
+(neither DIR/run nor DIR/torch), a guest reported a failure, a cell is
+missing, or the PyTorch example lacks a transport's results or reached
+different parameters. A record that is not one (not JSON, another
+version, or of a kind whose fields FIELDS lists without one of them or
+with another type) is a failure. Runs from before a producer wrote
+records report without its part (DIR/run/host.txt, switch.log,
+convert.txt without records, fastpath.md alone); the PyTorch example's
+lines without their records (embedding_ps.py without --records) are no
+results.
 
 --update-doc FILE also puts a summary of this run into the
 reStructuredText document FILE (Documentation/performance-figures.rst),
 one group per part the run measured: "matrix" (the targets and bx
 against TCP), "torch" (the PyTorch example), "convert" (tensors to bx on
-the host) and "fastpath" (DIR/fastpath.md's whole operations). A group
-goes between the lines ".. bench-summary-begin: GROUP" and
+the host) and "fastpath" (DIR/fastpath.jsonl's whole operations). A
+group goes between the lines ".. bench-summary-begin: GROUP" and
 ".. bench-summary-end: GROUP", replacing what was there, or after the
 last group if FILE has none of that name; the groups this run did not
 measure stay as they were. Exit status 2 if FILE has no such markers or
@@ -238,27 +248,94 @@ class Record:
         v = self.fields.get(k)
         return astr(v) if isinstance(v, (str, int, float)) else ""
 
+    def nums(self, k: str) -> list[float]:
+        """Field k, a list of numbers ("nums" of FIELDS); [] if none."""
+        v = self.fields.get(k)
+        return [float(x) for x in v] if isinstance(v, list) else []
+
 
 class RecordError(ValueError):
     """A record that is not one."""
 
 
-def parse_json_record(guest: str, line: str, multi: bool = False) -> Record:
-    """The record of a line "bench-record {JSON}" of guest's output."""
+# The kinds whose fields the report checks: (bench, kind): the fields of
+# the cell and of the metrics, each with its type (TYPES). A record of
+# such a kind without one of them, or with another type, is not one.
+FIELDS: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {
+    ("bench", "load"): ({"when": "str", "time": "str", "nproc": "num"},
+                        {"load1": "num", "load5": "num", "load15": "num", "qemu": "num"}),
+    ("bxswitch", "result"): ({"phase": "str"}, {"frames": "num", "bytes": "num", "pauses": "num",
+                                                "paused_ms": "num"}),
+    ("bench_convert", "result"): ({"case": "str", "values": "num", "size": "num", "reps": "num"},
+                                  {"ms": "num", "memcpy_ms": "num", "ratio": "num",
+                                   "overhead_us": "num"}),
+    ("fastpath", "op"): ({"op": "str", "name": "str"}, {"ir": "num?", "base_ir": "num?"}),
+    ("fastpath", "func"): ({"func": "str"}, {"calls": "num", "ir": "num"}),
+    ("embedding_ps", "run"): ({"transport": "str", "what": "str", "workers": "num",
+                               "servers": "num", "rows": "num", "dim": "num", "steps": "num"},
+                              {}),
+    ("embedding_ps", "result"): ({"transport": "str", "worker": "num"},
+                                 {f: "num" for f in ("steps", "step_ms_mean", "step_ms_p50",
+                                                     "step_ms_p99", "pull_us_p50", "pull_us_p99",
+                                                     "push_us_p50", "push_us_p99",
+                                                     "cpu_ms_per_step", "loss_first",
+                                                     "loss_last")}),
+    ("embedding_ps", "steps"): ({"transport": "str", "worker": "num", "from": "num"},
+                                {"step_ms": "nums", "pull_us": "nums", "push_us": "nums"}),
+    ("embedding_ps", "servers"): ({"transport": "str", "servers": "num"},
+                                  {"server_cpu_ms_per_step": "num",
+                                   "server_host_cpu_ms_per_step": "num", "keys_pulled": "nums",
+                                   "keys_pushed": "nums", "rdma_pkts": "num", "tcp_segs": "num"}),
+    ("embedding_ps", "params"): ({"transport": "str", "sha256": "str"}, {}),
+    ("embedding_ps", "unavailable"): ({"transport": "str", "why": "str"}, {}),
+    ("embedding_ps", "local"): ({"transport": "str", "workers": "num"},
+                                {"steps": "num", "loss_first": "num", "loss_last": "num"}),
+}
+
+
+TYPES = {"str": "a string", "num": "a number", "num?": "a number or null (not measured)",
+         "nums": "a list of numbers"}
+
+
+def _typed(v: object, t: str) -> bool:
+    """Whether JSON value v has type t (FIELDS)."""
+    def number(x: object) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+    if t == "str":
+        return isinstance(v, str)
+    if t == "num":
+        return number(v)
+    if t == "num?":
+        return v is None or number(v)
+    return isinstance(v, list) and all(number(x) for x in v)
+
+
+def parse_record(where: str, js: str, guest: str = "", multi: bool = False) -> Record:
+    """The record of JSON text js, found where (a guest, a file's line),
+    printed by guest (of the multi-client boot)."""
     try:
-        o = json.loads(line[len(RECORD_PREFIX):])
+        o = json.loads(js)
     except ValueError as e:
-        raise RecordError("g%s: not JSON (%s): %s" % (guest, e, line))
+        raise RecordError("%s: not JSON (%s): %s" % (where, e, js))
     if not isinstance(o, dict) or o.get("v") != RECORD_VERSION or \
             not isinstance(o.get("cell", {}), dict) or \
             not isinstance(o.get("metrics", {}), dict):
-        raise RecordError("g%s: not a record of version %d: %s" % (guest, RECORD_VERSION, line))
+        raise RecordError("%s: not a record of version %d: %s" % (where, RECORD_VERSION, js))
+    bench, kind = str(o.get("bench", "")), str(o.get("kind", ""))
+    parts = (o.get("cell", {}), o.get("metrics", {}))
+    for part, name, want in zip(parts, ("cell", "metrics"), FIELDS.get((bench, kind), ({}, {}))):
+        for k, t in want.items():
+            if k not in part:
+                raise RecordError("%s: a record of %s %s without %s.%s: %s"
+                                  % (where, bench, kind, name, k, js))
+            if not _typed(part[k], t):
+                raise RecordError("%s: a record of %s %s whose %s.%s is not %s: %s"
+                                  % (where, bench, kind, name, k, TYPES[t], js))
     fields: dict[str, object] = {}
-    for part in (o.get("cell", {}), o.get("metrics", {})):
+    for part in parts:
         for k, v in part.items():
             fields[k] = "" if v is None else v
-    return Record(guest=guest, bench=str(o.get("bench", "")), kind=str(o.get("kind", "")),
-                  fields=fields, multi=multi)
+    return Record(guest=guest, bench=bench, kind=kind, fields=fields, multi=multi)
 
 
 @dataclass
@@ -321,57 +398,18 @@ def gather_results(d: str) -> tuple[str, list[tuple[str, bool, str]]]:
     return "".join(out), lines
 
 
-def switch_phases(path: str) -> dict[str, dict[str, str]]:
-    """The lossless switch's counters per phase (switch-lib.sh's
-    switch_phases): a report "bxswitch: frames=.. pauses=.." follows the
-    "bxswitch-phase" line that names its phase; its fields but the
-    per-port ones, by phase."""
-    out: dict[str, dict[str, str]] = {}
-    ph = ""
-    for ln in lines_of(read_text(path)):
-        words = _BLANKS.split(ln.strip(" \t\n"))
-        if ln.startswith("bxswitch-phase "):
-            ph = words[1] if len(words) > 1 else ""
-        elif ln.startswith("bxswitch:") and ph != "":
-            out[ph] = {k: v for k, _, v in (w.partition("=") for w in words[1:]
-                                           if not w.startswith("port"))}
-            ph = ""
-    return out
-
-
-def host_info(path: str) -> str:
-    """The host's load during the run, from bench.sh's samples (host.txt:
-    "start|during TIME nproc=N loadavg=A/B/C qemu=Q"), "" if none."""
-    try:
-        text = read_text(path)
-    except OSError:
+def host_info(run: "Run") -> str:
+    """The host's load during the run, from bench.sh's samples (its
+    records "load"), "" if none."""
+    ls = run.load
+    if not ls:
         return ""
-    n = 0
-    t0 = t1 = c = ""
-    total = 0.0
-    most: Optional[float] = None
-    qemu: Optional[float] = None
-    for ln in lines_of(text):
-        ln = ln.replace("loadavg=", "", 1).replace("qemu=", "", 1)
-        s = ln.strip(" \t\n")
-        w = _BLANKS.split(s) if s else []
-        w += [""] * (5 - len(w))
-        load = w[3].split("/")[0]
-        n += 1
-        if w[0] == "start" and t0 == "":
-            t0 = w[1]
-        t1 = w[1]
-        total += anum(load)
-        if anum(load) > (most or 0.0):
-            most = anum(load)
-        if anum(w[4]) > (qemu or 0.0):
-            qemu = anum(w[4])
-        c = w[2]
-    if not n:
-        return ""
-    return sprintf("host %s, %s to %s: 1-min load average %.1f mean, %.1f max; "
+    start = [r.text("time") for r in ls if r.text("when") == "start"]
+    load = [anum(r.get("load1")) for r in ls]
+    return sprintf("host with %s CPUs, %s to %s: 1-min load average %.1f mean, %.1f max; "
                    "up to %d qemu processes (this run's included)",
-                   c, t0, t1, total / n, most, qemu)
+                   ls[-1].get("nproc"), start[0] if start else "", ls[-1].get("time"),
+                   sum(load) / len(load), max(load), max(anum(r.get("qemu")) for r in ls))
 
 
 # ---- the run --------------------------------------------------------------
@@ -431,6 +469,9 @@ class Run:
         self.host: dict[tuple[str, str, str], str] = {}     # tag, guest, field
         self.switch_pauses: dict[str, str] = {}
         self.switch_ms: dict[str, str] = {}
+        self.load: list[Record] = []            # the host's load (bench.sh)
+        self.convert: list[Record] = []         # bench_convert.py's cases
+        self.fastpath: list[Record] = []        # fastpath.sh's whole operations
         self.phases: set[str] = set()
         self.env: dict[str, str] = {}
         self.env_multi: dict[str, str] = {}
@@ -478,6 +519,28 @@ class Run:
         handler = self.HANDLERS.get((r.bench, r.kind))
         if handler is not None:
             handler(self, r)
+
+    def take(self, where: str, js: str, guest: str = "", multi: bool = False) -> None:
+        """Take in the record of JSON text js (parse_record); one that is
+        not a record is a failure."""
+        try:
+            self.add(parse_record(where, js, guest, multi))
+        except RecordError as e:
+            self.fails.append(str(e))
+            self.bad = True
+
+    def add_file(self, path: str, prefix: str = "") -> None:
+        """Take in the records of a file of the host's: every line of a
+        file of records (NAME.jsonl: one JSON object a line), or the
+        lines "PREFIX{JSON}" of a program's output; none if there is no
+        file."""
+        try:
+            text = read_text(path)
+        except OSError:
+            return
+        for i, ln in enumerate(lines_of(text), 1):
+            if ln.strip() and ln.startswith(prefix):
+                self.take("%s:%d" % (path, i), ln[len(prefix):])
 
     def cell(self, k: str) -> Cell:
         """The cell of key k (created empty)."""
@@ -649,11 +712,18 @@ class Run:
                 "| %s | %s | %.2f | %.2f |", r.get("func"), r.get("calls"),
                 anum(r.get("incl_us")) / 1000, anum(r.get("self_us")) / 1000))
 
-    def switch(self, phases: dict[str, dict[str, str]]) -> None:
-        """The lossless switch's counters per phase (switch_phases)."""
-        for ph, f in phases.items():
-            self.switch_pauses[ph] = f.get("pauses", "")
-            self.switch_ms[ph] = f.get("paused_ms", "")
+    def _load(self, r: Record) -> None:
+        self.load.append(r)
+
+    def _convert(self, r: Record) -> None:
+        self.convert.append(r)
+
+    def _fastpath(self, r: Record) -> None:
+        self.fastpath.append(r)
+
+    def _switch(self, r: Record) -> None:
+        self.switch_pauses[r.text("phase")] = r.text("pauses")
+        self.switch_ms[r.text("phase")] = r.text("paused_ms")
 
     # what to do with a record of each bench and kind; any other is
     # ignored
@@ -670,6 +740,10 @@ class Run:
         ("bench_guest", "host"): _host,
         ("bench_guest", "flow"): _flow,
         ("bench_guest", "skip"): _skip,
+        ("bench", "load"): _load,
+        ("bxswitch", "result"): _switch,
+        ("bench_convert", "result"): _convert,
+        ("fastpath", "op"): _fastpath,
     }
 
     def finish(self) -> None:
@@ -807,11 +881,7 @@ def read_run(lines: list[tuple[str, bool, str]]) -> Run:
     run = Run()
     for g, multi, ln in lines:
         if ln.startswith(RECORD_PREFIX):
-            try:
-                run.add(parse_json_record(g, ln, multi))
-            except RecordError as e:
-                run.fails.append(str(e))
-                run.bad = True
+            run.take("g" + g, ln[len(RECORD_PREFIX):], g, multi)
         else:
             run.add_line(g, ln)
     run.finish()
@@ -850,10 +920,10 @@ class Figures:
 class Report:
     """report.md under construction, its data files and its verdict."""
 
-    def __init__(self, run: Run, data: str, hostinfo: str, fastpath: str) -> None:
+    def __init__(self, run: Run, data: str, fastpath: str) -> None:
         self.run = run
         self.data = data
-        self.hostinfo = hostinfo
+        self.hostinfo = host_info(run)
         self.fastpath = fastpath
         self.parts: list[str] = []
         self.missing: list[str] = []
@@ -877,6 +947,12 @@ class Report:
         return "".join(self.parts)
 
 
+def failures(r: Report, fails: list[str]) -> None:
+    """The failures' list, if there are any."""
+    if fails:
+        r.printf("\n**Failures:**\n%s\n", "".join("\n    " + f for f in fails))
+
+
 def section_header(r: Report) -> None:
     """What ran where, the host's load, the failures."""
     env, envm = r.run.env, r.run.env_multi
@@ -896,8 +972,7 @@ def section_header(r: Report) -> None:
     r.printf("qperf/perftest latencies are one-way, so they are doubled here (RTT).\n")
     if r.hostinfo != "":
         r.printf("\nThe host during the run: %s.\n", r.hostinfo)
-    if r.run.fails:
-        r.printf("\n**Failures:**\n%s\n", "".join("\n    " + f for f in r.run.fails))
+    failures(r, r.run.fails)
 
 
 def section_floor(r: Report) -> None:
@@ -1654,16 +1729,15 @@ SECTIONS = (section_header, section_floor, section_pairs, section_sweep, section
 # ---- the PyTorch example (phase torch) ------------------------------------
 #
 # tools/ps/torch_job.sh keeps its boot in DIR/torch: guest 0's
-# result.log has selftests/bx/python.sh's torch case, whose lines
-# "# embedding_ps: ..." are python/examples/embedding_ps.py's, one
-# transport after the other: "run transport=T: WHAT" (what T runs on),
-# per worker a summary ("transport=T worker=W steps=N step_ms_mean=..")
-# and, with --step-log, every step ("steps transport=T worker=W from=S
-# step_ms=A,B,.. pull_us=.. push_us=.."); worker 0's "transport=T
-# servers=N server_cpu_ms_per_step=.. server_host_cpu_ms_per_step=..
-# keys_pulled=A,B keys_pushed=.. rdma_pkts=.. tcp_segs=.." (measured on
-# the servers) and "transport=T params sha256 HEX", or "transport=T
-# unavailable: WHY". DIR/torch/torch.env has the job's settings.
+# result.log has selftests/bx/python.sh's torch case, which passes on
+# python/examples/embedding_ps.py's lines and, as it runs it with
+# --records, their records (KTAP diagnostics: "# bench-record {JSON}"),
+# one transport after the other, bench "embedding_ps": "run" (what T
+# runs on), per worker "result" (its summary) and, with --step-log,
+# "steps" (every step's time, pull and push latency); worker 0's
+# "servers" (measured on the servers) and "params" (the sha256 of the
+# parameters reached), or "unavailable" (why T could not run).
+# DIR/torch/torch.env has the job's settings.
 
 TORCH_TRANSPORTS = ("bx", "rpc-uv", "rpc-ibv")
 TORCH_NAMES = {"bx": "bx", "rpc-uv": "torch RPC (uv, TCP)",
@@ -1698,25 +1772,23 @@ class TorchRun:
     """The PyTorch example's boot, as its guests reported it."""
     settings: dict[str, str] = field(default_factory=dict)     # torch.env
     kernel: str = ""
-    # transport: each worker's summary fields, by worker
-    workers: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
-    servers: dict[str, dict[str, str]] = field(default_factory=dict)   # transport: fields
+    # transport: each worker's summary (its "result" record), by worker
+    workers: dict[str, dict[str, Record]] = field(default_factory=dict)
+    servers: dict[str, Record] = field(default_factory=dict)   # transport: "servers" record
     # (transport, worker, series): every step's value, by step
     steps: dict[tuple[str, str, str], dict[int, float]] = field(default_factory=dict)
     params: dict[str, str] = field(default_factory=dict)       # transport: sha256
     unavailable: dict[str, str] = field(default_factory=dict)  # transport: why
     what: dict[str, str] = field(default_factory=dict)         # transport: what it runs on
     fails: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)             # the example's lines
 
     def mean(self, tp: str, f: str) -> Optional[float]:
         """Field f of transport tp's summaries, averaged over its workers."""
-        xs = [anum(w[f]) for w in self.workers.get(tp, {}).values() if f in w]
+        xs = [anum(w.get(f)) for w in self.workers.get(tp, {}).values()]
         return sum(xs) / len(xs) if xs else None
 
     def server(self, tp: str, f: str) -> Optional[float]:
-        v = self.servers.get(tp, {}).get(f)
-        return None if v is None else anum(v)
+        return anum(self.servers[tp].get(f)) if tp in self.servers else None
 
     def values(self, tp: str, series: str) -> list[float]:
         """Every step's value of a series of tp, all workers."""
@@ -1748,14 +1820,36 @@ class TorchRun:
         run), and their parameters."""
         return not self.missing() and self.same_params() is not None
 
+    def add(self, r: Record) -> None:
+        """Take in one of the example's records."""
+        tp, w = r.text("transport"), r.text("worker")
+        if r.bench != "embedding_ps":
+            return
+        if r.kind == "run":
+            self.what[tp] = r.text("what")
+        elif r.kind == "result":
+            self.workers.setdefault(tp, {})[w] = r
+        elif r.kind == "steps":
+            first = int(anum(r.get("from")))
+            for s in TORCH_SERIES:
+                d = self.steps.setdefault((tp, w, s), {})
+                for i, x in enumerate(r.nums(s)):
+                    d[first + i] = x
+        elif r.kind == "servers":
+            self.servers[tp] = r
+        elif r.kind == "params":
+            self.params[tp] = r.text("sha256")
+        elif r.kind == "unavailable":
+            self.unavailable[tp] = r.text("why")
 
-_EMB = re.compile(r"^# embedding_ps: (.*)$")
+
 _KERNEL = re.compile(r"Linux version (\S+)")
 
 
 def parse_torch(texts: dict[str, str], env: str, console: str) -> TorchRun:
-    """The example's run from its guests' result.log texts (by guest),
-    torch.env's text and guest 0's console."""
+    """The example's run from its guests' result.log texts (by guest):
+    their records and failures; torch.env's text and guest 0's
+    console."""
     t = TorchRun()
     for w in env.split():
         k, _, v = w.partition("=")
@@ -1764,40 +1858,14 @@ def parse_torch(texts: dict[str, str], env: str, console: str) -> TorchRun:
     m = _KERNEL.search(console)
     t.kernel = m.group(1) if m else ""
     for g, text in sorted(texts.items()):
-        for ln in lines_of(text.replace("\r", "")):
+        for i, ln in enumerate(lines_of(text.replace("\r", "")), 1):
             if ln.startswith("not ok ") or ln.startswith("# FAIL"):
                 t.fails.append("g%s: %s" % (g, ln))
-            m = _EMB.match(ln)
-            if not m or g != "0":
-                continue
-            body = m.group(1)
-            words = body.split()
-            f = {k: v for k, _, v in (w.partition("=") for w in words) if v != ""}
-            if body.startswith("progress "):
-                continue
-            t.lines.append(body)
-            if body.startswith("run transport="):
-                tp, _, what = body[len("run transport="):].partition(": ")
-                t.what[tp] = what
-                continue
-            if not body.startswith("transport=") and not body.startswith("steps "):
-                continue
-            tp = f.get("transport", "").rstrip(":")
-            if body.startswith("steps "):
-                first = int(anum(f.get("from")))
-                for s in TORCH_SERIES:
-                    vals = [x for x in f.get(s, "").split(",") if x != ""]
-                    d = t.steps.setdefault((tp, f.get("worker", "0"), s), {})
-                    for i, x in enumerate(vals):
-                        d[first + i] = anum(x)
-            elif "worker" in f:
-                t.workers.setdefault(tp, {})[f["worker"]] = f
-            elif "servers" in f:
-                t.servers[tp] = f
-            elif len(words) > 3 and words[1:3] == ["params", "sha256"]:
-                t.params[tp] = words[3]
-            elif len(words) > 1 and words[1] == "unavailable:":
-                t.unavailable[tp] = body.split("unavailable: ", 1)[1]
+            if ln.startswith("# " + RECORD_PREFIX):
+                try:
+                    t.add(parse_record("torch/g%s:%d" % (g, i), ln[2 + len(RECORD_PREFIX):], g))
+                except RecordError as e:
+                    t.fails.append(str(e))
     return t
 
 
@@ -1856,8 +1924,8 @@ def torch_rows(t: TorchRun) -> list[tuple[str, ...]]:
     for f, label, unit in TORCH_SERVER_ROWS:
         row("%s%s" % (label, ", " + unit if unit else ""), f, t.server)
     rows.append(("keys served, per server",) + tuple(
-        t.servers.get(tp, {}).get("keys_pulled", "-").replace(",", " / ")
-        for tp in TORCH_TRANSPORTS) + ("", ""))
+        " / ".join(astr(k) for k in t.servers[tp].nums("keys_pulled"))
+        if tp in t.servers else "-" for tp in TORCH_TRANSPORTS) + ("", ""))
     same = t.same_params()
     rows.append(("final parameters (sha256)",) + tuple(
         t.params.get(tp, "unavailable" if tp in t.unavailable else "-")[:16]
@@ -1885,35 +1953,33 @@ def torch_how(t: TorchRun) -> str:
 
 
 CONVERT_TARGET = 2.0       # a contiguous tensor's push: at most 2 memcpys
-_CONVERT = re.compile(r"^convert: (.*)$")
+# bench_convert.py's figures as it prints them
+CONVERT_FIGS = (("ms", "%.3f"), ("memcpy_ms", "%.3f"), ("ratio", "%.2f"), ("overhead_us", "%.0f"))
 
 
-def read_convert(d: str) -> list[dict[str, str]]:
-    """DIR/convert.txt (python/tests/bench_convert.py): one dict per case."""
-    try:
-        text = read_text(os.path.join(d, "convert.txt"))
-    except OSError:
-        return []
-    out = []
-    for ln in lines_of(text):
-        m = _CONVERT.match(ln)
-        if m:
-            out.append({k: v for k, _, v in (w.partition("=") for w in m.group(1).split())})
-    return out
+def conv_fig(c: Record, f: str) -> str:
+    """Figure f of a conversion as bench_convert.py prints it."""
+    return dict(CONVERT_FIGS)[f] % anum(c.get(f))
 
 
-def convert_verdict(cases: list[dict[str, str]]) -> Optional[bool]:
-    """A contiguous tensor's push (keys int64) within CONVERT_TARGET
-    memcpys; None if not measured."""
-    c = [x for x in cases if x.get("case") == "push_tensor_int64_keys"]
-    return None if not c else anum(c[0].get("ratio")) <= CONVERT_TARGET
+def convert_push(cases: list[Record]) -> Optional[Record]:
+    """The case of the target, a contiguous tensor's push (keys int64)."""
+    return next((c for c in cases if c.text("case") == "push_tensor_int64_keys"), None)
 
 
-def section_convert(r: Report, cases: list[dict[str, str]]) -> None:
-    """What handing tensors and arrays to bx costs on the host."""
+def convert_verdict(cases: list[Record]) -> Optional[bool]:
+    """A contiguous tensor's push within CONVERT_TARGET memcpys; None if
+    not measured."""
+    c = convert_push(cases)
+    return None if c is None else anum(c.get("ratio")) <= CONVERT_TARGET
+
+
+def section_convert(r: Report) -> None:
+    """What handing tensors and arrays to bx costs on the host
+    (bench_convert.py's records, in DIR/convert.txt)."""
+    cases = r.run.convert
     if not cases:
         return
-    n = cases[0].get("values", "?")
     r.printf("\n## Tensors and arrays to bx (host)\n\n")
     r.printf("python/tests/bench_convert.py: %s float32 values (%s bytes) handed to bx.kv and "
              "bx.Bx on the host, through a stand-in for libbx that does only what libbx does "
@@ -1922,27 +1988,28 @@ def section_convert(r: Report, cases: list[dict[str, str]]) -> None:
              "call's time less the memcpy's, are the medians of the rounds'). Ratio 1: bx's "
              "Python path costs nothing; the target for a "
              "contiguous tensor's push is at most %g. A strided tensor is copied once, by "
-             "torch's strided copy.\n\n" % (n, cases[0].get("bytes", "?"), CONVERT_TARGET))
+             "torch's strided copy.\n\n" % (cases[0].text("values"), cases[0].text("size"),
+                                            CONVERT_TARGET))
     r.printf("| case | ms | memcpy ms | ratio | overhead µs |\n"
              "| --- | ---: | ---: | ---: | ---: |\n")
     for c in cases:
-        r.printf("| %s | %s | %s | %s | %s |\n", c.get("case", "?"), c.get("ms", "-"),
-                 c.get("memcpy_ms", "-"), c.get("ratio", "-"), c.get("overhead_us", "-"))
+        r.printf("| %s |\n", " | ".join([c.text("case")] +
+                                        [conv_fig(c, f) for f, _ in CONVERT_FIGS]))
     v = convert_verdict(cases)
     r.printf("\nA tensor's push against %g memcpys: %s\n", CONVERT_TARGET,
              "not measured" if v is None else "**met**" if v else "**not met**")
 
 
-def convert_rst(cases: list[dict[str, str]]) -> str:
+def convert_rst(cases: list[Record]) -> str:
     """The conversions' line for the documentation's summary."""
-    c = {x.get("case"): x for x in cases}
-    p = c.get("push_tensor_int64_keys")
-    if p is None:
+    c = convert_push(cases)
+    if c is None:
         return ""
     return ("Tensors to bx on the host (python/tests/bench_convert.py): %s float32 values "
             "pushed from a tensor with int64 keys in %s ms, a memcpy of their bytes %s ms: "
-            "ratio %s (target <= %g).\n" % (p.get("values"), p.get("ms"), p.get("memcpy_ms"),
-                                             p.get("ratio"), CONVERT_TARGET))
+            "ratio %s (target <= %g).\n" % (c.text("values"), conv_fig(c, "ms"),
+                                             conv_fig(c, "memcpy_ms"), conv_fig(c, "ratio"),
+                                             CONVERT_TARGET))
 
 
 TORCH_HEAD = ("", "bx", "torch RPC (uv, TCP)", "torch RPC (ibv, RDMA)", "bx / uv", "bx / ibv")
@@ -1973,15 +2040,13 @@ def section_torch(r: Report, t: TorchRun) -> None:
     r.printf("\n| %s |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", " | ".join(TORCH_HEAD))
     for row in torch_rows(t):
         r.printf("| %s |\n", " | ".join(row))
-    if t.fails:
-        r.printf("\n**Failures:**\n%s\n", "".join("\n    " + f for f in t.fails))
+    failures(r, t.fails)
     missing = [TORCH_NAMES[tp] for tp in t.missing()]
     if missing:
         r.printf("\n**No results from:** %s\n", ", ".join(missing))
     if t.fails or not t.complete() or t.same_params() is False:
         r.bad = True
     section_overlap(r, t)
-    r.dat("torch_lines.txt", [ln + "\n" for ln in t.lines])
     have = False
     for tp in TORCH_TRANSPORTS:
         for s in TORCH_SERIES:
@@ -2345,35 +2410,23 @@ def update_doc(path: str, groups: dict[str, str]) -> None:
             raise DocError("cannot write %s: %s" % (path, e.strerror))
 
 
-def fastpath_rst(path: str) -> Optional[str]:
-    """fastpath.md's whole operations (with the before and after of
+def fastpath_rst(ops: list[Record]) -> Optional[str]:
+    """fastpath.sh's whole operations (with the before and after of
     FASTPATH_BASE if it has them) as the documentation's group; None
-    without fastpath.md."""
-    try:
-        ls = lines_of(read_text(path))
-    except OSError:
+    without them."""
+    if not ops:
         return None
-    out = []
-    for head in ("| operation | before | after | after / before |", "| operation | Ir |"):
-        if head not in ls:
-            continue
-        i = ls.index(head) + 2
-        rows = []
-        while i < len(ls) and ls[i].startswith("| "):
-            rows.append(tuple(c.strip() for c in ls[i].strip("|").split("|")))
-            i += 1
-        cols = tuple(c.strip() for c in head.strip("|").split("|"))
-        if len(cols) == 2:
-            cols = ("operation", "instructions")
-        out.append(rst_table(cols, rows))
-        if len(cols) == 4:
-            # no revision named: the documentation carries no commits
-            out.append("Before: the pure files of the revision FASTPATH_BASE named; after: "
-                       "this tree's; the same fastpath.c.\n")
-        break
-    if not out:
-        return None
-    return "\n".join(out) + "\nInstructions per operation of the portable fast path, both hosts " \
+    if any(not blank(o.get("base_ir")) for o in ops):
+        # no revision named: the documentation carries no commits
+        out = rst_table(("operation", "before", "after", "after / before"),
+                        [(o.text("name"), o.text("base_ir") or "-", o.text("ir") or "-",
+                          ratio(o.get("ir"), o.get("base_ir"))) for o in ops]) + \
+            "\nBefore: the pure files of the revision FASTPATH_BASE named; after: this tree's; " \
+            "the same fastpath.c.\n"
+    else:
+        out = rst_table(("operation", "instructions"),
+                        [(o.text("name"), o.text("ir") or "-") for o in ops])
+    return out + "\nInstructions per operation of the portable fast path, both hosts " \
         "together (tools/bench/fastpath.sh: callgrind on the host, fastpath.c driving " \
         "kmod/wire.c, kmod/flow.c and libbx/alloc.c built -O2; no locks, verbs or copies " \
         "of payload).\n"
@@ -2392,17 +2445,16 @@ def overlap_rst(t: TorchRun) -> str:
                                        "yes" if v else "no"))
 
 
-def doc_groups(summary: Optional[str], torch: Optional[TorchRun],
-               conv: list[dict[str, str]], fastpath: str) -> dict[str, str]:
+def doc_groups(summary: Optional[str], torch: Optional[TorchRun], run: Run) -> dict[str, str]:
     """The documentation's groups this run measured."""
     g = {}
     if summary is not None:
         g["matrix"] = summary
     if torch is not None:
         g["torch"] = torch_rst(torch) + overlap_rst(torch)
-    if conv:
-        g["convert"] = convert_rst(conv)
-    fp = fastpath_rst(fastpath)
+    if run.convert:
+        g["convert"] = convert_rst(run.convert)
+    fp = fastpath_rst(run.fastpath)
     if fp:
         g["fastpath"] = fp
     return g
@@ -2541,14 +2593,18 @@ def plot(d: str, data: str) -> None:
 
 def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     """The report of a run of phase torch alone (bench.sh -P torch)."""
-    r = Report(Run(), data, host_info(os.path.join(d, "run", "host.txt")), "")
+    run = Run()
+    run.add_file(os.path.join(d, "run", "host.jsonl"))
+    run.add_file(os.path.join(d, "convert.txt"), RECORD_PREFIX)
+    run.add_file(os.path.join(d, "fastpath.jsonl"))
+    r = Report(run, data, "")
     r.printf("# bx benchmark report\n\nThis run has only the PyTorch example (bench.sh phase "
              "torch).\n")
     if r.hostinfo != "":
         r.printf("\nThe host during the run: %s.\n", r.hostinfo)
+    failures(r, run.fails)
     section_torch(r, torch)
-    conv = read_convert(d)
-    section_convert(r, conv)
+    section_convert(r)
     out = d + "/report.md"
     write_text(out, r.text())
     plot(d, data)
@@ -2556,7 +2612,7 @@ def torch_only(d: str, data: str, torch: TorchRun, doc: Optional[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if doc:
         try:
-            update_doc(doc, doc_groups(None, torch, conv, os.path.join(d, "fastpath.md")))
+            update_doc(doc, doc_groups(None, torch, run))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2
@@ -2595,7 +2651,6 @@ def main(argv: list[str]) -> int:
         return 1
     os.makedirs(data, exist_ok=True)
     for f in glob.glob(os.path.join(glob.escape(data), "*.dat")) + \
-            glob.glob(os.path.join(glob.escape(data), "torch_*.txt")) + \
             glob.glob(os.path.join(glob.escape(d), "*.png")):
         os.remove(f)
     if not has_run:
@@ -2606,19 +2661,20 @@ def main(argv: list[str]) -> int:
     write_text(os.path.join(data, "results.txt"), text)
     run = read_run(lines)
     # the lossless switch's counters (bench.sh -f lossless), per phase
-    for f in (os.path.join(d, "run-multi", "switch.log"), os.path.join(run_dir, "switch.log")):
+    for f in (os.path.join(d, "run-multi", "switch.jsonl"), os.path.join(run_dir, "switch.jsonl")):
         if os.path.isfile(f):
-            run.switch(switch_phases(f))
+            run.add_file(f)
             break
 
-    r = Report(run, data, host_info(os.path.join(run_dir, "host.txt")),
-               os.path.join(d, "fastpath.md"))
+    run.add_file(os.path.join(run_dir, "host.jsonl"))
+    run.add_file(os.path.join(d, "convert.txt"), RECORD_PREFIX)
+    run.add_file(os.path.join(d, "fastpath.jsonl"))
+    r = Report(run, data, os.path.join(d, "fastpath.md"))
     for section in SECTIONS:
         section(r)
     if torch is not None:
         section_torch(r, torch)
-    conv = read_convert(d)
-    section_convert(r, conv)
+    section_convert(r)
     targets = target_rows(run, r.fig)
     out = d + "/report.md"
     write_text(out, with_targets(r.text(), targets_md(targets)))
@@ -2634,8 +2690,7 @@ def main(argv: list[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if args.update_doc:
         try:
-            update_doc(args.update_doc, doc_groups(summary_rst(r, targets), torch, conv,
-                                                   r.fastpath))
+            update_doc(args.update_doc, doc_groups(summary_rst(r, targets), torch, run))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2

@@ -29,9 +29,11 @@
 # script says every 10 s what they are at; at the end it prints the
 # table. Every worker also prints each step's time and
 # pull and push latency (embedding_ps.py --step-log -, lines
-# "embedding_ps: steps ...") into DIR/g0/result.log, and DIR/torch.env
-# records the settings: the input of tools/bench/report.py, whose bench
-# phase "torch" runs this script.
+# "embedding_ps: steps ...") into DIR/g0/result.log, each line of
+# figures followed by its record ("# bench-record {JSON}", python.sh
+# runs the example with --records), and DIR/torch.env records the
+# settings: the input of tools/bench/report.py, whose bench phase
+# "torch" runs this script.
 #
 # Needs the guest image (make stage vm) and the host's python3 with
 # numpy and torch (tools/install-deps.sh): the guests run it (run.sh -p).
@@ -80,7 +82,7 @@ progress() {
 		for g in 0 1 2; do
 			[ -f "$outdir/g$g/result.log" ] || continue
 			l=$(tr -d '\r' < "$outdir/g$g/result.log" |
-				grep -a -v '^# [IW][0-9]* \|^# WARNING: Logging\|^ *$' | tail -1 | cut -c1-110) ||
+				grep -a -v '^# [IW][0-9]* \|^# WARNING: Logging\|^# bench-record \|^ *$' | tail -1 | cut -c1-110) ||
 				true	# an empty log (grep finds nothing) must not end the loop (set -e)
 			[ -n "$l" ] && line="$line g$g: $l;"
 		done

@@ -15,18 +15,20 @@ trap '[ -z "$srv" ] || kill "$srv" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$t
 . "$top/tools/testing/unit/tap.sh"
 report=$top/tools/bench/report.py
 
-# check FILE PYTHON: every "bench-record " line of FILE is a record of
-# the schema; then PYTHON runs with recs (the records, in order) and
-# lines (FILE's other lines), and fails the test by raising.
+# check FILE PYTHON: every "bench-record " line of FILE (every line of
+# a FILE.jsonl) is a record of the schema; then PYTHON runs with recs
+# (the records, in order) and lines (FILE's other lines), and fails the
+# test by raising.
 check() {
 	python3 - "$1" "$2" <<'EOF'
 import json, sys
 recs, lines = [], []
+jsonl = sys.argv[1].endswith(".jsonl")
 for ln in open(sys.argv[1]):
-    if not ln.startswith("bench-record "):
+    if not jsonl and not ln.startswith("bench-record "):
         lines.append(ln.rstrip("\n"))
         continue
-    o = json.loads(ln[len("bench-record "):])
+    o = json.loads(ln if jsonl else ln[len("bench-record "):])
     assert list(o) == ["v", "bench", "kind", "cell", "metrics"], o
     assert o["v"] == 1 and isinstance(o["cell"], dict) and isinstance(o["metrics"], dict), o
     for k, v in list(o["cell"].items()) + list(o["metrics"].items()):
@@ -38,7 +40,6 @@ EOF
 }
 
 echo "TAP version 13"
-echo "1..13"
 
 # ---- bxperf over TCP on the loopback ------------------------------------
 
@@ -175,4 +176,104 @@ python3 "$report" "$tmp/prof" > /dev/null 2>&1
 ok "report: the profile from ftrace_prof.sh's records" \
 	grep -q '^| bx_pull\[bx\] | 1 | 0[.]0[01] | 0[.]00 |$' "$tmp/prof/report.md"
 
+# ---- bench.sh's samples of the host's load -----------------------------------
+
+eval "$(sed -n '/^\thostload() {/,/^\t}/p' "$top/tools/bench/bench.sh")"
+run=$tmp/host
+mkdir -p "$run"
+hostload start
+hostload end
+ok "bench.sh: a record of each sample of the host's load, its figures the line's" \
+	check "$tmp/host/host.jsonl" '
+assert [(o["bench"], o["kind"]) for o in recs] == [("bench", "load")] * 2, recs
+for o, ln in zip(recs, open(sys.argv[1][:-len("jsonl")] + "txt")):
+    c, m = o["cell"], o["metrics"]
+    w = ln.split()
+    assert w[:2] == [c["when"], c["time"]] and w[2] == "nproc=%d" % c["nproc"], (w, o)
+    assert [float(x) for x in w[3][len("loadavg="):].split("/")] == \
+        [m["load1"], m["load5"], m["load15"]], (w, o)
+    assert w[4] == "qemu=%d" % m["qemu"], (w, o)
+assert [o["cell"]["when"] for o in recs] == ["start", "end"], recs'
+
+# ---- the lossless switch's counters per phase ----------------------------------
+
+# A made-up switch.log as run.sh's bxswitch and switch_mark write it:
+# counters before any phase (none's), a phase's, a message of the
+# switch's own, the last phase's at its exit.
+. "$top/tools/testing/vm/switch-lib.sh"
+cat > "$tmp/switch.log" <<'EOF'
+bxswitch: port0=01:rx_frames=5,pauses=0,paused_ms=0 frames=5 bytes=300 pauses=0 paused_ms=0
+bxswitch-phase incast.off
+bxswitch: port 3: frame length 99999
+bxswitch: port0=01:rx_frames=9,pauses=2,paused_ms=7 port1=02:rx_frames=1,pauses=1,paused_ms=1 frames=10 bytes=5000 pauses=3 paused_ms=1500
+bxswitch-phase incast.on
+bxswitch: port0=01:rx_frames=1,pauses=0,paused_ms=0 frames=1 bytes=64 pauses=0 paused_ms=0
+EOF
+switch_records "$tmp/switch.log" > "$tmp/switch.jsonl"
+ok "switch-lib.sh: a record per phase, its totals, not the ports'" check "$tmp/switch.jsonl" '
+assert [(o["bench"], o["kind"], o["cell"], o["metrics"]) for o in recs] == [
+    ("bxswitch", "result", {"phase": "incast.off"},
+     {"frames": 10, "bytes": 5000, "pauses": 3, "paused_ms": 1500}),
+    ("bxswitch", "result", {"phase": "incast.on"},
+     {"frames": 1, "bytes": 64, "pauses": 0, "paused_ms": 0})], recs'
+
+# ---- bench_convert.py, small ----------------------------------------------------
+
+if /usr/bin/python3 -c 'import numpy' 2> /dev/null; then
+	PYTHONPATH=$top/python /usr/bin/python3 "$top/python/tests/bench_convert.py" \
+		--values 64000 --reps 3 > "$tmp/convert.txt" 2>&1
+	ok "bench_convert.py: a record after each line, its figures the line's" check "$tmp/convert.txt" '
+res = [l for l in lines if l.startswith("convert: ")]
+assert len(recs) == len(res) >= 3 and len(lines) == len(res), (recs, lines)
+for o, l in zip(recs, res):
+    assert (o["bench"], o["kind"]) == ("bench_convert", "result"), o
+    f = dict(w.split("=", 1) for w in l.split()[1:])
+    c, m = o["cell"], o["metrics"]
+    assert c == {"case": f["case"], "values": int(f["values"]), "size": int(f["bytes"]),
+                 "reps": 3}, (c, f)
+    assert m == {k: float(f[k]) for k in ("ms", "memcpy_ms", "ratio", "overhead_us")}, (m, f)
+assert recs[0]["cell"]["case"] == "memcpy"'
+else
+	skip "bench_convert.py: a record after each line" "no numpy for /usr/bin/python3"
+fi
+
+# ---- fastpath.sh, on a made-up profile ----------------------------------------------
+
+# A valgrind that writes a made-up callgrind profile: main calls
+# fp_op_push_eager twice (100 Ir of its own), which calls bx_wire_build
+# twice (400 Ir each); fp_op_pull_rdv never runs.
+mkdir -p "$tmp/bin"
+cat > "$tmp/fastpath.prof" <<'EOF'
+fn=main
+0 10
+cfn=fp_op_push_eager
+calls=2 0
+0 900
+fn=fp_op_push_eager
+0 100
+cfn=bx_wire_build
+calls=2 0
+0 800
+fn=bx_wire_build
+0 800
+EOF
+printf '#!/bin/sh\nfor a; do case $a in --callgrind-out-file=*) cp %s "${a#*=}" ;; esac; done\n' \
+	"$tmp/fastpath.prof" > "$tmp/bin/valgrind"
+chmod +x "$tmp/bin/valgrind"
+PATH=$tmp/bin:$PATH FASTPATH_BASE='' bash "$top/tools/bench/fastpath.sh" /bin/true "$tmp/fp" 2 \
+	> "$tmp/fp.out" 2>&1
+ok "fastpath.sh: a record per whole operation, its Ir fastpath.md's" check "$tmp/fp/fastpath.jsonl" '
+ops = [(o["cell"], o["metrics"]) for o in recs if o["kind"] == "op"]
+assert ops == [({"op": "fp_op_push_eager", "name": "eager push, 64 B"}, {"ir": 450, "base_ir": None}),
+               ({"op": "fp_op_pull_rdv", "name": "rendezvous pull, 1 MiB"},
+                {"ir": None, "base_ir": None})], ops
+md = open(sys.argv[1][:-len("jsonl")] + "md").read()
+assert "| eager push, 64 B | 450 |" in md and "| rendezvous pull, 1 MiB | - |" in md, md'
+ok "fastpath.sh: a record per step and bx function, calls and Ir per call" check "$tmp/fp/fastpath.jsonl" '
+f = [(o["cell"]["func"], o["metrics"]) for o in recs if o["kind"] == "func"]
+assert f == [("bx_wire_build", {"calls": 2, "ir": 400.0}),
+             ("fp_op_push_eager", {"calls": 2, "ir": 450.0})], f'
+
+# The plan last (TAP allows it): the count is what ran.
+echo "1..$n"
 totals

@@ -7,8 +7,9 @@
 # bench_guest.sh and the programs it runs print them, with numbers
 # chosen so that every target is met (run "good"), missed (run "bad")
 # or not measured (run "bare"). The PyTorch example's table (phase
-# torch, DIR/torch) comes from lines in the format embedding_ps.py
-# prints. KTAP output.
+# torch, DIR/torch) comes from the records embedding_ps.py prints after
+# its lines with --records, which python.sh passes on as diagnostics.
+# KTAP output.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 report=$here/../../bench/report.sh
@@ -33,6 +34,10 @@ is() {	# REPORT TARGET VERDICT
 rec() {
 	printf 'bench-record {"v":1,"bench":"%s","kind":"%s","cell":{%s},"metrics":{%s}}\n' \
 		"$1" "$2" "$3" "$4"
+}
+# The same as a line of a host's file of records (NAME.jsonl).
+jrec() {
+	rec "$@" | sed 's/^bench-record //'
 }
 # K=V... as JSON members: a number as it is, null if empty, else a string.
 j() {
@@ -152,7 +157,11 @@ mkrun() {	# DIR Q R BW INCAST CONNS REGION [PAIRBW]
 				done
 			done
 	} > "$d/run/g1/result.log"
-	: > "$d/run/host.txt"
+	# bench.sh's samples of the host's load (DIR/run/host.jsonl)
+	{
+		jrec bench load "$(j when=start time=T0 nproc=2)" "$(j load1=1 load5=1 load15=1 qemu=2)"
+		jrec bench load "$(j when=end time=T1 nproc=2)" "$(j load1=2.5 load5=1 load15=1 qemu=3)"
+	} > "$d/run/host.jsonl"
 }
 
 # The target rows, by the start of their text, in the report's order.
@@ -179,7 +188,9 @@ expect() {	# NAME[:EXIT] V...
 # times worker 0's (the table averages them); the servers' line the
 # same way. HASHES "BX UV IBV" ("-": no params line; "u": IBV said it
 # was unavailable); TRANSPORTS the ones that ran; STEPLOG 0: no
-# per-step lines (a run before --step-log).
+# per-step lines (a run without --step-log). Each line of the example
+# is followed by its record, as python.sh prints them, unless RECORDS=0
+# (embedding_ps.py without --records).
 mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
 	local d=$1/torch hb hu hi tp w k f h
 	read -r hb hu hi <<< "$2"
@@ -196,27 +207,44 @@ mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
 			*) k=4 h=$hi ;;
 			esac
 			printf '# embedding_ps: run transport=%s: what %s runs on\r\n' "$tp" "$tp"
+			trec run "$(j transport="$tp" "what=what $tp runs on" workers=2 servers=2 rows=1000 dim=8 steps=2)" ""
 			if [ "$h" = u ]; then
 				printf '# embedding_ps: transport=%s unavailable: no RDMA device here\r\n' "$tp"
+				trec unavailable "$(j transport="$tp" "why=no RDMA device here")" ""
 				continue
 			fi
 			echo "# live: embedding_ps: progress transport=$tp step 1 of 2"
 			for w in 0 1; do
 				f=$k; [ $w = 1 ] && f=$(awk -v k="$k" 'BEGIN { print 1.5 * k }')
-				[ "${4:-1}" = 0 ] ||
+				if [ "${4:-1}" != 0 ]; then
 					printf '# embedding_ps: steps transport=%s worker=%s from=0 step_ms=%s,%s pull_us=%s,%s push_us=%s,%s\r\n' \
 						"$tp" $w "$(x 10)" "$(x 20)" "$(x 1000)" "$(x 2000)" "$(x 500)" "$(x 600)"
+					trec steps "$(j transport="$tp" worker=$w from=0)" \
+						"\"step_ms\":[$(x 10),$(x 20)],\"pull_us\":[$(x 1000),$(x 2000)],\"push_us\":[$(x 500),$(x 600)]"
+				fi
 				printf '# embedding_ps: transport=%s worker=%s steps=2 step_ms_mean=%s step_ms_p50=%s step_ms_p99=%s pull_us_p50=%s pull_us_p99=%s push_us_p50=%s push_us_p99=%s cpu_ms_per_step=%s loss_first=2.0794 loss_last=2.0\r\n' \
 					"$tp" $w "$(x 15)" "$(x 15)" "$(x 19.9)" "$(x 1500)" "$(x 1990)" "$(x 550)" "$(x 599)" "$(x 5)"
+				trec result "$(j transport="$tp" worker=$w)" \
+					"$(j steps=2 step_ms_mean="$(x 15)" step_ms_p50="$(x 15)" step_ms_p99="$(x 19.9)" pull_us_p50="$(x 1500)" pull_us_p99="$(x 1990)" push_us_p50="$(x 550)" push_us_p99="$(x 599)" cpu_ms_per_step="$(x 5)" loss_first=2.0794 loss_last=2.0)"
 			done
 			f=$k
 			printf '# embedding_ps: transport=%s servers=2 server_cpu_ms_per_step=%s server_host_cpu_ms_per_step=%s keys_pulled=10,12 keys_pushed=10,12 rdma_pkts=%s tcp_segs=%s\r\n' \
 				"$tp" "$(x 3)" "$(x 8)" "$([ "$tp" = rpc-uv ] && echo 0 || echo 300)" "$([ "$tp" = rpc-uv ] && echo 500 || echo 7)"
-			[ "$h" = - ] || echo "# embedding_ps: transport=$tp params sha256 $h"
+			trec servers "$(j transport="$tp" servers=2)" \
+				"$(j server_cpu_ms_per_step="$(x 3)" server_host_cpu_ms_per_step="$(x 8)"),\"keys_pulled\":[10,12],\"keys_pushed\":[10,12],$(j rdma_pkts="$([ "$tp" = rpc-uv ] && echo 0 || echo 300)" tcp_segs="$([ "$tp" = rpc-uv ] && echo 500 || echo 7)")"
+			[ "$h" = - ] || {
+				echo "# embedding_ps: transport=$tp params sha256 $h"
+				trec params "$(j transport="$tp" sha256="$h")" ""
+			}
 		done
 		echo "ok 1 torch"
 	} > "$d/g0/result.log"
 	echo "bxrig: ready id 1 addr 192.0.2.2 flavor stock" > "$d/g1/result.log"
+}
+# trec KIND CELL METRICS: the example's record of a line, as python.sh
+# passes it on (a KTAP diagnostic, "\r\n" from the serial console).
+trec() {
+	[ "${RECORDS:-1}" = 0 ] || printf '# %s\r\n' "$(rec embedding_ps "$@")"
 }
 x() { awk -v f="$f" -v v="$1" 'BEGIN { printf "%.3f", f * v }'; }	# V: f x V
 H1=$(printf 'a%.0s' {1..64}) H2=$(printf 'b%.0s' {1..64})
@@ -265,6 +293,46 @@ ok "good: the targets come before the first section" first "$tmp/good/report.md"
 ok "good: the incast names its best setting" grep -Eq "best mid 0[.](46|47|48) of off" "$tmp/good/report.md"
 ok "good: without phase bw the throughput targets take the sweep's" \
 	[ "$(grep -c "best of d1, d8)" "$tmp/good/report.md")" -eq 2 ]
+ok "good: the host's load from bench.sh's records" \
+	grep -q "^The host during the run: host with 2 CPUs, T0 to T1: 1-min load average 1[.]8 mean, 2[.]5 max; up to 3 qemu processes" "$tmp/good/report.md"
+
+# The lossless switch's pauses per incast setting (bench.sh -f
+# lossless: switch-lib.sh's records in DIR/run/switch.jsonl), in the
+# incast's table.
+mkrun "$tmp/switch" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+{
+	jrec bxswitch result "$(j phase=incast.off)" "$(j frames=100 bytes=1000 pauses=7 paused_ms=1500)"
+	jrec bxswitch result "$(j phase=incast.on)" "$(j frames=100 bytes=1000 pauses=0 paused_ms=0)"
+} > "$tmp/switch/run/switch.jsonl"
+"$report" "$tmp/switch" > "$tmp/switch.out" 2>&1
+ok "switch: report exits 0" [ $? -eq 0 ]
+ok "switch: the incast's table has the pauses" grep -q '^| setting | .* | pauses | paused s |$' "$tmp/switch/report.md"
+ok "switch: a setting's pauses and time paused" grep -Eq '^[|] bx, flow_control=N [|] .* [|] 7 [|] 1[.]5 [|]$' "$tmp/switch/report.md"
+ok "switch: a setting without a record has none" grep -Eq '^[|] tcp [|] .* [|] [0-9]+ [|]  [|]  [|]$' "$tmp/switch/report.md"
+ok "good: no switch, no pauses" sh -c "! grep -q 'paused s' '$tmp/good/report.md'"
+
+# A record of a kind whose fields the report checks (bench.sh's and the
+# host programs') without one of them, or with one of another type, is
+# a failure of the run, named in the report, not a figure left out.
+broken() {	# NAME ERE...: run NAME's report exits 1 and names each failure
+	local name=$1 e
+	shift
+	"$report" "$tmp/$name" > "$tmp/$name.out" 2>&1
+	ok "$name: report exits 1" [ $? -eq 1 ]
+	for e in "$@"; do
+		ok "$name: the failure: $e" grep -Eq "^    $e" "$tmp/$name/report.md"
+	done
+}
+mkrun "$tmp/badload" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+{
+	jrec bench load "$(j when=during time=T2 nproc=2)" "$(j load5=1 load15=1 qemu=2)"
+	jrec bench load "$(j when=during time=T3 nproc=2)" "$(j load1=x load5=1 load15=1 qemu=2)"
+} >> "$tmp/badload/run/host.jsonl"
+broken badload ".*/host[.]jsonl:3: a record of bench load without metrics[.]load1: " \
+	".*/host[.]jsonl:4: a record of bench load whose metrics[.]load1 is not a number: "
+mkrun "$tmp/badswitch" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
+jrec bxswitch result "$(j phase=incast.off)" "$(j frames=100 bytes=1000 pauses=7)" > "$tmp/badswitch/run/switch.jsonl"
+broken badswitch ".*/switch[.]jsonl:1: a record of bxswitch result without metrics[.]paused_ms: "
 
 # Every target missed, just: 1.21 and 1.01, a push at 0.89 of READ and
 # of rc_bw, the incast 0.53, a connection per process, 1 MiB over
@@ -445,13 +513,28 @@ ok "psskip: pipelining not measured" is "$tmp/psskip/report.md" "ps-lite pipelin
 # and plot; bx and torch RPC over uv must have run, over ibv too or say
 # why not, and all that ran reached one parameter set.
 mktorch "$tmp/torch" "$H1 $H1 $H1"
+# bench_convert.py's output: its lines, each followed by its record.
+convert() {	# CASE MS MEMCPY_MS RATIO OVERHEAD_US
+	echo "convert: case=$1 values=1600000 bytes=6400000 ms=$2 memcpy_ms=$3 ratio=$4 overhead_us=$5"
+	rec bench_convert result "$(j case="$1" values=1600000 size=6400000 reps=30)" \
+		"$(j ms="$2" memcpy_ms="$3" ratio="$4" overhead_us="$5")"
+}
 {
-	echo "convert: case=memcpy values=1600000 bytes=6400000 ms=0.200 memcpy_ms=0.200 ratio=1.00"
-	echo "convert: case=push_tensor_int64_keys values=1600000 bytes=6400000 ms=0.300 memcpy_ms=0.200 ratio=1.50 overhead_us=100"
+	convert memcpy 0.200 0.200 1.00 0
+	convert push_tensor_int64_keys 0.300 0.200 1.50 100
 } > "$tmp/torch/convert.txt"
 ok "torch: report exits 0 without DIR/run" tools/bench/report.sh "$tmp/torch"
 ok "torch: the conversions' table" row "$tmp/torch/report.md" "push_tensor_int64_keys [|] 0[.]300 [|] 0[.]200 [|] 1[.]50 [|] 100"
 ok "torch: the conversions' verdict" grep -q "^A tensor's push against 2 memcpys: [*][*]met[*][*]$" "$tmp/torch/report.md"
+ok "torch: the memcpy's row, figures as bench_convert.py prints them" \
+	row "$tmp/torch/report.md" "memcpy [|] 0[.]200 [|] 0[.]200 [|] 1[.]00 [|] 0"
+mktorch "$tmp/badconv" "$H1 $H1 $H1"
+{
+	convert memcpy 0.200 0.200 1.00 0
+	rec bench_convert result "$(j case=push_tensor_int64_keys values=1600000 size=6400000 reps=30)" \
+		"$(j ms=0.3 memcpy_ms=0.2 ratio=1.5x overhead_us=100)"
+} > "$tmp/badconv/convert.txt"
+broken badconv ".*/convert[.]txt:3: a record of bench_convert result whose metrics[.]ratio is not a number: "
 ok "torch: step time mean, averaged over the workers, and the ratios" \
 	row "$tmp/torch/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 75[.]0 [|] 0[.]50 [|] 0[.]25"
 ok "torch: pull p99, µs shown in ms" \
@@ -506,6 +589,26 @@ ok "torchhalf: torch RPC named missing" \
 mktorch "$tmp/torchold" "$H1 $H1 $H1" "bx rpc-uv rpc-ibv" 0
 ok "torchold: without per-step lines, the table and no plot" \
 	sh -c "tools/bench/report.sh '$tmp/torchold' > /dev/null 2>&1 && grep -q 'No per-step data' '$tmp/torchold/report.md' && [ ! -e '$tmp/torchold/torch_steps.png' ]"
+# The example's lines without their records (a run before --records)
+# are not read: no results from any transport.
+RECORDS=0 mktorch "$tmp/torchlines" "$H1 $H1 $H1"
+ok "torchlines: the lines alone: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchlines' > /dev/null 2>&1"
+ok "torchlines: no results from any transport" \
+	grep -q '^[*][*]No results from:[*][*] bx, torch RPC (uv, TCP), torch RPC (ibv, RDMA)$' "$tmp/torchlines/report.md"
+# A record of the example's without a field, or with one of another
+# type, is a failure named in the section.
+mktorch "$tmp/torchbad" "$H1 $H1 $H1"
+{
+	trec result "$(j transport=bx worker=2)" "$(j steps=2)"
+	trec steps "$(j transport=bx worker=2 from=0)" "$(j step_ms=1 pull_us=1 push_us=1)"
+} >> "$tmp/torchbad/torch/g0/result.log"
+ok "torchbad: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchbad' > /dev/null 2>&1"
+ok "torchbad: a record without a field, named" \
+	grep -Eq '^    torch/g0:[0-9]+: a record of embedding_ps result without metrics[.]step_ms_mean: ' "$tmp/torchbad/report.md"
+ok "torchbad: a field of another type, named" \
+	grep -Eq '^    torch/g0:[0-9]+: a record of embedding_ps steps whose metrics[.]step_ms is not a list of numbers: ' "$tmp/torchbad/report.md"
+ok "torchbad: the records that are whole still count" \
+	row "$tmp/torchbad/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 75[.]0 [|] 0[.]50 [|] 0[.]25"
 ok "good: no PyTorch section without DIR/torch" sh -c "! grep -q 'PyTorch' '$tmp/good/report.md'"
 # With the matrix: both, the targets first; the summary has both tables.
 mkrun "$tmp/both" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864
@@ -532,17 +635,23 @@ ok "torch: ... after the matrix's group, each between its markers" \
 	sh -c "grep '^[.][.] bench-summary' '$tmp/doc3.rst' | tr '\\n' ' ' | grep -qx '.. bench-summary-begin: matrix .. bench-summary-end: matrix .. bench-summary-begin: torch .. bench-summary-end: torch .. bench-summary-begin: convert .. bench-summary-end: convert '"
 ok "torch: ... and the conversions' line" \
 	grep -q '^Tensors to bx on the host .* ratio 1.50 (target <= 2)' "$tmp/doc3.rst"
-# fastpath.md with FASTPATH_BASE's before and after: the fastpath group;
-# a second update of the same run changes nothing.
-{
-	printf 'Whole operations, before (the pure files at abc1234) and after (this\n'
-	printf 'tree), the same fastpath.c; Ir per operation, both hosts:\n\n'
-	printf '| operation | before | after | after / before |\n| --- | ---: | ---: | ---: |\n'
-	printf '| eager push, 64 B | 884 | 646 | 0.73 |\n\nInstructions per call\n'
-} > "$tmp/torch/fastpath.md"
+# fastpath.sh's records (DIR/fastpath.jsonl) with FASTPATH_BASE's before
+# and after: the fastpath group; a second update of the same run changes
+# nothing. Without FASTPATH_BASE, the instructions alone.
+fastpath() {	# BASE_IR_PUSH BASE_IR_PULL: DIR/fastpath.jsonl's lines
+	jrec fastpath op "$(j op=fp_op_push_eager "name=eager push, 64 B")" "$(j ir=646 base_ir="$1")"
+	jrec fastpath op "$(j op=fp_op_pull_rdv "name=rendezvous pull, 1 MiB")" "$(j ir=1549 base_ir="$2")"
+	jrec fastpath func "$(j func=bx_wire_build)" "$(j calls=100000 ir=40.5)"
+}
+fastpath 884 2039 > "$tmp/torch/fastpath.jsonl"
 "$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
-ok "fastpath: the group with before and after" \
-	sh -c "sed -n '/^[.][.] bench-summary-begin: fastpath$/,/^[.][.] bench-summary-end: fastpath$/p' '$tmp/doc3.rst' | grep -Eq '^eager push, 64 B +884 +646 +0[.]73$'"
+fpgroup() {	# DOC ERE: a line of DOC's fastpath group
+	sed -n '/^[.][.] bench-summary-begin: fastpath$/,/^[.][.] bench-summary-end: fastpath$/p' "$1" |
+		grep -Eq "$2"
+}
+ok "fastpath: the group with before and after" fpgroup "$tmp/doc3.rst" '^eager push, 64 B +884 +646 +0[.]73$'
+ok "fastpath: ... every operation, in fastpath.sh's order" \
+	sh -c "grep -A1 '^eager push' '$tmp/doc3.rst' | grep -Eq '^rendezvous pull, 1 MiB +2039 +1549 +0[.]76$'"
 cp "$tmp/doc3.rst" "$tmp/doc4.rst"
 "$report" "$tmp/torch" --update-doc "$tmp/doc3.rst" > /dev/null 2>&1
 ok "fastpath: a second update changes nothing" cmp -s "$tmp/doc3.rst" "$tmp/doc4.rst"
@@ -551,6 +660,19 @@ if command -v rst2html > /dev/null; then
 else
 	skip "fastpath: valid reStructuredText" "no rst2html (python3-docutils)"
 fi
+fastpath "" "" > "$tmp/torch/fastpath.jsonl"
+cp "$tmp/doc3.rst" "$tmp/doc5.rst"
+"$report" "$tmp/torch" --update-doc "$tmp/doc5.rst" > /dev/null 2>&1
+ok "fastpath: without FASTPATH_BASE, the instructions" fpgroup "$tmp/doc5.rst" '^eager push, 64 B +646$'
+ok "fastpath: ... and no before" sh -c "! grep -Fq 'Before: the pure files' '$tmp/doc5.rst'"
+mktorch "$tmp/badfp" "$H1 $H1 $H1"
+{
+	fastpath 884 2039
+	jrec fastpath op "$(j op=fp_op_x "name=x")" "$(j ir=12ab base_ir=)"
+	jrec fastpath func "$(j func=bx_x)" "$(j calls=1)"
+} > "$tmp/badfp/fastpath.jsonl"
+broken badfp ".*/fastpath[.]jsonl:4: a record of fastpath op whose metrics[.]ir is not a number or null" \
+	".*/fastpath[.]jsonl:5: a record of fastpath func without metrics[.]ir: "
 ok "empty: no run and no torch: report exits 1" \
 	sh -c "mkdir -p '$tmp/empty' && ! tools/bench/report.sh '$tmp/empty' > /dev/null 2>&1"
 

@@ -32,3 +32,17 @@ switch_phases() {
 		for (i = 2; i <= NF; i++) if ($i !~ /^port/) printf(" %s", $i)
 		printf("\n"); ph = "" }' "$1"
 }
+
+# switch_records LOG: the same as records (tools/bench/README.md,
+# "Records"), one JSON object a line: bench "bxswitch", kind "result",
+# cell {"phase": NAME}, metrics frames, bytes, pauses, paused_ms.
+switch_records() {
+	awk '/^bxswitch-phase / { ph = $2; gsub(/[\\"]/, "\\\\&", ph); next }
+	     /^bxswitch:.* paused_ms=[0-9]+$/ && ph != "" {
+		m = ""
+		for (i = 2; i <= NF; i++)
+			if ($i !~ /^port/ && split($i, kv, "=") == 2)
+				m = m (m == "" ? "" : ",") "\"" kv[1] "\":" kv[2]
+		printf("{\"v\":1,\"bench\":\"bxswitch\",\"kind\":\"result\",\"cell\":{\"phase\":\"%s\"},\"metrics\":{%s}}\n", ph, m)
+		ph = "" }' "$1"
+}
