@@ -230,10 +230,16 @@ static bool send_again(int err);
 static void later(struct bxps *n, struct io *io, int ms);
 
 /*
- * Send one message made of @nseg pieces to node index @to. Pieces in the
- * region go as they are (the caller keeps them until the send is done:
- * for a request, until it is done); the others are copied, with the
- * pieces between them, into one scratch buffer of the region.
+ * Send one message made of @nseg pieces to node index @to. For a request
+ * (@req), pieces in the region go as they are: the caller keeps them
+ * until the request is done, which is after its sends are. The others,
+ * and every piece of an answer (no @req), are copied, with the pieces
+ * between them, into one scratch buffer of the region that the send
+ * owns: bxps_respond()'s caller may free its keys and values, or release
+ * the request whose buffer they point into, as soon as it returns, while
+ * the kernel still reads the message (a queued eager push is gathered
+ * when it goes, a rendezvous one read by the peer later), and a freed
+ * block may be handed out again at once.
  */
 int ps_send(struct bxps *n, int to, const void *const *seg,
 	    const uint64_t *seglen, unsigned int nseg, struct preq *req,
@@ -246,7 +252,7 @@ int ps_send(struct bxps *n, int to, const void *const *seg,
 
 	for (unsigned int i = 0; i < nseg; i++) {
 		total += seglen[i];
-		if (seglen[i] && !bxps_in_region(n, seg[i], seglen[i]))
+		if (seglen[i] && (!req || !bxps_in_region(n, seg[i], seglen[i])))
 			copy += seglen[i];
 	}
 	if (total > n->msg_max)
@@ -274,7 +280,7 @@ int ps_send(struct bxps *n, int to, const void *const *seg,
 
 		if (!seglen[i])
 			continue;
-		in = bxps_in_region(n, seg[i], seglen[i]);
+		in = req && bxps_in_region(n, seg[i], seglen[i]);
 		if (in) {
 			off = (uint64_t)((const uint8_t *)seg[i] -
 					 (const uint8_t *)bx_region(n->bx));

@@ -46,9 +46,10 @@
  *
  * Copies. A push's keys and values are sent from where they are when
  * they lie in the node's bx region (bxps_alloc()), else copied once into
- * it; a received message is read where it landed; a pull's answer is
- * copied once from its receive buffer to the caller's memory. The
- * counters (bxps_stats()) count the bytes copied and not.
+ * it; an answer is always copied once (its sender frees what it
+ * answered from at once); a received message is read where it landed; a
+ * pull's answer is copied once from its receive buffer to the caller's
+ * memory. The counters (bxps_stats()) count the bytes copied and not.
  *
  * Functions return 0 (or a non-negative id or count) or a negative errno.
  */
@@ -344,7 +345,10 @@ int bxps_set_handler(struct bxps *n, int app, bxps_handler_fn fn, void *arg,
 /**
  * bxps_respond() - answer @req (a copy made during the handler is fine)
  * with @kv (pull: the values; push: may be empty) or, for SimpleApp,
- * @body. bxps_respond_err() - answer with @err (< 0) instead.
+ * @body. bxps_respond_err() - answer with @err (< 0) instead. The answer
+ * is copied into a buffer of its own, region memory or not: @kv, @body
+ * and @req->buf may be freed (bxps_free(), bxps_req_release()) as soon
+ * as it returns.
  */
 int bxps_respond(struct bxps *n, const struct bxps_req *req,
 		 const struct bxps_kv *kv, const void *body, uint32_t blen);
