@@ -8,6 +8,13 @@
  * return 0 (or a non-negative value) on success and a negative errno on
  * failure, and never set errno. No argument is trusted: a bad offset is
  * reported, never acted upon. See alloc.c for the design.
+ *
+ * Each thread keeps a small cache of free blocks (those it freed, and
+ * small ones taken ahead) for the allocator it used last: a get of the
+ * same size takes no lock but the cache's own. It is returned when the
+ * thread uses another allocator, when the thread exits, when the region
+ * is too full for a get, and by bx_alloc_stats() and bx_alloc_check(). A
+ * cached block is free: putting it again is -EINVAL.
  */
 #ifndef BX_ALLOC_H
 #define BX_ALLOC_H
@@ -81,22 +88,29 @@ int64_t bx_alloc_size(struct bx_alloc *a, uint64_t off);
 /**
  * bx_alloc_stats() - a consistent snapshot of the allocator's counters
  *
- * largest_free counts only free page runs: an allocation of that many
- * bytes (above max_small) succeeds if nothing else runs concurrently; the
- * free space inside partly used slabs is in bytes_free but not in it.
- * Both are zeroed for a NULL @a.
+ * Returns every thread's cache first, so that the blocks in use are those
+ * the program holds. largest_free counts only free page runs: an
+ * allocation of that many bytes (above max_small) succeeds if nothing
+ * else runs concurrently; the free space inside partly used slabs is in
+ * bytes_free but not in it. Both are zeroed for a NULL @a.
  */
 void bx_alloc_stats(struct bx_alloc *a, struct bx_alloc_stats *st);
 
 /**
  * bx_alloc_check() - verify every internal invariant (a debugging aid)
  *
- * Takes every lock and walks all metadata: O(region pages + slabs).
+ * Returns every thread's cache, then takes every lock and walks all
+ * metadata: O(region pages + slabs).
  * Return: 0, or -EUCLEAN if the metadata is inconsistent (a bug).
  */
 int bx_alloc_check(struct bx_alloc *a);
 
-/** bx_alloc_destroy() - free the allocator; live blocks are forgotten. */
+/**
+ * bx_alloc_destroy() - free the allocator; live blocks are forgotten.
+ *
+ * No other call on @a may run or follow. Threads that still have a cache
+ * for @a free it on their next call or at exit, without touching @a.
+ */
 void bx_alloc_destroy(struct bx_alloc *a);
 
 #ifdef __cplusplus

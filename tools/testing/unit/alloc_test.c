@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -726,6 +727,396 @@ UNIT_TEST(model_random)
 	if (*unit_failed)
 		return;
 	model_run(unit_failed, 2 * MiB, 64, 256 * KiB, 4, 20000);
+}
+
+/* ---- thread caches ------------------------------------------------------- */
+
+UNIT_TEST(cache_reuses_freed_blocks)
+{
+	struct bx_alloc *a = mk(64 * MiB, 64, 64 * KiB);
+	uint64_t x, y, l, m, off;
+
+	CHECK(a);
+	/* Small: the block just freed comes back, newest first. */
+	CHECK_EQ(bx_alloc_get(a, 100, 1, &x), 0);
+	CHECK_EQ(bx_alloc_get(a, 128, 1, &y), 0);
+	CHECK_EQ(bx_alloc_put(a, x), 0);
+	CHECK_EQ(bx_alloc_put(a, y), 0);
+	CHECK_EQ(bx_alloc_get(a, 65, 1, &off), 0);
+	CHECK_EQ(off, y);
+	CHECK_EQ(bx_alloc_get(a, 128, 64, &off), 0);
+	CHECK_EQ(off, x);
+	CHECK_EQ(bx_alloc_size(a, x), 128);
+	CHECK_EQ(stats(a).blocks_in_use, 2);
+
+	/* Large: only the same page count. */
+	CHECK_EQ(bx_alloc_get(a, MiB, PAGE, &l), 0);
+	CHECK_EQ(bx_alloc_put(a, l), 0);
+	CHECK_EQ(bx_alloc_get(a, 2 * MiB, PAGE, &m), 0);
+	CHECK(m != l);
+	CHECK_EQ(bx_alloc_get(a, MiB - PAGE + 1, 1, &off), 0);
+	CHECK_EQ(off, l);
+	CHECK_EQ(bx_alloc_size(a, l), MiB);
+	CHECK_EQ(stats(a).blocks_in_use, 4);
+	CHECK_EQ(bx_alloc_check(a), 0);
+
+	/* Many of one class: magazines fill up and spill into the slabs. */
+	static uint64_t offs[4096];
+	for (int i = 0; i < 4096; i++)
+		CHECK_EQ(bx_alloc_get(a, 64, 1, &offs[i]), 0);
+	for (int i = 0; i < 4096; i++)
+		CHECK_EQ(bx_alloc_put(a, offs[i]), 0);
+	for (int i = 0; i < 4096; i++)
+		CHECK_EQ(bx_alloc_get(a, 64, 1, &offs[i]), 0);
+	for (int i = 0; i < 4096; i++)
+		CHECK_EQ(bx_alloc_put(a, offs[i]), 0);
+	CHECK_EQ(bx_alloc_check(a), 0);
+	CHECK_EQ(stats(a).blocks_in_use, 4);
+	bx_alloc_destroy(a);
+}
+
+UNIT_TEST(cache_rejects_double_and_bad_puts)
+{
+	struct bx_alloc *a = mk(16 * MiB, 64, 64 * KiB);
+	uint64_t x, y, l, k, off;
+
+	CHECK(a);
+	CHECK_EQ(bx_alloc_get(a, 128, 1, &x), 0);
+	CHECK_EQ(bx_alloc_get(a, 128, 1, &y), 0);
+	CHECK_EQ(bx_alloc_get(a, 3 * MiB, 1, &l), 0);
+	CHECK_EQ(bx_alloc_get(a, 3 * MiB, 1, &k), 0);
+	CHECK_EQ(bx_alloc_put(a, x), 0);
+	CHECK_EQ(bx_alloc_put(a, l), 0);
+
+	/* Cached: free to put and size. */
+	CHECK_EQ(bx_alloc_put(a, x), -EINVAL);
+	CHECK_EQ(bx_alloc_size(a, x), -EINVAL);
+	CHECK_EQ(bx_alloc_put(a, l), -EINVAL);
+	CHECK_EQ(bx_alloc_size(a, l), -EINVAL);
+
+	/* Interior, misaligned, never allocated, out of range. */
+	const uint64_t bad[] = {
+		x + 64, x + 1, x + 127, y + 64, y + 1, y + 128 * 7,
+		l + 64, l + PAGE, l + 3 * MiB - PAGE, k + 1, k + PAGE,
+		k + 3 * MiB, 16 * MiB, UINT64_MAX,
+	};
+	for (unsigned int i = 0; i < ARRAY_SIZE(bad); i++) {
+		CHECK_EQ(bx_alloc_put(a, bad[i]), -EINVAL);
+		CHECK_EQ(bx_alloc_size(a, bad[i]), -EINVAL);
+	}
+
+	/* Nothing changed: y and k live, x and l still in the cache. */
+	CHECK_EQ(bx_alloc_size(a, y), 128);
+	CHECK_EQ(bx_alloc_size(a, k), 3 * MiB);
+	CHECK_EQ(bx_alloc_get(a, 128, 1, &off), 0);
+	CHECK_EQ(off, x);
+	CHECK_EQ(bx_alloc_get(a, 3 * MiB, 1, &off), 0);
+	CHECK_EQ(off, l);
+	CHECK_EQ(bx_alloc_check(a), 0);
+	CHECK_EQ(stats(a).blocks_in_use, 4);
+
+	/* Double puts once the blocks are out of the cache, too. */
+	CHECK_EQ(bx_alloc_put(a, x), 0);
+	CHECK_EQ(bx_alloc_put(a, l), 0);
+	CHECK_EQ(stats(a).blocks_in_use, 2);
+	CHECK_EQ(bx_alloc_put(a, x), -EINVAL);
+	CHECK_EQ(bx_alloc_put(a, l), -EINVAL);
+	CHECK_EQ(bx_alloc_put(a, y), 0);
+	CHECK_EQ(bx_alloc_put(a, k), 0);
+	CHECK_EQ(bx_alloc_put(a, y), -EINVAL);
+	CHECK_EQ(bx_alloc_put(a, k), -EINVAL);
+	CHECK_EQ(bx_alloc_check(a), 0);
+	CHECK_EQ(stats(a).bytes_in_use, 0);
+	CHECK_EQ(bx_alloc_get(a, 16 * MiB, 1, &off), 0);
+	bx_alloc_destroy(a);
+}
+
+UNIT_TEST(cache_of_large_blocks_is_bounded)
+{
+	struct bx_alloc *a = mk(64 * MiB, 64, 64 * KiB);
+	uint64_t l[5], big, off;
+
+	CHECK(a);
+	/* Five sizes; the cache takes four, the fifth goes back at once. */
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(bx_alloc_get(a, MiB + i * PAGE, 1, &l[i]), 0);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(bx_alloc_put(a, l[i]), 0);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(bx_alloc_put(a, l[i]), -EINVAL);
+	/* (No check or stats here: they would empty the cache.) */
+	/* A size it does not have: its oldest block goes. */
+	CHECK_EQ(bx_alloc_get(a, 5 * MiB, 1, &big), 0);
+	CHECK_EQ(bx_alloc_get(a, MiB + 3 * PAGE, 1, &off), 0);
+	CHECK_EQ(off, l[3]);
+	CHECK_EQ(bx_alloc_get(a, MiB + PAGE, 1, &off), 0);
+	CHECK_EQ(off, l[1]);
+	CHECK_EQ(bx_alloc_put(a, l[1]), 0);
+	CHECK_EQ(bx_alloc_put(a, l[3]), 0);
+	/* Too big for it (8 MiB in all): straight to the page heap. */
+	CHECK_EQ(bx_alloc_put(a, big), 0);
+	CHECK_EQ(bx_alloc_get(a, 7 * MiB, 1, &big), 0);
+	CHECK_EQ(bx_alloc_put(a, big), 0);
+	CHECK_EQ(bx_alloc_put(a, big), -EINVAL);
+	CHECK_EQ(bx_alloc_size(a, big), -EINVAL);
+	CHECK_EQ(bx_alloc_check(a), 0);
+	CHECK_EQ(stats(a).blocks_in_use, 0);
+	CHECK_EQ(bx_alloc_get(a, 64 * MiB, 1, &off), 0);
+	bx_alloc_destroy(a);
+}
+
+/* Threads that free blocks into their caches and wait. */
+struct holder {
+	pthread_t		thread;
+	struct bx_alloc		*a;
+	pthread_barrier_t	*freed, *done;
+	uint64_t		size, n;
+	int			bad;
+	bool			use_other;	/* get and put on another allocator */
+};
+
+static void *holder(void *arg)
+{
+	struct holder *h = arg;
+	uint64_t offs[64];
+
+	for (uint64_t i = 0; i < h->n; i++)
+		h->bad |= bx_alloc_get(h->a, h->size, 1, &offs[i]);
+	for (uint64_t i = 0; i < h->n; i++)
+		h->bad |= bx_alloc_put(h->a, offs[i]);
+	pthread_barrier_wait(h->freed);
+	pthread_barrier_wait(h->done);
+	if (h->use_other) {
+		struct bx_alloc *b = mk(MiB, 64, 64 * KiB);
+
+		h->bad |= !b;
+		for (int i = 0; b && i < 3; i++) {
+			h->bad |= bx_alloc_get(b, 64 << (i * 5), 1, &offs[i]);
+			h->bad |= bx_alloc_put(b, offs[i]);
+		}
+		h->bad |= stats(b).blocks_in_use != 0 || bx_alloc_check(b);
+		bx_alloc_destroy(b);
+	}
+	return NULL;
+}
+
+/* Start n holders of a: each frees blocks of size[i % 3] and waits. */
+static bool holders_start(struct holder *h, int n, struct bx_alloc *a,
+			  pthread_barrier_t *freed, pthread_barrier_t *done)
+{
+	static const uint64_t size[] = { 4 * KiB, 64, 256 * KiB };
+
+	pthread_barrier_init(freed, NULL, n + 1);
+	pthread_barrier_init(done, NULL, n + 1);
+	for (int i = 0; i < n; i++) {
+		h[i] = (struct holder){ .a = a, .freed = freed, .done = done,
+					.size = size[i % 3], .n = 12 + i % 3 };
+		if (pthread_create(&h[i].thread, NULL, holder, &h[i]))
+			return false;
+	}
+	pthread_barrier_wait(freed);
+	return true;
+}
+
+static int holders_end(struct holder *h, int n, pthread_barrier_t *freed,
+		       pthread_barrier_t *done)
+{
+	int bad = 0;
+
+	pthread_barrier_wait(done);
+	for (int i = 0; i < n; i++) {
+		pthread_join(h[i].thread, NULL);
+		bad |= h[i].bad;
+	}
+	pthread_barrier_destroy(freed);
+	pthread_barrier_destroy(done);
+	return bad;
+}
+
+UNIT_TEST(cache_of_other_threads_is_drained)
+{
+	static uint64_t offs[1025];
+	pthread_barrier_t freed, done;
+	struct bx_alloc_stats st;
+	struct holder h[6];
+	struct bx_alloc *a;
+	uint64_t off = 1;
+	int check, big, ends;
+	long n;
+
+	/*
+	 * 6 threads hold 2 x 12 4 KiB blocks, 2 x 13 64 B and 2 x 14 256 KiB
+	 * in their caches, and wait (the holders are let go before any
+	 * CHECK). The whole region, page by page, then as one block.
+	 */
+	a = mk(4 * MiB, 64, 64 * KiB);
+	CHECK(a);
+	CHECK(holders_start(h, 6, a, &freed, &done));
+	n = fill(a, PAGE, offs, 1025);
+	st = stats(a);
+	check = bx_alloc_check(a);
+	for (long i = 0; i < n; i++)
+		check |= bx_alloc_put(a, offs[i]);
+	big = bx_alloc_get(a, 4 * MiB, 1, &off);
+	check |= bx_alloc_put(a, off);
+	ends = holders_end(h, 6, &freed, &done);
+	CHECK_EQ(n, 1024);
+	CHECK_EQ(st.bytes_free, 0);
+	CHECK_EQ(check, 0);
+	CHECK_EQ(big, 0);
+	CHECK_EQ(off, 0);
+	CHECK_EQ(ends, 0);
+	CHECK_EQ(stats(a).bytes_in_use, 0);
+	CHECK_EQ(bx_alloc_check(a), 0);
+	bx_alloc_destroy(a);
+
+	/* Again with nothing but the big block asked for. */
+	a = mk(4 * MiB, 64, 64 * KiB);
+	CHECK(a);
+	CHECK(holders_start(h, 6, a, &freed, &done));
+	big = bx_alloc_get(a, 4 * MiB, 1, &off);
+	check = bx_alloc_put(a, off);
+	ends = holders_end(h, 6, &freed, &done);
+	CHECK_EQ(big, 0);
+	CHECK_EQ(check, 0);
+	CHECK_EQ(ends, 0);
+	bx_alloc_destroy(a);
+}
+
+UNIT_TEST(cache_returned_at_thread_exit)
+{
+	pthread_barrier_t freed, done;
+	struct bx_alloc *a = mk(8 * MiB, 64, 64 * KiB);
+	struct holder h[3];
+	uint64_t off;
+
+	CHECK(a);
+	CHECK(holders_start(h, 3, a, &freed, &done));
+	CHECK_EQ(holders_end(h, 3, &freed, &done), 0);
+	/*
+	 * The caches are gone with their threads (were they not freed then,
+	 * LeakSanitizer would find them once destroy unlists them).
+	 */
+	CHECK_EQ(bx_alloc_check(a), 0);
+	CHECK_EQ(stats(a).blocks_in_use, 0);
+	CHECK_EQ(bx_alloc_get(a, 8 * MiB, 1, &off), 0);
+	bx_alloc_destroy(a);
+}
+
+UNIT_TEST(cache_outlives_allocator)
+{
+	pthread_barrier_t freed, done;
+	struct bx_alloc *a = mk(8 * MiB, 64, 64 * KiB);
+	struct holder h[4];
+
+	CHECK(a);
+	CHECK(holders_start(h, 4, a, &freed, &done));
+	/* Destroyed under their caches: they exit, or use another one. */
+	bx_alloc_destroy(a);
+	h[1].use_other = true;
+	h[3].use_other = true;
+	CHECK_EQ(holders_end(h, 4, &freed, &done), 0);
+	/* And this thread, whose cache was for a too. */
+	a = mk(MiB, 64, 64 * KiB);
+	CHECK(a);
+	for (int i = 0; i < 3; i++) {
+		uint64_t off;
+
+		CHECK_EQ(bx_alloc_get(a, 64 << (i * 5), 1, &off), 0);
+		CHECK_EQ(bx_alloc_put(a, off), 0);
+		CHECK_EQ(bx_alloc_put(a, off), -EINVAL);
+	}
+	CHECK_EQ(bx_alloc_check(a), 0);
+	bx_alloc_destroy(a);
+}
+
+/*
+ * Random gets and puts of mixed sizes while a checker drains the caches.
+ * (No double puts: once put, a block may be drained and handed to another
+ * thread at any time. Bad offsets are within blocks still held.)
+ */
+#define CSTRESS_THREADS	4
+#define CSTRESS_OPS	60000
+
+static struct bx_alloc *cs_alloc;
+static _Atomic bool cs_stop;
+
+static void *cs_worker(void *arg)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ull * (uintptr_t)arg, off[32], o;
+	static const uint64_t sizes[] = {
+		64, 100, 4096, 60000, 64 * KiB + 1, 300 * KiB, MiB,
+	};
+	long bad = 0;
+	int n = 0;
+
+	for (int op = 0; op < CSTRESS_OPS; op++) {
+		uint64_t r = rnd_below(&s, 100);
+
+		if (n < 32 && (n == 0 || r < 50)) {
+			uint64_t sz = sizes[rnd_below(&s, ARRAY_SIZE(sizes))];
+			int ret = bx_alloc_get(cs_alloc, sz, 1, &o);
+
+			if (ret == -ENOMEM)
+				continue;
+			bad += ret || bx_alloc_size(cs_alloc, o) < (int64_t)sz;
+			off[n++] = o;
+		} else {
+			int i = rnd_below(&s, n);
+
+			o = off[i];
+			off[i] = off[--n];
+			bad += bx_alloc_put(cs_alloc, o + 1) != -EINVAL;
+			if (bx_alloc_size(cs_alloc, o) > (int64_t)PAGE)
+				bad += bx_alloc_put(cs_alloc, o + PAGE) !=
+				       -EINVAL;
+			bad += bx_alloc_put(cs_alloc, o) != 0;
+		}
+	}
+	while (n)
+		bad += bx_alloc_put(cs_alloc, off[--n]) != 0;
+	return (void *)bad;
+}
+
+static void *cs_checker(void *arg)
+{
+	long bad = 0;
+
+	(void)arg;
+	while (!atomic_load(&cs_stop)) {
+		struct bx_alloc_stats st;
+
+		bad += bx_alloc_check(cs_alloc) != 0;
+		bx_alloc_stats(cs_alloc, &st);
+		bad += st.bytes_in_use + st.bytes_free != 16 * MiB;
+	}
+	return (void *)bad;
+}
+
+UNIT_TEST(cache_stress)
+{
+	pthread_t w[CSTRESS_THREADS], c;
+	long bad = 0;
+	void *ret;
+
+	cs_alloc = mk(16 * MiB, 64, 64 * KiB);
+	CHECK(cs_alloc);
+	atomic_store(&cs_stop, false);
+	CHECK_EQ(pthread_create(&c, NULL, cs_checker, NULL), 0);
+	for (uintptr_t i = 0; i < CSTRESS_THREADS; i++)
+		CHECK_EQ(pthread_create(&w[i], NULL, cs_worker,
+					(void *)(i + 1)), 0);
+	for (int i = 0; i < CSTRESS_THREADS; i++) {
+		pthread_join(w[i], &ret);
+		bad += (long)ret;
+	}
+	atomic_store(&cs_stop, true);
+	pthread_join(c, &ret);
+	bad += (long)ret;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(bx_alloc_check(cs_alloc), 0);
+	CHECK_EQ(stats(cs_alloc).bytes_in_use, 0);
+	bx_alloc_destroy(cs_alloc);
 }
 
 /* ---- threads ------------------------------------------------------------- */
