@@ -7,7 +7,8 @@
 # MAN_PAGES lists exactly the pages, and the pages keep up with the
 # code they describe: bx(4) and the sysfs ABI document every tunable of
 # kmod/params.h with its range and default, every ioctl and sysfs
-# attribute; bxctl(8) every tunable and object name. KTAP output.
+# attribute; bxctl(8) every tunable and object name. And every
+# Documentation/*.rst is valid reStructuredText. KTAP output.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 man=$top/man
@@ -177,6 +178,11 @@ t "sysfs-module-bx: every tunable, range and default" abi_tunables
 t "sysfs: every attribute of chrdev.c in the ABI and bx.4" sysfs_attrs
 t "bx.4: every BX_IOC_* command" ioctls
 t "bxctl.8: every tunable and object name" bxctl_names
+# The reference in Documentation/: valid reStructuredText, each file.
+for f in "$top"/Documentation/*.rst; do
+	t "${f#"$top"/}: valid reStructuredText" \
+		rst2html --halt=warning --report=warning "$f" /dev/null
+done
 
 echo "TAP version 13"
 echo "1..$n"
