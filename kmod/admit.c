@@ -49,11 +49,11 @@
 #include "auth.h"
 #include "params.h"
 
-atomic64_t bx_refused_connects = ATOMIC64_INIT(0);
-atomic64_t bx_auth_failures = ATOMIC64_INIT(0);
-atomic64_t bx_violations = ATOMIC64_INIT(0);
-atomic64_t bx_challenges = ATOMIC64_INIT(0);
-atomic64_t bx_stale_cookies = ATOMIC64_INIT(0);
+atomic64_t bx_admit_refused_connects = ATOMIC64_INIT(0);
+atomic64_t bx_admit_auth_failures = ATOMIC64_INIT(0);
+atomic64_t bx_admit_violations = ATOMIC64_INIT(0);
+atomic64_t bx_admit_challenges = ATOMIC64_INIT(0);
+atomic64_t bx_admit_stale_cookies = ATOMIC64_INIT(0);
 
 /* ---- allow-list ---------------------------------------------------------- */
 
@@ -68,7 +68,7 @@ static struct bx_allow __rcu *bx_allow;
 static DEFINE_MUTEX(bx_admit_lock);
 
 /* @sa's address as 16 bytes, IPv4 as v4-mapped IPv6. */
-void bx_addr_v6(const struct sockaddr *sa, u8 out[16])
+void bx_admit_addr_v6(const struct sockaddr *sa, u8 out[16])
 {
 	struct in6_addr a;
 
@@ -86,14 +86,14 @@ static bool net_has(const struct bx_allow_net *net, const struct in6_addr *a)
 }
 
 /* May @sa connect to us, and we to it? */
-bool bx_allowed(const struct sockaddr *sa)
+bool bx_admit_allowed(const struct sockaddr *sa)
 {
 	const struct bx_allow *al;
 	struct in6_addr a;
 	bool ok = true;
 	unsigned int i;
 
-	bx_addr_v6(sa, a.s6_addr);
+	bx_admit_addr_v6(sa, a.s6_addr);
 	rcu_read_lock();
 	al = rcu_dereference(bx_allow);
 	if (al && al->n) {
@@ -109,7 +109,7 @@ bool bx_allowed(const struct sockaddr *sa)
  * Replace the allow-list with @n networks (0: allow all). A prefix must
  * leave no host bits set (-EINVAL), as ip-route(8) insists.
  */
-int bx_allow_set(const struct bx_allow_net *nets, unsigned int n)
+int bx_admit_allow_set(const struct bx_allow_net *nets, unsigned int n)
 {
 	struct bx_allow *al = NULL, *old;
 	unsigned int i;
@@ -145,7 +145,7 @@ int bx_allow_set(const struct bx_allow_net *nets, unsigned int n)
  * Call @fn on each network of the allow-list, in order, until it returns
  * nonzero, which is returned. Under RCU: @fn must not sleep.
  */
-int bx_allow_each(int (*fn)(const struct bx_allow_net *, void *), void *arg)
+int bx_admit_allow_each(int (*fn)(const struct bx_allow_net *, void *), void *arg)
 {
 	const struct bx_allow *al;
 	unsigned int i;
@@ -220,7 +220,7 @@ static int allow_param_set(const char *val, const struct kernel_param *kp)
 			p++;
 	}
 	if (!ret)
-		ret = bx_allow_set(nets, n);
+		ret = bx_admit_allow_set(nets, n);
 	kfree(nets);
 	return ret;
 }
@@ -296,7 +296,7 @@ static bool secret_prev_valid(void)
  * secret_overlap_ms beside the new one. Connections up already stay;
  * new ones follow.
  */
-int bx_secret_set(const u8 *key, unsigned int len)
+int bx_admit_secret_set(const u8 *key, unsigned int len)
 {
 	struct bx_secret s = {};
 	bool was;
@@ -326,13 +326,13 @@ int bx_secret_set(const u8 *key, unsigned int len)
 	return 0;
 }
 
-bool bx_secret_on(void)
+bool bx_admit_secret_on(void)
 {
 	return READ_ONCE(bx_secret_cur.set);
 }
 
 /* Is the secret before the current one still accepted? */
-bool bx_secret_prev_on(void)
+bool bx_admit_secret_prev_on(void)
 {
 	bool on;
 
@@ -364,7 +364,7 @@ static void pairkeys_free(struct rcu_head *rcu)
 }
 
 /* Replace the pair keys with @n of them (0: none). */
-int bx_pairkeys_set(const struct bx_pairkey *k, unsigned int n)
+int bx_admit_pairkeys_set(const struct bx_pairkey *k, unsigned int n)
 {
 	struct bx_pairkeys *pk = NULL, *old;
 
@@ -386,7 +386,7 @@ int bx_pairkeys_set(const struct bx_pairkey *k, unsigned int n)
 	return 0;
 }
 
-unsigned int bx_pairkeys_count(void)
+unsigned int bx_admit_pairkeys_count(void)
 {
 	const struct bx_pairkeys *pk;
 	unsigned int n;
@@ -401,7 +401,7 @@ unsigned int bx_pairkeys_count(void)
 /* Does this host want proofs: a cluster secret, or pair keys? */
 bool bx_admit_auth(void)
 {
-	return bx_secret_on() || bx_pairkeys_count();
+	return bx_admit_secret_on() || bx_admit_pairkeys_count();
 }
 
 /*
@@ -502,12 +502,12 @@ void bx_admit_challenge(const struct sockaddr *init,
 {
 	u8 ia[16], aa[16];
 
-	bx_addr_v6(init, ia);
-	bx_addr_v6(acc, aa);
+	bx_admit_addr_v6(init, ia);
+	bx_admit_addr_v6(acc, aa);
 	memset(c, 0, sizeof(*c));
 	bx_auth_cookie(bx_cookie_key, cookie_bucket(), ia, aa, p, c->cookie);
 	c->nkid = peer_kids(ia, c->kid);
-	atomic64_inc(&bx_challenges);
+	atomic64_inc(&bx_admit_challenges);
 }
 
 /*
@@ -523,12 +523,12 @@ bool bx_admit_cookie_ok(const struct sockaddr *init,
 
 	if (!(p->flags & BX_WIRE_REQ_F_COOKIE))
 		return false;
-	bx_addr_v6(init, ia);
-	bx_addr_v6(acc, aa);
+	bx_admit_addr_v6(init, ia);
+	bx_admit_addr_v6(acc, aa);
 	if (bx_auth_cookie_ok(bx_cookie_key, cookie_bucket(),
 			      cookie_max_age(), ia, aa, p))
 		return true;
-	atomic64_inc(&bx_stale_cookies);
+	atomic64_inc(&bx_admit_stale_cookies);
 	return false;
 }
 
@@ -553,8 +553,8 @@ int bx_admit_check_req(const struct sockaddr *init, const struct sockaddr *acc,
 		*why = "no proof of the cluster secret";
 		return -EACCES;
 	}
-	bx_addr_v6(init, ia);
-	bx_addr_v6(acc, aa);
+	bx_admit_addr_v6(init, ia);
+	bx_admit_addr_v6(acc, aa);
 	if (!pair_key(p->kid, aa, ia, key)) {
 		*why = "a proof under a secret this host has no key of";
 		return -EACCES;
@@ -563,7 +563,7 @@ int bx_admit_check_req(const struct sockaddr *init, const struct sockaddr *acc,
 	ok = !crypto_memneq(want, p->mac, sizeof(want));
 	memzero_explicit(key, sizeof(key));
 	if (!ok) {
-		atomic64_inc(&bx_auth_failures);
+		atomic64_inc(&bx_admit_auth_failures);
 		*why = "a wrong proof of the cluster secret";
 		return -EACCES;
 	}
@@ -580,8 +580,8 @@ int bx_admit_accept_mac(const struct sockaddr *init, const struct sockaddr *acc,
 {
 	u8 ia[16], aa[16], key[BX_AUTH_KEY_LEN];
 
-	bx_addr_v6(init, ia);
-	bx_addr_v6(acc, aa);
+	bx_admit_addr_v6(init, ia);
+	bx_admit_addr_v6(acc, aa);
 	if (!pair_key(req->kid, aa, ia, key))
 		return -ENOKEY;
 	bx_auth_acc_mac(key, ia, aa, req, accept, accept->mac);
@@ -600,7 +600,7 @@ int bx_admit_answer(const struct sockaddr *acc, const struct bx_wire_chal *c,
 {
 	u8 mine[BX_WIRE_KIDS_MAX][BX_WIRE_KID_LEN], aa[16], n, i, j;
 
-	bx_addr_v6(acc, aa);
+	bx_admit_addr_v6(acc, aa);
 	n = peer_kids(aa, mine);
 	p->flags = BX_WIRE_REQ_F_COOKIE;
 	memcpy(p->cookie, c->cookie, sizeof(p->cookie));
@@ -627,8 +627,8 @@ int bx_admit_req_mac(const struct sockaddr *init, const struct sockaddr *acc,
 {
 	u8 ia[16], aa[16], key[BX_AUTH_KEY_LEN];
 
-	bx_addr_v6(init, ia);
-	bx_addr_v6(acc, aa);
+	bx_admit_addr_v6(init, ia);
+	bx_admit_addr_v6(acc, aa);
 	if (!pair_key(req->kid, ia, aa, key))
 		return -ENOKEY;
 	bx_auth_init_mac(key, ia, aa, req, req->mac);
@@ -658,15 +658,15 @@ bool bx_admit_check_accept(const struct sockaddr *init,
 		return false;
 	if (!proof)
 		return true;
-	bx_addr_v6(init, ia);
-	bx_addr_v6(acc, aa);
+	bx_admit_addr_v6(init, ia);
+	bx_admit_addr_v6(acc, aa);
 	if (!pair_key(req->kid, ia, aa, key))
 		return false;
 	bx_auth_acc_mac(key, ia, aa, req, accept, want);
 	memzero_explicit(key, sizeof(key));
 	ok = !crypto_memneq(want, p->mac, sizeof(want));
 	if (!ok)
-		atomic64_inc(&bx_auth_failures);
+		atomic64_inc(&bx_admit_auth_failures);
 	return ok;
 }
 
@@ -738,14 +738,14 @@ void bx_admit_violation(const struct sockaddr *sa, const char *what)
 	struct bx_refusal *r;
 	struct in6_addr a;
 
-	bx_addr_v6(sa, a.s6_addr);
+	bx_admit_addr_v6(sa, a.s6_addr);
 	spin_lock(&bx_refusals_lock);
 	r = refusal(&a, true);
 	n = ++r->violations;
 	ms <<= min(n - 1, 6U);
 	r->until = jiffies + msecs_to_jiffies(ms);
 	spin_unlock(&bx_refusals_lock);
-	atomic64_inc(&bx_violations);
+	atomic64_inc(&bx_admit_violations);
 	pr_warn_ratelimited("host %pISc: %s (violation %u): its connect requests are refused for %u ms\n",
 			    sa, what, n, ms);
 }
@@ -757,7 +757,7 @@ unsigned int bx_admit_refusing(const struct sockaddr *sa)
 	struct bx_refusal *r;
 	struct in6_addr a;
 
-	bx_addr_v6(sa, a.s6_addr);
+	bx_admit_addr_v6(sa, a.s6_addr);
 	spin_lock(&bx_refusals_lock);
 	r = refusal(&a, false);
 	if (r && time_before(jiffies, r->until))
@@ -767,18 +767,18 @@ unsigned int bx_admit_refusing(const struct sockaddr *sa)
 }
 
 /* A connect request from @sa was refused, @why: counted. */
-void bx_refused(const struct sockaddr *sa, const char *why)
+void bx_admit_refused(const struct sockaddr *sa, const char *why)
 {
 	struct bx_refusal *r;
 	struct in6_addr a;
 
-	bx_addr_v6(sa, a.s6_addr);
+	bx_admit_addr_v6(sa, a.s6_addr);
 	spin_lock(&bx_refusals_lock);
 	r = refusal(&a, false);
 	if (r)
 		r->refused++;
 	spin_unlock(&bx_refusals_lock);
-	atomic64_inc(&bx_refused_connects);
+	atomic64_inc(&bx_admit_refused_connects);
 	pr_info_ratelimited("refused a connection from %pISc: %s\n", sa, why);
 }
 
@@ -789,7 +789,7 @@ void bx_admit_record(const struct sockaddr *sa, u32 *violations,
 	struct bx_refusal *r;
 	struct in6_addr a;
 
-	bx_addr_v6(sa, a.s6_addr);
+	bx_admit_addr_v6(sa, a.s6_addr);
 	*violations = *refused = 0;
 	spin_lock(&bx_refusals_lock);
 	r = refusal(&a, false);
@@ -808,9 +808,9 @@ void bx_admit_init(void)
 
 void bx_admit_uninit(void)
 {
-	bx_secret_set(NULL, 0);
-	bx_pairkeys_set(NULL, 0);
+	bx_admit_secret_set(NULL, 0);
+	bx_admit_pairkeys_set(NULL, 0);
 	memzero_explicit(bx_cookie_key, sizeof(bx_cookie_key));
-	bx_allow_set(NULL, 0);
+	bx_admit_allow_set(NULL, 0);
 	rcu_barrier();
 }

@@ -26,13 +26,13 @@ struct bx_allow_net {
 void bx_admit_init(void);
 void bx_admit_uninit(void);
 
-void bx_addr_v6(const struct sockaddr *sa, u8 out[16]);
-bool bx_allowed(const struct sockaddr *sa);
-int bx_allow_set(const struct bx_allow_net *nets, unsigned int n);
-int bx_allow_each(int (*fn)(const struct bx_allow_net *, void *), void *arg);
+void bx_admit_addr_v6(const struct sockaddr *sa, u8 out[16]);
+bool bx_admit_allowed(const struct sockaddr *sa);
+int bx_admit_allow_set(const struct bx_allow_net *nets, unsigned int n);
+int bx_admit_allow_each(int (*fn)(const struct bx_allow_net *, void *), void *arg);
 
-int bx_secret_set(const u8 *key, unsigned int len);
-bool bx_secret_on(void);
+int bx_admit_secret_set(const u8 *key, unsigned int len);
+bool bx_admit_secret_on(void);
 
 /*
  * A key of a pair of hosts (auth.c) an admin gave this host for the
@@ -47,10 +47,10 @@ struct bx_pairkey {
 /* Two per peer of a full table: the old and the new during a change. */
 #define BX_PAIRKEYS_MAX		2048
 
-int bx_pairkeys_set(const struct bx_pairkey *k, unsigned int n);
-unsigned int bx_pairkeys_count(void);
+int bx_admit_pairkeys_set(const struct bx_pairkey *k, unsigned int n);
+unsigned int bx_admit_pairkeys_count(void);
 bool bx_admit_auth(void);
-bool bx_secret_prev_on(void);
+bool bx_admit_secret_prev_on(void);
 
 /* The acceptor's side of the handshake (wire.h). */
 void bx_admit_challenge(const struct sockaddr *init,
@@ -78,14 +78,14 @@ bool bx_admit_check_accept(const struct sockaddr *init,
 
 void bx_admit_violation(const struct sockaddr *sa, const char *what);
 unsigned int bx_admit_refusing(const struct sockaddr *sa);
-void bx_refused(const struct sockaddr *sa, const char *why);
+void bx_admit_refused(const struct sockaddr *sa, const char *why);
 void bx_admit_record(const struct sockaddr *sa, u32 *violations,
 		     u32 *refused, u32 *refusing_ms);
 
-extern atomic64_t bx_refused_connects;
-extern atomic64_t bx_auth_failures;
-extern atomic64_t bx_violations;
-extern atomic64_t bx_challenges;
-extern atomic64_t bx_stale_cookies;
+extern atomic64_t bx_admit_refused_connects;
+extern atomic64_t bx_admit_auth_failures;
+extern atomic64_t bx_admit_violations;
+extern atomic64_t bx_admit_challenges;
+extern atomic64_t bx_admit_stale_cookies;
 
 #endif /* _BX_ADMIT_H */

@@ -237,8 +237,8 @@ static long bx_ioc_service(struct bx_file *f, void __user *uarg, bool bind)
 		return -EINVAL;
 	if (!bx_file_region(f))
 		return -ENXIO;
-	return bind ? bx_service_bind(f, s.service) :
-		      bx_service_unbind(f, s.service);
+	return bind ? bx_svc_bind(f, s.service) :
+		      bx_svc_unbind(f, s.service);
 }
 
 #define SQE_BATCH 8
@@ -348,7 +348,7 @@ static const struct file_operations bx_fops = {
 static ssize_t epoch_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
 {
-	return sysfs_emit(buf, "%016llx\n", bx_epoch);
+	return sysfs_emit(buf, "%016llx\n", bx_conn_epoch);
 }
 static DEVICE_ATTR_RO(epoch);
 
@@ -369,7 +369,7 @@ static DEVICE_ATTR_RO(conns);
 static ssize_t recovering_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", bx_peers_recovering());
+	return sysfs_emit(buf, "%u\n", bx_conn_peers_recovering());
 }
 static DEVICE_ATTR_RO(recovering);
 

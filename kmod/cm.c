@@ -74,14 +74,14 @@ static void conn_own(struct bx_conn_params *p)
 	memset(p, 0, sizeof(*p));
 	p->credits = BX_RX_BUFS;
 	p->msg_size = BX_MSG_SIZE;
-	p->epoch = bx_epoch;
+	p->epoch = bx_conn_epoch;
 }
 
 static void conn_set_peer(struct bx_conn *conn, const struct bx_conn_params *p)
 {
 	spin_lock(&conn->lock);
-	bx_credits_init(&conn->cr, p->credits, READ_ONCE(bx_credit_batch));
-	bx_credits_set_own(&conn->cr, BX_RX_BUFS);
+	bx_flow_credits_init(&conn->cr, p->credits, READ_ONCE(bx_credit_batch));
+	bx_flow_credits_set_own(&conn->cr, BX_RX_BUFS);
 	spin_unlock(&conn->lock);
 	conn->peer_msg_size = p->msg_size;
 	conn->peer_epoch = p->epoch;
@@ -113,7 +113,7 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 		spin_unlock(&conn->lock);
 		mutex_unlock(&peer->lock);
 		if (first)
-			bx_op_ops->put(first);
+			bx_qp_op_ops->put(first);
 		return;
 	}
 	trace_bx_conn_state(conn, conn->state, BX_CONN_STATE_UP, 0);
@@ -153,7 +153,7 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 	}
 	mutex_unlock(&peer->lock);
 	bx_event_conn(conn, BX_CMD_CONN_UP_NTF);
-	queue_delayed_work(bx_wq, &conn->keepalive,
+	queue_delayed_work(bx_conn_wq, &conn->keepalive,
 			   msecs_to_jiffies(BX_KEEPALIVE_MS));
 	if (restarted) {
 		pr_info("peer %pISc restarted (epoch %llx)\n", &peer->addr,
@@ -168,7 +168,7 @@ static void conn_established(struct bx_conn *conn, struct bx_op *first)
 	}
 	bx_send_kick(conn);
 	if (READ_ONCE(peer->recovering))
-		mod_delayed_work(bx_wq, &peer->recover_work, 0);
+		mod_delayed_work(bx_conn_wq, &peer->recover_work, 0);
 }
 
 /*
@@ -208,7 +208,7 @@ static int conn_refuse(struct net *net, const struct sockaddr *remote,
 {
 	struct bx_peer *peer = bx_peer_lookup(net, remote);
 
-	bx_refused(remote, why);
+	bx_admit_refused(remote, why);
 	if (peer) {
 		spin_lock(&peer->sess_lock);
 		peer->refused++;
@@ -281,10 +281,10 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	ret = bx_wire_req_parse(pd, ev->param.conn.private_data_len, &p);
 	if (ret)
 		return conn_refuse(net, remote, "not bx's handshake", ret);
-	if (!bx_allowed(remote))
+	if (!bx_admit_allowed(remote))
 		return conn_refuse(net, remote, "not in the allow-list", -EACCES);
 	/* Our own request reflected back at us. */
-	if (p.epoch == bx_epoch)
+	if (p.epoch == bx_conn_epoch)
 		return conn_refuse(net, remote, "our own incarnation", -EACCES);
 	if (bx_admit_refusing(remote))
 		return conn_refuse(net, remote, "refused after a violation",
@@ -370,7 +370,7 @@ static int conn_request(struct rdma_cm_id *id, const struct rdma_cm_event *ev)
 	if (ret)
 		goto err_fail;
 	/* Nothing but READY until it comes, and not for ever. */
-	queue_delayed_work(bx_wq, &conn->connect_work,
+	queue_delayed_work(bx_conn_wq, &conn->connect_work,
 			   msecs_to_jiffies(READ_ONCE(bx_proof_ms)));
 	complete_all(&conn->set_up);
 	return 0;
@@ -461,7 +461,7 @@ static int conn_accepted(struct bx_conn *conn, const struct rdma_cm_event *ev)
 		peer_lanes_max(conn->peer, 1);
 		return -ECONNREFUSED;
 	}
-	ready = bx_op_ops->ctl(BX_MSG_READY);
+	ready = bx_qp_op_ops->ctl(BX_MSG_READY);
 	if (!ready)
 		return -ENOMEM;
 	conn_set_peer(conn, &p);
@@ -568,7 +568,7 @@ static int conn_rejected(struct bx_conn *conn, const struct rdma_cm_event *ev)
 	spin_unlock(&peer->sess_lock);
 	/* The work's reference: the teardown may pass before it runs. */
 	bx_conn_get(conn);
-	if (!queue_work(bx_wq, &conn->redial))
+	if (!queue_work(bx_conn_wq, &conn->redial))
 		bx_conn_put(conn);
 	return 0;
 }
@@ -754,7 +754,7 @@ void bx_cm_keepalive(struct work_struct *work)
 	}
 	if (kick)
 		bx_send_kick(conn);
-	queue_delayed_work(bx_wq, &conn->keepalive,
+	queue_delayed_work(bx_conn_wq, &conn->keepalive,
 			   msecs_to_jiffies(BX_KEEPALIVE_MS));
 }
 
@@ -767,7 +767,7 @@ static struct bx_conn *conn_connect(struct bx_peer *peer, u8 lane)
 
 	lockdep_assert_held(&peer->lock);
 	/* An address we would not accept a connection from. */
-	if (!bx_allowed((struct sockaddr *)&peer->addr))
+	if (!bx_admit_allowed((struct sockaddr *)&peer->addr))
 		return ERR_PTR(-EACCES);
 	/* Its namespace is gone (bx_peers_net_exit()). */
 	if (!bx_peer_net(peer))
@@ -788,7 +788,7 @@ static struct bx_conn *conn_connect(struct bx_peer *peer, u8 lane)
 				2000);
 	if (ret)
 		goto err_fail;
-	queue_delayed_work(bx_wq, &conn->connect_work,
+	queue_delayed_work(bx_conn_wq, &conn->connect_work,
 			   msecs_to_jiffies(READ_ONCE(bx_connect_timeout_ms)));
 	return conn;
 
@@ -864,8 +864,8 @@ void bx_cm_submit(struct bx_peer *peer, struct bx_op *op)
 	conn = bx_cm_lane_conn(peer, lane);
 	if (IS_ERR(conn)) {
 		mutex_unlock(&peer->lock);
-		bx_op_ops->end(op, PTR_ERR(conn));
-		bx_op_ops->put(op);
+		bx_qp_op_ops->end(op, PTR_ERR(conn));
+		bx_qp_op_ops->put(op);
 		return;
 	}
 	if (READ_ONCE(conn->state) == BX_CONN_STATE_UP) {

@@ -11,7 +11,7 @@
  * ib_device_get_netdev() is exported from 6.12; before, the netdev of the
  * port's first GID entry is the same one for RoCE (rxe included).
  */
-struct net_device *bx_ib_port_netdev(struct ib_device *ibdev, u32 port)
+struct net_device *bx_compat_ib_port_netdev(struct ib_device *ibdev, u32 port)
 {
 #ifdef BX_HAVE_IB_DEVICE_GET_NETDEV
 	return ib_device_get_netdev(ibdev, port);

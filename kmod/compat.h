@@ -83,6 +83,6 @@ static inline void bx_nl_compat_ops(void)
 struct ib_device;
 struct net_device;
 /* The network device of an RDMA port, held, or NULL (see dev.c). */
-struct net_device *bx_ib_port_netdev(struct ib_device *ibdev, u32 port);
+struct net_device *bx_compat_ib_port_netdev(struct ib_device *ibdev, u32 port);
 
 #endif /* _BX_COMPAT_H */

@@ -56,12 +56,12 @@
 #include "op.h"
 #include "trace.h"
 
-u64 bx_epoch;
+u64 bx_conn_epoch;
 
 /* Teardown, QP error, retry, keepalive and recovery work. */
-struct workqueue_struct *bx_wq;
+struct workqueue_struct *bx_conn_wq;
 /* Operations alive (op.c counts them): the sweep runs while there are. */
-atomic64_t bx_ops_inflight = ATOMIC64_INIT(0);
+atomic64_t bx_conn_ops_inflight = ATOMIC64_INIT(0);
 
 void bx_conn_get(struct bx_conn *conn)
 {
@@ -74,7 +74,7 @@ void bx_conn_get(struct bx_conn *conn)
  * teardown among others, and its release puts its peer and device: the
  * module waits for this to reach zero before they go (bx_conn_uninit()).
  */
-atomic_t bx_conns_live = ATOMIC_INIT(0);
+atomic_t bx_conn_live = ATOMIC_INIT(0);
 
 static void conn_release(struct kref *ref)
 {
@@ -86,8 +86,8 @@ static void conn_release(struct kref *ref)
 	xa_destroy(&conn->ops);
 	mem_cgroup_put(conn->memcg);
 	kfree(conn);
-	if (atomic_dec_and_test(&bx_conns_live))
-		wake_up_var(&bx_conns_live);
+	if (atomic_dec_and_test(&bx_conn_live))
+		wake_up_var(&bx_conn_live);
 }
 
 void bx_conn_put(struct bx_conn *conn)
@@ -149,7 +149,7 @@ void bx_conn_fail(struct bx_conn *conn, int err)
 			    conn->active ? "to" : "from", &conn->peer->addr,
 			    err, __builtin_return_address(0));
 	bx_event_conn(conn, BX_CMD_CONN_DOWN_NTF);
-	queue_work(bx_wq, &conn->teardown);
+	queue_work(bx_conn_wq, &conn->teardown);
 }
 
 /* Set once the module is going: nothing is parked any more. */
@@ -171,7 +171,7 @@ bool bx_conn_port_up(struct bx_conn *conn)
 	if (!id->device || ib_get_cached_port_state(id->device, id->port_num,
 						    &state))
 		return true;
-	ndev = bx_ib_port_netdev(id->device, id->port_num);
+	ndev = bx_compat_ib_port_netdev(id->device, id->port_num);
 	if (!ndev)
 		return state == IB_PORT_ACTIVE;
 	up = netif_running(ndev) && netif_carrier_ok(ndev);

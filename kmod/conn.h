@@ -191,7 +191,7 @@ struct bx_flowq {
  *		bx_host.lock; for debugfs "flow", *_passed_max)
  * @tx_free:	stack of free send buffers, @ntx_free entries
  * @ops:	req_id -> operation awaiting a response (own lock)
- * @mrwaitq:	admitted operations waiting for an MR (bx_mr_get())
+ * @mrwaitq:	admitted operations waiting for an MR (bx_reg_mr_get())
  * @regq:	...and those an MR freed since is to be offered to
  * @fenced:	the QP is drained: the peer reaches nothing any more, and
  *		an operation may complete without invalidating its MRs
@@ -393,11 +393,11 @@ void bx_conn_get(struct bx_conn *conn);
 void bx_conn_put(struct bx_conn *conn);
 bool bx_conn_port_up(struct bx_conn *conn);
 bool bx_conn_fence(struct bx_conn *conn, struct bx_op *op);
-extern struct workqueue_struct *bx_wq;
+extern struct workqueue_struct *bx_conn_wq;
 extern bool bx_conn_closing;
-extern atomic_t bx_conns_live;
-extern u64 bx_epoch;
-extern atomic64_t bx_ops_inflight;
+extern atomic_t bx_conn_live;
+extern u64 bx_conn_epoch;
+extern atomic64_t bx_conn_ops_inflight;
 
 /* conns.c: creation, teardown, the list, the sweep, snapshots, init */
 int bx_conn_init(void);
@@ -415,7 +415,7 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active, u8 lane);
 int bx_conn_bind_dev(struct bx_conn *conn, struct bx_dev *bdev);
 void bx_conn_unbind_dev(struct bx_conn *conn);
 void bx_conns_sweep(bool now);
-unsigned int bx_peers_recovering(void);
+unsigned int bx_conn_peers_recovering(void);
 
 /* qp.c: the QP, its buffers and completions, the handlers registered */
 
@@ -436,17 +436,17 @@ void bx_qp_register_kick(void (*kick)(struct bx_conn *conn));
 void bx_qp_kick(struct bx_conn *conn);
 int bx_qp_setup(struct bx_conn *conn);
 void bx_qp_free(struct bx_conn *conn);
-extern atomic64_t bx_rnr_events;
+extern atomic64_t bx_qp_rnr_events;
 
 /* window.c: the connection's and the host's windows */
 void bx_window_release(struct bx_op *op);
 void bx_window_cancel(struct bx_conn *conn, struct bx_op *op);
-void bx_host_snapshot(struct bx_host_info *hi);
+void bx_window_host_snapshot(struct bx_host_info *hi);
 enum bx_admit bx_window_admit(struct bx_conn *conn, struct bx_op *op, bool rd);
 bool bx_window_admit_small(struct bx_conn *conn, struct bx_op *op);
 void bx_window_rd_update(struct bx_conn *conn);
-void bx_host_busy_retry(void);
-void bx_host_leave(struct bx_conn *conn);
+void bx_window_host_busy_retry(void);
+void bx_window_host_leave(struct bx_conn *conn);
 
 /* send.c: the queues and the kick */
 void bx_send_queue(struct bx_conn *conn, struct bx_op *op);
@@ -470,8 +470,8 @@ enum bx_replay_verdict bx_recover_replay_check(struct bx_conn *conn,
 void bx_recover_replay_done(struct bx_conn *conn, u64 epoch, u64 seq,
 			    bool delivered);
 bool bx_recover_allowed(void);
-extern atomic64_t bx_dup_pushes;
-extern atomic64_t bx_recovered_ops;
+extern atomic64_t bx_recover_dup_pushes;
+extern atomic64_t bx_recover_ops_recovered;
 extern atomic64_t bx_recover_failed;
 void bx_recover_park(struct bx_peer *peer, struct bx_op *op);
 void bx_recover_work(struct work_struct *work);

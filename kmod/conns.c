@@ -52,7 +52,7 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active, u8 lane)
 		return NULL;
 	if (active)
 		conn->memcg = get_mem_cgroup_from_mm(current->mm);
-	atomic_inc(&bx_conns_live);
+	atomic_inc(&bx_conn_live);
 	kref_init(&conn->ref);
 	bx_peer_hold(peer);
 	conn->peer = peer;
@@ -72,8 +72,8 @@ struct bx_conn *bx_conn_alloc(struct bx_peer *peer, bool active, u8 lane)
 	INIT_LIST_HEAD(&conn->mr_free);
 	INIT_LIST_HEAD(&conn->host_node[BX_HOSTWND_TX]);
 	INIT_LIST_HEAD(&conn->host_node[BX_HOSTWND_RX]);
-	bx_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
-	bx_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
+	bx_flow_drr_init(&conn->txq, READ_ONCE(bx_drr_quantum));
+	bx_flow_drr_init(&conn->rdq, READ_ONCE(bx_drr_quantum));
 	INIT_DELAYED_WORK(&conn->retry_work, bx_send_retry_work);
 	INIT_DELAYED_WORK(&conn->connect_work, bx_cm_connect_timeout);
 	INIT_DELAYED_WORK(&conn->keepalive, bx_cm_keepalive);
@@ -137,10 +137,10 @@ static void fail_list(struct list_head *list, int err, bool lost)
 	list_for_each_entry_safe(op, tmp, list, node) {
 		list_del_init(&op->node);
 		if (lost)
-			bx_op_ops->lost(op, err);
+			bx_qp_op_ops->lost(op, err);
 		else
-			bx_op_ops->end(op, err);
-		bx_op_ops->put(op);
+			bx_qp_op_ops->end(op, err);
+		bx_qp_op_ops->put(op);
 	}
 }
 
@@ -178,7 +178,7 @@ void bx_conn_port_event(void)
 	mutex_lock(&bx_conns_lock);
 	list_for_each_entry(conn, &bx_conns, node)
 		if (conn->cm_waiting)
-			mod_delayed_work(bx_wq, &conn->cm_work, 0);
+			mod_delayed_work(bx_conn_wq, &conn->cm_work, 0);
 	mutex_unlock(&bx_conns_lock);
 }
 
@@ -224,7 +224,7 @@ static void conn_cm_work(struct work_struct *work)
 		conn->cm_waiting = false;
 	mutex_unlock(&bx_conns_lock);
 	if (!go) {
-		queue_delayed_work(bx_wq, &conn->cm_work, BX_PORT_POLL);
+		queue_delayed_work(bx_conn_wq, &conn->cm_work, BX_PORT_POLL);
 		return;
 	}
 	/* An event may have queued us again before we cleared cm_waiting. */
@@ -307,14 +307,14 @@ static void conn_teardown(struct work_struct *work)
 	spin_unlock(&conn->lock);
 	list_for_each_entry_safe(op, tmp, &list, node) {
 		list_del_init(&op->node);
-		bx_op_ops->revoked(op);
+		bx_qp_op_ops->revoked(op);
 	}
 
 	/* 3. Nothing more can arrive: fail what waits for a response. */
 	xa_for_each(&conn->ops, id, op) {
 		xa_erase(&conn->ops, id);
-		bx_op_ops->lost(op, err);
-		bx_op_ops->put(op);
+		bx_qp_op_ops->lost(op, err);
+		bx_qp_op_ops->put(op);
 	}
 	cancel_delayed_work_sync(&conn->retry_work);
 	cancel_delayed_work_sync(&conn->connect_work);
@@ -343,7 +343,7 @@ static void conn_teardown(struct work_struct *work)
 		mutex_lock(&bx_conns_lock);
 		conn->cm_waiting = true;
 		mutex_unlock(&bx_conns_lock);
-		queue_delayed_work(bx_wq, &conn->cm_work, BX_PORT_POLL);
+		queue_delayed_work(bx_conn_wq, &conn->cm_work, BX_PORT_POLL);
 		return;
 	}
 	conn_teardown_end(conn);
@@ -403,8 +403,8 @@ static void conns_sweep_work(struct work_struct *work)
 		bx_send_sweep(conn);
 		bx_conn_put(conn);
 	}
-	if (atomic64_read(&bx_ops_inflight) && !READ_ONCE(bx_conn_closing))
-		queue_delayed_work(bx_wq, &bx_sweep,
+	if (atomic64_read(&bx_conn_ops_inflight) && !READ_ONCE(bx_conn_closing))
+		queue_delayed_work(bx_conn_wq, &bx_sweep,
 				   msecs_to_jiffies(BX_SWEEP_MS));
 }
 
@@ -412,14 +412,14 @@ static void conns_sweep_work(struct work_struct *work)
 void bx_conns_sweep(bool now)
 {
 	if (now)
-		mod_delayed_work(bx_wq, &bx_sweep, 0);
+		mod_delayed_work(bx_conn_wq, &bx_sweep, 0);
 	else
-		queue_delayed_work(bx_wq, &bx_sweep,
+		queue_delayed_work(bx_conn_wq, &bx_sweep,
 				   msecs_to_jiffies(BX_SWEEP_MS));
 }
 
 /* Peers whose operations wait for a new connection (sysfs). */
-unsigned int bx_peers_recovering(void)
+unsigned int bx_conn_peers_recovering(void)
 {
 	unsigned int n = 0;
 
@@ -570,12 +570,12 @@ int bx_conn_init(void)
 	};
 	int ret;
 
-	bx_epoch = get_random_u64();
+	bx_conn_epoch = get_random_u64();
 	bx_dev_register(&conn_dev_ops);
 	bx_qp_register_kick(bx_send_kick);
 	bx_peer_register_recover(bx_recover_work);
-	bx_wq = alloc_workqueue("bx", WQ_MEM_RECLAIM, 0);
-	if (!bx_wq)
+	bx_conn_wq = alloc_workqueue("bx", WQ_MEM_RECLAIM, 0);
+	if (!bx_conn_wq)
 		return -ENOMEM;
 
 	bx_listener = rdma_create_id(&init_net, bx_cm_handler, NULL,
@@ -595,7 +595,7 @@ int bx_conn_init(void)
 err_id:
 	rdma_destroy_id(bx_listener);
 err_wq:
-	destroy_workqueue(bx_wq);
+	destroy_workqueue(bx_conn_wq);
 	return ret;
 }
 
@@ -626,7 +626,7 @@ void bx_conn_uninit(void)
 	rdma_destroy_id(bx_listener);
 	bx_conn_remove_dev(NULL);
 	/* Torn down is not released: the last references go after. */
-	wait_var_event(&bx_conns_live, !atomic_read(&bx_conns_live));
+	wait_var_event(&bx_conn_live, !atomic_read(&bx_conn_live));
 	bx_peers_each(peer_fail_parked, NULL);
 }
 
@@ -637,5 +637,5 @@ void bx_conn_uninit(void)
 void bx_conn_uninit_peers(void)
 {
 	bx_peers_uninit();
-	destroy_workqueue(bx_wq);
+	destroy_workqueue(bx_conn_wq);
 }

@@ -103,7 +103,7 @@ static int flow_show(struct seq_file *m, void *unused)
 	const struct bx_win *tx, *rx;
 	struct bx_host_info hi;
 
-	bx_host_snapshot(&hi);
+	bx_window_host_snapshot(&hi);
 	tx = &hi.tx;
 	rx = &hi.rx;
 	seq_printf(m, "tx_bytes %llu\ntx_ops %u\ntx_peak_bytes %llu\ntx_peak_ops %u\ntx_waits %llu\ntx_small %u\n",

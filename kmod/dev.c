@@ -188,7 +188,7 @@ static bool dev_port_in_net(struct bx_dev *bdev, struct net *net)
 	u32 port;
 
 	rdma_for_each_port(bdev->ibdev, port) {
-		ndev = bx_ib_port_netdev(bdev->ibdev, port);
+		ndev = bx_compat_ib_port_netdev(bdev->ibdev, port);
 		if (!ndev)
 			continue;
 		in = net_eq(dev_net(ndev), net);
@@ -248,7 +248,7 @@ static bool dev_snapshot(struct bx_dev *bdev, u32 port, bool query,
 	strscpy(di->name, dev_name(&ibdev->dev), sizeof(di->name));
 	di->index = bdev->index;
 	di->port = port;
-	ndev = bx_ib_port_netdev(ibdev, port);
+	ndev = bx_compat_ib_port_netdev(ibdev, port);
 	if (ndev) {
 		strscpy(di->netdev, netdev_name(ndev), sizeof(di->netdev));
 		dev_put(ndev);

@@ -7,7 +7,7 @@
 
 /* ---- credits ----------------------------------------------------------- */
 
-void bx_credits_set_batch(struct bx_credits *c, u32 batch)
+void bx_flow_credits_set_batch(struct bx_credits *c, u32 batch)
 {
 	u32 n = c->own < c->max ? c->own : c->max;
 	u32 hi = n / 2 ? n / 2 : 1;
@@ -15,20 +15,20 @@ void bx_credits_set_batch(struct bx_credits *c, u32 batch)
 	c->batch = batch < 1 ? 1 : batch > hi ? hi : batch;
 }
 
-void bx_credits_set_own(struct bx_credits *c, u32 own)
+void bx_flow_credits_set_own(struct bx_credits *c, u32 own)
 {
 	c->own = own;
-	bx_credits_set_batch(c, c->batch);
+	bx_flow_credits_set_batch(c, c->batch);
 }
 
-void bx_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch)
+void bx_flow_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch)
 {
 	*c = (struct bx_credits){
 		.credits	= peer_bufs,
 		.max		= peer_bufs,
 		.own		= peer_bufs,
 	};
-	bx_credits_set_batch(c, batch);
+	bx_flow_credits_set_batch(c, batch);
 }
 
 /* ---- windows ----------------------------------------------------------- */
@@ -76,7 +76,7 @@ u32 bx_flow_stall_ms(u8 ack_timeout, u8 retry_count)
 
 /* ---- deficit round robin ------------------------------------------------ */
 
-void bx_drr_init(struct bx_drr *d, u32 quantum)
+void bx_flow_drr_init(struct bx_drr *d, u32 quantum)
 {
 	d->head = NULL;
 	d->tail = &d->head;
@@ -84,7 +84,7 @@ void bx_drr_init(struct bx_drr *d, u32 quantum)
 	d->nactive = 0;
 }
 
-void bx_drr_flow_init(struct bx_drr_flow *f)
+void bx_flow_drr_flow_init(struct bx_drr_flow *f)
 {
 	*f = (struct bx_drr_flow){ .tail = &f->head };
 }
@@ -115,8 +115,8 @@ static void drr_unlink(struct bx_drr *d, struct bx_drr_flow *f)
 	d->nactive--;
 }
 
-void bx_drr_enqueue(struct bx_drr *d, struct bx_drr_flow *f,
-		    struct bx_drr_item *it)
+void bx_flow_drr_enqueue(struct bx_drr *d, struct bx_drr_flow *f,
+			 struct bx_drr_item *it)
 {
 	it->next = NULL;
 	*f->tail = it;
@@ -130,7 +130,7 @@ void bx_drr_enqueue(struct bx_drr *d, struct bx_drr_flow *f,
 	}
 }
 
-struct bx_drr_item *bx_drr_peek(struct bx_drr *d, struct bx_drr_flow **flow)
+struct bx_drr_item *bx_flow_drr_peek(struct bx_drr *d, struct bx_drr_flow **flow)
 {
 	for (;;) {
 		struct bx_drr_flow *f = d->head;
@@ -159,7 +159,7 @@ struct bx_drr_item *bx_drr_peek(struct bx_drr *d, struct bx_drr_flow **flow)
 	}
 }
 
-void bx_drr_pop(struct bx_drr *d, struct bx_drr_flow *f)
+void bx_flow_drr_pop(struct bx_drr *d, struct bx_drr_flow *f)
 {
 	struct bx_drr_item *it = f->head;
 
@@ -174,8 +174,8 @@ void bx_drr_pop(struct bx_drr *d, struct bx_drr_flow *f)
 		drr_unlink(d, f);
 }
 
-struct bx_drr_item *bx_drr_find(struct bx_drr *d, u32 max_cost,
-				struct bx_drr_flow **flow)
+struct bx_drr_item *bx_flow_drr_find(struct bx_drr *d, u32 max_cost,
+				     struct bx_drr_flow **flow)
 {
 	struct bx_drr_flow *f;
 
@@ -188,9 +188,9 @@ struct bx_drr_item *bx_drr_find(struct bx_drr *d, u32 max_cost,
 	return NULL;
 }
 
-struct bx_drr_item *bx_drr_find_if(struct bx_drr *d,
-				   bool (*take)(struct bx_drr_item *, void *),
-				   void *arg, struct bx_drr_flow **flow)
+struct bx_drr_item *bx_flow_drr_find_if(struct bx_drr *d,
+					bool (*take)(struct bx_drr_item *, void *),
+					void *arg, struct bx_drr_flow **flow)
 {
 	struct bx_drr_flow *f;
 
@@ -203,7 +203,7 @@ struct bx_drr_item *bx_drr_find_if(struct bx_drr *d,
 	return NULL;
 }
 
-struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f)
+struct bx_drr_item *bx_flow_drr_drain(struct bx_drr *d, struct bx_drr_flow *f)
 {
 	struct bx_drr_item *items = f->head;
 

@@ -63,7 +63,7 @@ u32 bx_flow_stall_ms(u8 ack_timeout, u8 retry_count);
  * @credits:	messages we may send (peer's receive buffers we may fill)
  * @max:	the peer's receive buffers; @credits never exceeds it
  * @own:	our receive buffers (@grant never exceeds it); as @max
- *		unless bx_credits_set_own() says otherwise
+ *		unless bx_flow_credits_set_own() says otherwise
  * @grant:	our receive buffers reposted and not yet granted to the peer
  * @batch:	grant at least this many in a bare update
  * @update_queued: a bare update is on its way to being sent
@@ -83,9 +83,9 @@ struct bx_credits {
 	u64	updates;
 };
 
-void bx_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch);
+void bx_flow_credits_init(struct bx_credits *c, u32 peer_bufs, u32 batch);
 /* The peer granted @n more; -EPROTO if that is more than it has. */
-static inline int bx_credits_add(struct bx_credits *c, u32 n)
+static inline int bx_flow_credits_add(struct bx_credits *c, u32 n)
 {
 	if (n > c->max - c->credits)
 		return -EPROTO;
@@ -94,7 +94,7 @@ static inline int bx_credits_add(struct bx_credits *c, u32 n)
 }
 
 /* Spend a credit on a data message (never the last one); false: wait. */
-static inline bool bx_credits_take(struct bx_credits *c)
+static inline bool bx_flow_credits_take(struct bx_credits *c)
 {
 	if (c->credits < 2) {
 		c->stalls++;
@@ -106,7 +106,7 @@ static inline bool bx_credits_take(struct bx_credits *c)
 }
 
 /* Spend a credit on a bare credit update (may be the last one). */
-static inline bool bx_credits_take_update(struct bx_credits *c)
+static inline bool bx_flow_credits_take_update(struct bx_credits *c)
 {
 	if (!c->credits)
 		return false;
@@ -122,11 +122,11 @@ static inline bool bx_credits_take_update(struct bx_credits *c)
  * able to owe it to us, and we must be able to owe it to the peer (an
  * idle update waits for a batch of our own buffers).
  */
-void bx_credits_set_batch(struct bx_credits *c, u32 batch);
+void bx_flow_credits_set_batch(struct bx_credits *c, u32 batch);
 /* Our receive buffer count, when it differs from the peer's. */
-void bx_credits_set_own(struct bx_credits *c, u32 own);
+void bx_flow_credits_set_own(struct bx_credits *c, u32 own);
 /* Take the grant a message carries (all of it, up to 16 bits). */
-static inline u16 bx_credits_grant_take(struct bx_credits *c)
+static inline u16 bx_flow_credits_grant_take(struct bx_credits *c)
 {
 	u16 g = c->grant > U16_MAX ? U16_MAX : c->grant;
 
@@ -136,7 +136,7 @@ static inline u16 bx_credits_grant_take(struct bx_credits *c)
 }
 
 /* Put back what take()/grant_take() took, when the send failed. */
-static inline void bx_credits_untake(struct bx_credits *c, u16 grant)
+static inline void bx_flow_credits_untake(struct bx_credits *c, u16 grant)
 {
 	c->credits++;
 	c->used--;
@@ -145,7 +145,7 @@ static inline void bx_credits_untake(struct bx_credits *c, u16 grant)
 }
 
 /* One of our receive buffers was reposted. */
-static inline void bx_credits_posted(struct bx_credits *c)
+static inline void bx_flow_credits_posted(struct bx_credits *c)
 {
 	c->grant++;
 }
@@ -161,8 +161,8 @@ static inline void bx_credits_posted(struct bx_credits *c)
  * Requires max >= 3 (with 2 buffers, two blocked peers could only trade
  * updates). Marks the update queued.
  */
-static inline bool bx_credits_update_due(struct bx_credits *c,
-					 bool data_queued)
+static inline bool bx_flow_credits_update_due(struct bx_credits *c,
+					      bool data_queued)
 {
 	u32 need;
 
@@ -205,8 +205,8 @@ struct bx_win {
 	u64	waits;
 };
 
-static inline bool bx_win_fits(const struct bx_win *w,
-			       const struct bx_win_lim *lim, u64 bytes, u32 reads)
+static inline bool bx_flow_win_fits(const struct bx_win *w,
+				    const struct bx_win_lim *lim, u64 bytes, u32 reads)
 {
 	if (!w->ops)
 		return true;
@@ -215,7 +215,7 @@ static inline bool bx_win_fits(const struct bx_win *w,
 	       w->reads <= lim->reads - reads;
 }
 
-static inline void bx_win_charge(struct bx_win *w, u64 bytes, u32 reads)
+static inline void bx_flow_win_charge(struct bx_win *w, u64 bytes, u32 reads)
 {
 	w->bytes += bytes;
 	w->ops++;
@@ -229,7 +229,7 @@ static inline void bx_win_charge(struct bx_win *w, u64 bytes, u32 reads)
 }
 
 /* Returns false (and changes nothing) on underflow: a caller bug. */
-static inline bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads)
+static inline bool bx_flow_win_release(struct bx_win *w, u64 bytes, u32 reads)
 {
 	if (!w->ops || w->bytes < bytes || w->reads < reads)
 		return false;
@@ -239,24 +239,24 @@ static inline bool bx_win_release(struct bx_win *w, u64 bytes, u32 reads)
 	return true;
 }
 
-static inline bool bx_win_idle(const struct bx_win *w)
+static inline bool bx_flow_win_idle(const struct bx_win *w)
 {
 	return !w->ops && !w->bytes && !w->reads && !w->small;
 }
 
 /* A small operation (of a few bytes, whatever they are) fits. */
-static inline bool bx_win_fits_small(const struct bx_win *w,
-				     const struct bx_win_lim *lim)
+static inline bool bx_flow_win_fits_small(const struct bx_win *w,
+					  const struct bx_win_lim *lim)
 {
 	return w->small < lim->ops;
 }
 
-static inline void bx_win_charge_small(struct bx_win *w)
+static inline void bx_flow_win_charge_small(struct bx_win *w)
 {
 	w->small++;
 }
 
-static inline bool bx_win_release_small(struct bx_win *w)
+static inline bool bx_flow_win_release_small(struct bx_win *w)
 {
 	if (!w->small)
 		return false;
@@ -299,41 +299,41 @@ struct bx_drr {
 	u32			nactive;
 };
 
-void bx_drr_init(struct bx_drr *d, u32 quantum);
-void bx_drr_flow_init(struct bx_drr_flow *f);
-void bx_drr_enqueue(struct bx_drr *d, struct bx_drr_flow *f,
-		    struct bx_drr_item *it);
+void bx_flow_drr_init(struct bx_drr *d, u32 quantum);
+void bx_flow_drr_flow_init(struct bx_drr_flow *f);
+void bx_flow_drr_enqueue(struct bx_drr *d, struct bx_drr_flow *f,
+			 struct bx_drr_item *it);
 /*
  * The item to serve next and its flow, without dequeuing it. The flow at
  * the head of the round gets a quantum when its turn begins and sends
  * while its deficit covers its head item; then the next flow's turn
  * begins. NULL when nothing is queued.
  */
-struct bx_drr_item *bx_drr_peek(struct bx_drr *d, struct bx_drr_flow **flow);
-/* Dequeue what bx_drr_peek() returned. The flow leaves the active list
+struct bx_drr_item *bx_flow_drr_peek(struct bx_drr *d, struct bx_drr_flow **flow);
+/* Dequeue what bx_flow_drr_peek() returned. The flow leaves the active list
  * (deficit reset) when it becomes empty.
  */
-void bx_drr_pop(struct bx_drr *d, struct bx_drr_flow *f);
+void bx_flow_drr_pop(struct bx_drr *d, struct bx_drr_flow *f);
 /*
  * The head item of the first flow in the round whose head costs at most
  * @max_cost, and its flow, leaving the round as it is: how a small item
- * passes a large one that cannot go yet. Dequeue it with bx_drr_pop().
+ * passes a large one that cannot go yet. Dequeue it with bx_flow_drr_pop().
  * NULL if no flow's head is that small.
  */
-struct bx_drr_item *bx_drr_find(struct bx_drr *d, u32 max_cost,
-				struct bx_drr_flow **flow);
+struct bx_drr_item *bx_flow_drr_find(struct bx_drr *d, u32 max_cost,
+				     struct bx_drr_flow **flow);
 /*
  * The head item of the first flow in the round that @take takes (it
  * returned true; it is called on heads in round order until it does),
  * and its flow, leaving the round as it is; dequeue it with
- * bx_drr_pop(). NULL if @take took none.
+ * bx_flow_drr_pop(). NULL if @take took none.
  */
-struct bx_drr_item *bx_drr_find_if(struct bx_drr *d,
-				   bool (*take)(struct bx_drr_item *, void *),
-				   void *arg, struct bx_drr_flow **flow);
+struct bx_drr_item *bx_flow_drr_find_if(struct bx_drr *d,
+					bool (*take)(struct bx_drr_item *, void *),
+					void *arg, struct bx_drr_flow **flow);
 /* Remove every item of @f (for failing them); @f becomes inactive. */
-struct bx_drr_item *bx_drr_flow_drain(struct bx_drr *d, struct bx_drr_flow *f);
-static inline bool bx_drr_empty(const struct bx_drr *d)
+struct bx_drr_item *bx_flow_drr_drain(struct bx_drr *d, struct bx_drr_flow *f);
+static inline bool bx_flow_drr_empty(const struct bx_drr *d)
 {
 	return !d->head;
 }

@@ -53,7 +53,7 @@ static int nl_put_peer(struct sk_buff *skb, const struct bx_peer_info *pi)
 {
 	struct in6_addr a6;
 
-	bx_addr_v6((const struct sockaddr *)&pi->addr, a6.s6_addr);
+	bx_admit_addr_v6((const struct sockaddr *)&pi->addr, a6.s6_addr);
 	if (nla_put_u32(skb, BX_A_CONN_PEER_ID, pi->id) ||
 	    nla_put(skb, BX_A_CONN_PEER_ADDR, sizeof(a6), &a6) ||
 	    nla_put_u32(skb, BX_A_CONN_PEER_RESTARTS, pi->restarts) ||
@@ -428,7 +428,7 @@ int bx_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 }
 
 /*
- * The tunables, by attribute (bx_tunables_by_attr, params.c): u32s,
+ * The tunables, by attribute (bx_params_by_attr, params.c): u32s,
  * except bx_flow_control, a bool that travels as a u8. nl_test's
  * tunables_get checks that every attribute is in the reply, so a slot
  * left out shows there.
@@ -441,8 +441,8 @@ static int nl_fill_tunables(struct sk_buff *msg, void *unused)
 		if (a == BX_A_TUNABLES_FLOW_CONTROL) {
 			if (nla_put_u8(msg, a, READ_ONCE(bx_flow_control)))
 				return -EMSGSIZE;
-		} else if (bx_tunables_by_attr[a] &&
-			   nla_put_u32(msg, a, READ_ONCE(*bx_tunables_by_attr[a]))) {
+		} else if (bx_params_by_attr[a] &&
+			   nla_put_u32(msg, a, READ_ONCE(*bx_params_by_attr[a]))) {
 			return -EMSGSIZE;
 		}
 	}
@@ -469,8 +469,8 @@ int bx_nl_tunables_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	}
 	for (a = 1; a <= BX_A_TUNABLES_MAX; a++)
-		if (info->attrs[a] && bx_tunables_by_attr[a])
-			WRITE_ONCE(*bx_tunables_by_attr[a],
+		if (info->attrs[a] && bx_params_by_attr[a])
+			WRITE_ONCE(*bx_params_by_attr[a],
 				   nla_get_u32(info->attrs[a]));
 	if (info->attrs[BX_A_TUNABLES_FLOW_CONTROL])
 		WRITE_ONCE(bx_flow_control,
@@ -495,23 +495,23 @@ static int nl_put_allow_net(const struct bx_allow_net *net, void *msg)
 
 static int nl_fill_admit(struct sk_buff *msg, void *unused)
 {
-	if (bx_allow_each(nl_put_allow_net, msg) ||
-	    nla_put_u8(msg, BX_A_ADMIT_SECRET_ON, bx_secret_on()) ||
+	if (bx_admit_allow_each(nl_put_allow_net, msg) ||
+	    nla_put_u8(msg, BX_A_ADMIT_SECRET_ON, bx_admit_secret_on()) ||
 	    nla_put_u64_64bit(msg, BX_A_ADMIT_REFUSED,
-			      atomic64_read(&bx_refused_connects),
+			      atomic64_read(&bx_admit_refused_connects),
 			      BX_A_ADMIT_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_ADMIT_AUTH_FAILURES,
-			      atomic64_read(&bx_auth_failures),
+			      atomic64_read(&bx_admit_auth_failures),
 			      BX_A_ADMIT_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_ADMIT_VIOLATIONS,
-			      atomic64_read(&bx_violations), BX_A_ADMIT_PAD) ||
+			      atomic64_read(&bx_admit_violations), BX_A_ADMIT_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_ADMIT_CHALLENGES,
-			      atomic64_read(&bx_challenges), BX_A_ADMIT_PAD) ||
+			      atomic64_read(&bx_admit_challenges), BX_A_ADMIT_PAD) ||
 	    nla_put_u64_64bit(msg, BX_A_ADMIT_STALE_COOKIES,
-			      atomic64_read(&bx_stale_cookies),
+			      atomic64_read(&bx_admit_stale_cookies),
 			      BX_A_ADMIT_PAD) ||
-	    nla_put_u8(msg, BX_A_ADMIT_SECRET_PREV, bx_secret_prev_on()) ||
-	    nla_put_u32(msg, BX_A_ADMIT_PAIRKEYS, bx_pairkeys_count()))
+	    nla_put_u8(msg, BX_A_ADMIT_SECRET_PREV, bx_admit_secret_prev_on()) ||
+	    nla_put_u32(msg, BX_A_ADMIT_PAIRKEYS, bx_admit_pairkeys_count()))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -558,7 +558,7 @@ int bx_nl_allow_set_doit(struct sk_buff *skb, struct genl_info *info)
 		nets[n].plen = nla_get_u8(tb[BX_A_NET_PREFIX_LEN]);
 		n++;
 	}
-	ret = bx_allow_set(nets, n);
+	ret = bx_admit_allow_set(nets, n);
 	if (ret == -EINVAL)
 		NL_SET_ERR_MSG(info->extack,
 			       "a network's address has bits set past its prefix");
@@ -576,7 +576,7 @@ int bx_nl_secret_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (ret)
 		return ret;
 	/* The policy took exactly BX_SECRET_LEN bytes. */
-	return bx_secret_set(a ? nla_data(a) : NULL, a ? nla_len(a) : 0);
+	return bx_admit_secret_set(a ? nla_data(a) : NULL, a ? nla_len(a) : 0);
 }
 
 int bx_nl_keys_set_doit(struct sk_buff *skb, struct genl_info *info)
@@ -618,7 +618,7 @@ int bx_nl_keys_set_doit(struct sk_buff *skb, struct genl_info *info)
 		nla_memcpy(keys[n].key, tb[BX_A_PAIRKEY_KEY], 32);
 		n++;
 	}
-	ret = bx_pairkeys_set(keys, n);
+	ret = bx_admit_pairkeys_set(keys, n);
 out:
 	memzero_explicit(keys, BX_PAIRKEYS_MAX * sizeof(*keys));
 	kvfree(keys);

@@ -47,7 +47,7 @@
 
 static_assert(BX_WIRE_XFER_MAX == BX_MSG_MAX);
 
-atomic64_t bx_copied_bytes = ATOMIC64_INIT(0);
+atomic64_t bx_op_copied_bytes = ATOMIC64_INIT(0);
 
 /*
  * A new operation of @kind. Those a process submits are charged to its
@@ -65,7 +65,7 @@ struct bx_op *bx_op_alloc(u8 kind, gfp_t gfp)
 	INIT_LIST_HEAD(&op->unres);
 	op->kind = kind;
 	op->uslot = -1;
-	atomic64_inc(&bx_ops_inflight);
+	atomic64_inc(&bx_conn_ops_inflight);
 	return op;
 }
 
@@ -85,7 +85,7 @@ static void op_release(struct kref *ref)
 		bx_peer_put(op->peer);
 	if (op->file)
 		bx_file_put(op->file);
-	atomic64_dec(&bx_ops_inflight);
+	atomic64_dec(&bx_conn_ops_inflight);
 	kfree(op);
 }
 
@@ -327,7 +327,7 @@ int bx_op_post_msg(struct bx_op *op, struct bx_buf *slot,
 		bx_span_gather(&op->buf, bx_region_ptr(op->file->region, 0),
 			       (u8 *)slot->data + n - op->msg.len,
 			       op->msg.len);
-		atomic64_add(op->msg.len, &bx_copied_bytes);
+		atomic64_add(op->msg.len, &bx_op_copied_bytes);
 	}
 	send = bx_qp_prep_send(conn, slot, n);
 	if (first) {
@@ -407,7 +407,7 @@ static int transmit_request(struct bx_op *op, struct bx_buf *slot)
 	/* Before the post: its completion may run before we return. */
 	slot->req_id = op->req_id;
 	if (op->kind == BX_K_PULL)
-		atomic64_add(op->len, &bx_copied_bytes);
+		atomic64_add(op->len, &bx_op_copied_bytes);
 	/* On failure bx_op_sent() takes @op out of conn->ops again. */
 	return bx_op_post_msg(op, slot, NULL, NULL);
 }
@@ -521,7 +521,7 @@ static void recv_response(struct bx_conn *conn, struct bx_msg *msg)
 			bx_span_scatter(&op->buf,
 					bx_region_ptr(op->file->region, 0),
 					msg->payload, msg->len);
-			atomic64_add(msg->len, &bx_copied_bytes);
+			atomic64_add(msg->len, &bx_op_copied_bytes);
 			res = msg->len;
 			break;
 		case BX_MSG_PULL_WRITTEN:

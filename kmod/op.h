@@ -268,7 +268,7 @@ struct bx_op_ops {
 };
 
 /* Set by bx_op_init(), in qp.c: the transport's one way up. */
-extern const struct bx_op_ops *bx_op_ops;
+extern const struct bx_op_ops *bx_qp_op_ops;
 void bx_op_init(void);
 
 /* Lifetime and the one end path (op.c). */
@@ -296,6 +296,6 @@ void bx_recv_init(void);
 int bx_submit_sqe(struct bx_file *f, const struct bx_sqe *sqe);
 void bx_submit_release(struct bx_file *f);
 
-extern atomic64_t bx_copied_bytes;
+extern atomic64_t bx_op_copied_bytes;
 
 #endif /* _BX_OP_H */

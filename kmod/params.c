@@ -70,7 +70,7 @@ BX_TUNABLES(BX_TUNABLE_DEFINE)
 /* Each by its netlink attribute (nl.c); flow_control's slot stays NULL. */
 #define BX_TUNABLE_ATTR(name, ATTR, def, lo, hi, desc)			\
 	[BX_A_TUNABLES_##ATTR] = &bx_##name,
-unsigned int *const bx_tunables_by_attr[BX_A_TUNABLES_MAX + 1] = {
+unsigned int *const bx_params_by_attr[BX_A_TUNABLES_MAX + 1] = {
 	BX_TUNABLES(BX_TUNABLE_ATTR)
 };
 

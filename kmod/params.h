@@ -104,7 +104,7 @@ BX_TUNABLES(BX_TUNABLE_EXTERN)
 enum { BX_TUNABLES(BX_TUNABLE_MAX) };
 #undef BX_TUNABLE_MAX
 
-extern unsigned int *const bx_tunables_by_attr[];
+extern unsigned int *const bx_params_by_attr[];
 
 /* The rdma_cm port: a load-time parameter, not a runtime tunable. */
 #define BX_PORT_DEFAULT	7471

@@ -59,7 +59,7 @@ void bx_peer_register_recover(work_func_t fn)
 static void peers_reclaim_work(struct work_struct *work);
 static DECLARE_DELAYED_WORK(bx_peers_gc, peers_reclaim_work);
 
-bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b)
+bool bx_peer_addr_equal(const struct sockaddr *a, const struct sockaddr *b)
 {
 	if (a->sa_family != b->sa_family)
 		return false;
@@ -91,7 +91,7 @@ static struct bx_peer *peer_by_addr(struct net *net,
 	lockdep_assert_held(&bx_peers_lock);
 	xa_for_each(&bx_peers, id, peer) {
 		if (net_eq(bx_peer_net(peer), net) &&
-		    bx_addr_equal((struct sockaddr *)&peer->addr, addr)) {
+		    bx_peer_addr_equal((struct sockaddr *)&peer->addr, addr)) {
 			bx_peer_hold(peer);
 			return peer;
 		}
@@ -188,7 +188,7 @@ struct bx_peer *bx_peer_find_or_create(struct net *net,
 	bx_npeers++;
 	if (origin == BX_PEER_REMOTE)
 		bx_npeers_remote++;
-	mod_delayed_work(bx_wq, &bx_peers_gc, 0);
+	mod_delayed_work(bx_conn_wq, &bx_peers_gc, 0);
 out:
 	mutex_unlock(&bx_peers_lock);
 	return peer;
@@ -389,7 +389,7 @@ static void peers_reclaim_work(struct work_struct *work)
 		peer_free(peer);
 	}
 	if (left)
-		queue_delayed_work(bx_wq, &bx_peers_gc,
+		queue_delayed_work(bx_conn_wq, &bx_peers_gc,
 				   clamp(linger / 2, HZ / 10, 5UL * HZ));
 }
 

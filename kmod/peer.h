@@ -158,7 +158,7 @@ enum bx_peer_origin {
 };
 
 /* The peer table (peer.c). */
-bool bx_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
+bool bx_peer_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 struct bx_user;
 
 struct bx_peer *bx_peer_find_or_create(struct net *net,

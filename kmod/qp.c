@@ -31,7 +31,7 @@
  * bx_qp_register_ops()), before any connection exists; read-only after.
  */
 static bx_rx_fn qp_rx[__BX_MSG_MAX] __read_mostly;
-const struct bx_op_ops *bx_op_ops __read_mostly;
+const struct bx_op_ops *bx_qp_op_ops __read_mostly;
 
 void bx_qp_register_rx(u8 type, bx_rx_fn fn)
 {
@@ -41,11 +41,11 @@ void bx_qp_register_rx(u8 type, bx_rx_fn fn)
 
 void bx_qp_register_ops(const struct bx_op_ops *ops)
 {
-	bx_op_ops = ops;
+	bx_qp_op_ops = ops;
 }
 
 /* SENDs that found no receive posted (rnr_retry_count 0): a credit bug. */
-atomic64_t bx_rnr_events = ATOMIC64_INIT(0);
+atomic64_t bx_qp_rnr_events = ATOMIC64_INIT(0);
 
 /*
  * Whoever sends on connections (send.c, bx_send_kick()) registered here
@@ -98,7 +98,7 @@ static void conn_qp_event(struct ib_event *ev, void *ctx)
 	}
 	if (!test_and_set_bit(BX_CONN_F_QP_ERR, &conn->flags)) {
 		bx_conn_get(conn);
-		queue_work(bx_wq, &conn->qp_err);
+		queue_work(bx_conn_wq, &conn->qp_err);
 	}
 }
 
@@ -174,7 +174,7 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	established = conn->established;
 	/* A peer cannot grant more buffers than it said it posted. */
 	trace_bx_credit_grant(conn, msg.credits);
-	ret = bx_credits_add(&conn->cr, msg.credits);
+	ret = bx_flow_credits_add(&conn->cr, msg.credits);
 	spin_unlock(&conn->lock);
 	if (ret) {
 		bx_conn_violation(conn, "more credits than it has buffers");
@@ -201,7 +201,7 @@ static void rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	spin_lock(&conn->lock);
-	bx_credits_posted(&conn->cr);
+	bx_flow_credits_posted(&conn->cr);
 	spin_unlock(&conn->lock);
 	bx_qp_kick(conn);
 }
@@ -225,7 +225,7 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		err = wc->status == IB_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO;
 		if (wc->status == IB_WC_RNR_RETRY_EXC_ERR)
-			atomic64_inc(&bx_rnr_events);
+			atomic64_inc(&bx_qp_rnr_events);
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_warn_ratelimited("send error %s on qp %u\n",
 					    ib_wc_status_msg(wc->status),
@@ -233,7 +233,7 @@ static void tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		bx_conn_fail(conn, err);
 	}
 	if (op)
-		bx_op_ops->sent(op, conn, req_id, err);
+		bx_qp_op_ops->sent(op, conn, req_id, err);
 	if (!err)
 		bx_qp_kick(conn);
 }

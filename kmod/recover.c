@@ -27,8 +27,8 @@
 #include "params.h"
 #include "trace.h"
 
-atomic64_t bx_dup_pushes = ATOMIC64_INIT(0);
-atomic64_t bx_recovered_ops = ATOMIC64_INIT(0);
+atomic64_t bx_recover_dup_pushes = ATOMIC64_INIT(0);
+atomic64_t bx_recover_ops_recovered = ATOMIC64_INIT(0);
 atomic64_t bx_recover_failed = ATOMIC64_INIT(0);
 
 bool bx_recover_allowed(void)
@@ -84,7 +84,7 @@ enum bx_replay_verdict bx_recover_replay_check(struct bx_conn *conn,
 	v = bx_replay_begin(&peer->rp, conn->peer_epoch, msg->seq, floor);
 	spin_unlock(&peer->sess_lock);
 	if (v == BX_RP_DUP)
-		atomic64_inc(&bx_dup_pushes);
+		atomic64_inc(&bx_recover_dup_pushes);
 	return v;
 }
 
@@ -119,7 +119,7 @@ void bx_recover_park(struct bx_peer *peer, struct bx_op *op)
 	}
 	spin_unlock(&peer->sess_lock);
 	if (start)
-		queue_delayed_work(bx_wq, &peer->recover_work, 0);
+		queue_delayed_work(bx_conn_wq, &peer->recover_work, 0);
 }
 
 /* How a parked @op ends when it cannot be sent again. */
@@ -140,7 +140,7 @@ static bool recover_resend(struct bx_conn *conn, struct bx_op *op,
 {
 	bool again;
 
-	if (bx_op_ops->expired(op) ||
+	if (bx_qp_op_ops->expired(op) ||
 	    (op->kind == BX_K_PUSH && op->seq &&
 	     op->epoch != conn->peer_epoch)) {
 		int err = parked_errno(op, true);
@@ -149,10 +149,10 @@ static bool recover_resend(struct bx_conn *conn, struct bx_op *op,
 			(*failed)++;
 		trace_bx_op_giveup(op);
 		/* Never sent, and past its deadline or closed. */
-		if (err == -ETIMEDOUT && bx_op_ops->expired(op))
-			err = bx_op_ops->expiry_errno(op);
-		bx_op_ops->end(op, err);
-		bx_op_ops->put(op);
+		if (err == -ETIMEDOUT && bx_qp_op_ops->expired(op))
+			err = bx_qp_op_ops->expiry_errno(op);
+		bx_qp_op_ops->end(op, err);
+		bx_qp_op_ops->put(op);
 		return false;
 	}
 	/* One submitted during the recovery was never sent: not "again". */
@@ -257,8 +257,8 @@ void bx_recover_work(struct work_struct *work)
 		if (op->state != BX_OP_HELD)
 			failed++;
 		trace_bx_op_giveup(op);
-		bx_op_ops->end(op, parked_errno(op, false));
-		bx_op_ops->put(op);
+		bx_qp_op_ops->end(op, parked_errno(op, false));
+		bx_qp_op_ops->put(op);
 	}
 	spin_lock(&peer->sess_lock);
 	peer->recovered += resent;
@@ -268,7 +268,7 @@ void bx_recover_work(struct work_struct *work)
 		peer->rec_failed += failed;
 	}
 	spin_unlock(&peer->sess_lock);
-	atomic64_add(resent, &bx_recovered_ops);
+	atomic64_add(resent, &bx_recover_ops_recovered);
 	atomic64_add(failed, &bx_recover_failed);
 	for (i = 0; i < BX_LANES_MAX; i++) {
 		if (!up[i])
@@ -278,7 +278,7 @@ void bx_recover_work(struct work_struct *work)
 	}
 	if (more) {
 		/* conn_established() calls us as soon as a lane is up. */
-		queue_delayed_work(bx_wq, &peer->recover_work,
+		queue_delayed_work(bx_conn_wq, &peer->recover_work,
 				   msecs_to_jiffies(peer->backoff));
 		return;
 	}

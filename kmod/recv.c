@@ -72,7 +72,7 @@ static void recv_push(struct bx_conn *conn, struct bx_msg *msg)
 
 		memcpy(bx_region_ptr(f->region, rv->off), msg->payload,
 		       msg->len);
-		atomic64_add(msg->len, &bx_copied_bytes);
+		atomic64_add(msg->len, &bx_op_copied_bytes);
 		bx_file_complete(f, &cqe);
 		bx_file_put(f);
 		kfree(rv);
@@ -175,7 +175,7 @@ static void recv_pull_req(struct bx_conn *conn, struct bx_msg *msg)
 	if (msg->len) {
 		memcpy(bx_region_ptr(f->region, rv->off), msg->payload,
 		       msg->len);
-		atomic64_add(msg->len, &bx_copied_bytes);
+		atomic64_add(msg->len, &bx_op_copied_bytes);
 	}
 	capacity = msg->rdv[0].rkey ? msg->rdv_total : msg->rdv[0].len;
 	cqe.user_data = rv->user_data;

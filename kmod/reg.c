@@ -70,7 +70,7 @@ static int reg_qp_connect(struct ib_qp *qp, u32 port)
 	rdma_ah_set_port_num(&a.ah_attr, port);
 	rdma_ah_set_grh(&a.ah_attr, &gid, 0, 0, 1, 0);
 	if (a.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
-		struct net_device *ndev = bx_ib_port_netdev(dev, port);
+		struct net_device *ndev = bx_compat_ib_port_netdev(dev, port);
 
 		if (!ndev)
 			return -ENODEV;
@@ -221,9 +221,9 @@ static void mr_grow(struct bx_conn *conn)
 /*
  * An MR of @conn's PD, the least recently used first; allocates more
  * while the connection has fewer than BX_CONN_MRS_MAX. NULL when none
- * is left: the caller waits for bx_mr_put().
+ * is left: the caller waits for bx_reg_mr_put().
  */
-struct ib_mr *bx_mr_get(struct bx_conn *conn)
+struct ib_mr *bx_reg_mr_get(struct bx_conn *conn)
 {
 	struct ib_mr *mr;
 	bool grown = false;
@@ -248,7 +248,7 @@ struct ib_mr *bx_mr_get(struct bx_conn *conn)
  * Give @mr back to the end of @conn's pool; the caller wakes who waits
  * for one (bx_send_mr_freed()).
  */
-void bx_mr_put(struct bx_conn *conn, struct ib_mr *mr)
+void bx_reg_mr_put(struct bx_conn *conn, struct ib_mr *mr)
 {
 	spin_lock(&conn->mr_lock);
 	list_add_tail(&mr->qp_entry, &conn->mr_free);
@@ -257,7 +257,7 @@ void bx_mr_put(struct bx_conn *conn, struct ib_mr *mr)
 }
 
 /* The key byte of the next registration: random, never the last one. */
-u32 bx_mr_key(u32 old)
+u32 bx_reg_mr_key(u32 old)
 {
 	u8 key;
 
@@ -272,7 +272,7 @@ u32 bx_mr_key(u32 old)
  * offset in its page kept (the device finds the byte in the page from
  * it). Bit 63 stays clear, so that iova + length cannot wrap.
  */
-u64 bx_mr_iova(u64 iova)
+u64 bx_reg_mr_iova(u64 iova)
 {
 	return (get_random_u64() & GENMASK_ULL(62, PAGE_SHIFT)) |
 	       (iova & ~PAGE_MASK);

@@ -12,7 +12,7 @@ struct bx_conn;
 
 /*
  * MRs one connection may have (each maps up to BX_SEG_MAX bytes); an
- * operation that finds none free waits for one (bx_mr_get()).
+ * operation that finds none free waits for one (bx_reg_mr_get()).
  */
 #define BX_CONN_MRS_MAX	512
 
@@ -20,9 +20,9 @@ int bx_reg_init(struct bx_conn *conn);
 void bx_reg_drain(struct bx_conn *conn);
 void bx_reg_free(struct bx_conn *conn);
 int bx_reg_post(struct bx_conn *conn, struct ib_send_wr *first);
-struct ib_mr *bx_mr_get(struct bx_conn *conn);
-void bx_mr_put(struct bx_conn *conn, struct ib_mr *mr);
-u32 bx_mr_key(u32 old);
-u64 bx_mr_iova(u64 iova);
+struct ib_mr *bx_reg_mr_get(struct bx_conn *conn);
+void bx_reg_mr_put(struct bx_conn *conn, struct ib_mr *mr);
+u32 bx_reg_mr_key(u32 old);
+u64 bx_reg_mr_iova(u64 iova);
 
 #endif /* _BX_REG_H */

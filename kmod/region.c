@@ -229,8 +229,8 @@ static const struct vm_operations_struct region_vm_ops = {
  * Map vmalloc_user() memory into @vma, which must cover it exactly and be
  * shared. @ops->open is called here for the new mapping.
  */
-int bx_vmalloc_mmap(void *vaddr, size_t size, struct vm_area_struct *vma,
-		    const struct vm_operations_struct *ops, void *priv)
+int bx_region_vmalloc_mmap(void *vaddr, size_t size, struct vm_area_struct *vma,
+			   const struct vm_operations_struct *ops, void *priv)
 {
 	int ret;
 
@@ -252,7 +252,7 @@ int bx_vmalloc_mmap(void *vaddr, size_t size, struct vm_area_struct *vma,
 
 int bx_region_mmap(struct bx_region *r, struct vm_area_struct *vma)
 {
-	return bx_vmalloc_mmap(r->vaddr, r->size, vma, &region_vm_ops, r);
+	return bx_region_vmalloc_mmap(r->vaddr, r->size, vma, &region_vm_ops, r);
 }
 
 /*

@@ -39,8 +39,8 @@ int bx_region_mmap(struct bx_region *r, struct vm_area_struct *vma);
 int bx_region_sg(struct bx_region *r, u64 off, u32 len,
 		 struct sg_table *sgt);
 void *bx_region_ptr(struct bx_region *r, u64 off);
-int bx_vmalloc_mmap(void *vaddr, size_t size, struct vm_area_struct *vma,
-		    const struct vm_operations_struct *ops, void *priv);
+int bx_region_vmalloc_mmap(void *vaddr, size_t size, struct vm_area_struct *vma,
+			   const struct vm_operations_struct *ops, void *priv);
 
 extern atomic64_t bx_region_bytes;
 

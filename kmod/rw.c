@@ -21,7 +21,7 @@
 #include "params.h"
 #include "rw.h"
 
-atomic64_t bx_pieces = ATOMIC64_INIT(0);
+atomic64_t bx_rw_pieces = ATOMIC64_INIT(0);
 
 static void rw_release(struct bx_op *op, enum dma_data_direction dir)
 {
@@ -70,7 +70,7 @@ static struct ib_send_wr *rw_setup(struct bx_op *op, u32 from, u32 len,
 		struct bx_seg *seg = &rd->seg[rd->nseg];
 		u64 at = (u64)from + done;
 
-		n = bx_rdv_piece(rd->rdv, rd->nrdv, at, len - done, &d, &in);
+		n = bx_wire_rdv_piece(rd->rdv, rd->nrdv, at, len - done, &d, &in);
 		if (n)
 			n = bx_span_run(&op->buf, at, n, &loff);
 		if (!n)
@@ -187,7 +187,7 @@ void bx_rw_piece(struct bx_op *op)
 			 &op->rw_len);
 	ret = IS_ERR(first) ? PTR_ERR(first) : bx_qp_post(op->conn, first);
 	if (!ret) {
-		atomic64_inc(&bx_pieces);
+		atomic64_inc(&bx_rw_pieces);
 		return;
 	}
 	if (!IS_ERR(first))

@@ -17,6 +17,6 @@ void bx_rw_read(struct bx_op *op);
 int bx_rw_transmit_reply(struct bx_op *op, struct bx_buf *slot);
 void bx_rw_release(struct bx_op *op);
 
-extern atomic64_t bx_pieces;
+extern atomic64_t bx_rw_pieces;
 
 #endif /* _BX_RW_H */

@@ -49,7 +49,7 @@ static void flowq_put(struct bx_flowq *fq)
  */
 static void send_admitted(struct bx_conn *conn, struct bx_op *op)
 {
-	if (op->kind == BX_K_REPLY && bx_op_ops->plan_pieces(op))
+	if (op->kind == BX_K_REPLY && bx_qp_op_ops->plan_pieces(op))
 		list_add_tail(&op->node, &conn->pieceq);
 	else
 		list_add_tail(&op->node, &conn->readyq);
@@ -64,7 +64,7 @@ static void send_admitted(struct bx_conn *conn, struct bx_op *op)
  */
 static bool send_direct(struct bx_conn *conn, struct bx_op *op)
 {
-	if (conn->state != BX_CONN_STATE_UP || !bx_drr_empty(&conn->txq) ||
+	if (conn->state != BX_CONN_STATE_UP || !bx_flow_drr_empty(&conn->txq) ||
 	    !list_empty(&conn->readyq) || (op->needs_reg && !op->registered))
 		return false;
 	op->qi.cost = bx_op_cost(op);
@@ -104,15 +104,15 @@ void bx_send_queue(struct bx_conn *conn, struct bx_op *op)
 		if (!fq && spare) {
 			fq = spare;
 			spare = NULL;
-			bx_drr_flow_init(&fq->drr);
+			bx_flow_drr_flow_init(&fq->drr);
 			fq->file = op->file;
 			fq->rd = rd;
 			list_add_tail(&fq->node, &conn->flows);
 		}
 		if (fq) {
 			op->qi.cost = bx_op_cost(op);
-			bx_drr_enqueue(rd ? &conn->rdq : &conn->txq, &fq->drr,
-				       &op->qi);
+			bx_flow_drr_enqueue(rd ? &conn->rdq : &conn->txq, &fq->drr,
+					    &op->qi);
 			if (rd)
 				bx_window_rd_update(conn);
 			break;
@@ -125,8 +125,8 @@ void bx_send_queue(struct bx_conn *conn, struct bx_op *op)
 			/* A push's sender must hear of it. */
 			if (rd)
 				bx_op_answer(op, BX_ST_NOBUFS);
-			bx_op_ops->end(op, -ENOMEM);
-			bx_op_ops->put(op);
+			bx_qp_op_ops->end(op, -ENOMEM);
+			bx_qp_op_ops->put(op);
 			return;
 		}
 		spin_lock(&conn->lock);
@@ -139,8 +139,8 @@ void bx_send_queue(struct bx_conn *conn, struct bx_op *op)
 fail:
 	spin_unlock(&conn->lock);
 	kfree(spare);
-	bx_op_ops->lost(op, err);
-	bx_op_ops->put(op);
+	bx_qp_op_ops->lost(op, err);
+	bx_qp_op_ops->put(op);
 }
 
 /*
@@ -156,8 +156,8 @@ static bool conn_requeue(struct bx_conn *conn, struct list_head *q,
 	spin_lock(&conn->lock);
 	if (conn->state == BX_CONN_STATE_DOWN) {
 		spin_unlock(&conn->lock);
-		bx_op_ops->lost(op, -ENOTCONN);
-		bx_op_ops->put(op);
+		bx_qp_op_ops->lost(op, -ENOTCONN);
+		bx_qp_op_ops->put(op);
 		return false;
 	}
 	bx_op_move(op, BX_OP_QUEUED);
@@ -188,8 +188,8 @@ void bx_send_mr_wait(struct bx_conn *conn, struct bx_op *op)
 	idle = !conn->mr_inuse;
 	spin_unlock(&conn->mr_lock);
 	if (idle) {
-		bx_op_ops->end(op, -ENOMEM);
-		bx_op_ops->put(op);
+		bx_qp_op_ops->end(op, -ENOMEM);
+		bx_qp_op_ops->put(op);
 		return;
 	}
 	if (!conn_requeue(conn, &conn->mrwaitq, op))
@@ -247,8 +247,8 @@ void bx_send_retry(struct bx_conn *conn, struct bx_op *op)
 	unsigned long delay = 1UL << min_t(u8, op->retries, 6);
 
 	/* Not again past its deadline, or for a closed file. */
-	if (bx_op_ops->expired(op)) {
-		bx_op_ops->expire(op);
+	if (bx_qp_op_ops->expired(op)) {
+		bx_qp_op_ops->expire(op);
 		return;
 	}
 	bx_window_release(op);
@@ -257,12 +257,12 @@ void bx_send_retry(struct bx_conn *conn, struct bx_op *op)
 		op->retries++;
 	if (!conn_requeue(conn, &conn->retryq, op))
 		return;
-	bx_host_busy_retry();
+	bx_window_host_busy_retry();
 	spin_lock(&conn->lock);
 	conn->busy_retries++;
 	spin_unlock(&conn->lock);
 	/* An earlier, shorter timer wins; the ops behind it wait a bit less. */
-	queue_delayed_work(bx_wq, &conn->retry_work, delay);
+	queue_delayed_work(bx_conn_wq, &conn->retry_work, delay);
 }
 
 void bx_send_retry_work(struct work_struct *work)
@@ -294,7 +294,7 @@ enum kick_act {
 /* Take a send buffer and the grant for a message. */
 static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
 {
-	msg->credits = bx_credits_grant_take(&conn->cr);
+	msg->credits = bx_flow_credits_grant_take(&conn->cr);
 	conn->tx_msgs++;
 	return conn->tx_free[--conn->ntx_free];
 }
@@ -306,7 +306,7 @@ static struct bx_buf *kick_slot(struct bx_conn *conn, struct bx_msg *msg)
  * pieces), unless it must be registered first: then it is returned in
  * *@reg. Returns false if nothing could be admitted.
  */
-/* bx_drr_find_if(): the first op another user's share lets go. */
+/* bx_flow_drr_find_if(): the first op another user's share lets go. */
 static bool admit_send(struct bx_drr_item *it, void *conn)
 {
 	return bx_window_admit(conn, container_of(it, struct bx_op, qi),
@@ -326,7 +326,7 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 	struct bx_op *op;
 
 	*reg = NULL;
-	it = bx_drr_peek(&conn->txq, &flow);
+	it = bx_flow_drr_peek(&conn->txq, &flow);
 	if (!it)
 		return false;
 	op = container_of(it, struct bx_op, qi);
@@ -335,13 +335,13 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 		break;
 	case BX_ADMIT_SHARE:
 		/* Its user holds its share: the next flow whose may go. */
-		it = bx_drr_find_if(&conn->txq, admit_send, conn, &flow);
+		it = bx_flow_drr_find_if(&conn->txq, admit_send, conn, &flow);
 		if (!it)
 			return false;
 		op = container_of(it, struct bx_op, qi);
 		break;
 	case BX_ADMIT_WAIT:
-		it = bx_drr_find(&conn->txq, BX_SMALL_OP, &flow);
+		it = bx_flow_drr_find(&conn->txq, BX_SMALL_OP, &flow);
 		if (!it)
 			return false;
 		op = container_of(it, struct bx_op, qi);
@@ -349,7 +349,7 @@ static bool kick_admit_send(struct bx_conn *conn, struct bx_op **reg)
 			return false;
 		break;
 	}
-	bx_drr_pop(&conn->txq, flow);
+	bx_flow_drr_pop(&conn->txq, flow);
 	flowq_put(container_of(flow, struct bx_flowq, drr));
 	if (op->needs_reg && !op->registered)
 		*reg = op;
@@ -389,7 +389,7 @@ static struct bx_op *kick_admit_read(struct bx_conn *conn)
 	struct bx_drr_item *it;
 	struct bx_op *op;
 
-	it = bx_drr_peek(&conn->rdq, &flow);
+	it = bx_flow_drr_peek(&conn->rdq, &flow);
 	if (!it)
 		return NULL;
 	op = container_of(it, struct bx_op, qi);
@@ -397,7 +397,7 @@ static struct bx_op *kick_admit_read(struct bx_conn *conn)
 	case BX_ADMIT_OK:
 		break;
 	case BX_ADMIT_SHARE:
-		it = bx_drr_find_if(&conn->rdq, admit_read, conn, &flow);
+		it = bx_flow_drr_find_if(&conn->rdq, admit_read, conn, &flow);
 		if (!it)
 			return NULL;
 		op = container_of(it, struct bx_op, qi);
@@ -405,7 +405,7 @@ static struct bx_op *kick_admit_read(struct bx_conn *conn)
 	case BX_ADMIT_WAIT:
 		return NULL;
 	}
-	bx_drr_pop(&conn->rdq, flow);
+	bx_flow_drr_pop(&conn->rdq, flow);
 	flowq_put(container_of(flow, struct bx_flowq, drr));
 	return op;
 }
@@ -420,10 +420,10 @@ static bool kick_credit_update(struct bx_conn *conn, struct bx_msg *credit,
 	bool queued = !list_empty(&conn->ctlq) || !list_empty(&conn->readyq);
 
 	if (!conn->ntx_free ||
-	    !(bx_credits_update_due(&conn->cr, queued) || conn->ka_due))
+	    !(bx_flow_credits_update_due(&conn->cr, queued) || conn->ka_due))
 		return false;
 	conn->ka_due = false;
-	if (!bx_credits_take_update(&conn->cr)) {
+	if (!bx_flow_credits_take_update(&conn->cr)) {
 		conn->cr.update_queued = false;
 		return false;
 	}
@@ -447,7 +447,7 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 
 	if (conn->state != BX_CONN_STATE_UP)
 		return KICK_NONE;
-	bx_credits_set_batch(&conn->cr, READ_ONCE(bx_credit_batch));
+	bx_flow_credits_set_batch(&conn->cr, READ_ONCE(bx_credit_batch));
 	conn->txq.quantum = READ_ONCE(bx_drr_quantum);
 	conn->rdq.quantum = conn->txq.quantum;
 
@@ -462,7 +462,7 @@ static enum kick_act kick_next(struct bx_conn *conn, struct bx_op **opp,
 				      !list_empty(&conn->readyq) ?
 				      &conn->readyq : NULL;
 
-		if (q && conn->ntx_free && bx_credits_take(&conn->cr)) {
+		if (q && conn->ntx_free && bx_flow_credits_take(&conn->cr)) {
 			op = list_first_entry(q, struct bx_op, node);
 			list_del_init(&op->node);
 			*opp = op;
@@ -506,16 +506,16 @@ static void kick_send(struct bx_conn *conn, struct bx_op *op,
 	/* The queue's reference on @op passes to the send. */
 	slot->op = op;
 	slot->req_id = 0;
-	ret = bx_op_ops->transmit(op, slot);
+	ret = bx_qp_op_ops->transmit(op, slot);
 	if (!ret)
 		return;
 	req_id = slot->req_id;
 	slot->op = NULL;
 	spin_lock(&conn->lock);
 	conn->tx_free[conn->ntx_free++] = slot;
-	bx_credits_untake(&conn->cr, grant);
+	bx_flow_credits_untake(&conn->cr, grant);
 	spin_unlock(&conn->lock);
-	bx_op_ops->sent(op, conn, req_id, ret);
+	bx_qp_op_ops->sent(op, conn, req_id, ret);
 	if (bx_send_err_fatal(ret))
 		bx_conn_fail(conn, ret);
 }
@@ -584,13 +584,13 @@ void bx_send_kick(struct bx_conn *conn)
 			kick_credit(conn, slot, &credit);
 			break;
 		case KICK_REG:
-			bx_op_ops->reg(op);
+			bx_qp_op_ops->reg(op);
 			break;
 		case KICK_READ:
-			bx_op_ops->read(op);
+			bx_qp_op_ops->read(op);
 			break;
 		case KICK_PIECE:
-			bx_op_ops->piece(op);
+			bx_qp_op_ops->piece(op);
 			break;
 		default:
 			break;
@@ -628,7 +628,7 @@ static void sweep_list(struct list_head *q, struct list_head *done)
 	struct bx_op *op, *tmp;
 
 	list_for_each_entry_safe(op, tmp, q, node)
-		if (bx_op_ops->expired(op))
+		if (bx_qp_op_ops->expired(op))
 			list_move_tail(&op->node, done);
 }
 
@@ -644,18 +644,18 @@ static void sweep_flow(struct bx_conn *conn, struct bx_flowq *fq,
 	bool any = false;
 
 	for (it = fq->drr.head; it && !any; it = it->next)
-		any = bx_op_ops->expired(container_of(it, struct bx_op, qi));
+		any = bx_qp_op_ops->expired(container_of(it, struct bx_op, qi));
 	if (!any)
 		return;
-	it = bx_drr_flow_drain(&conn->txq, &fq->drr);
+	it = bx_flow_drr_drain(&conn->txq, &fq->drr);
 	for (; it; it = next) {
 		struct bx_op *op = container_of(it, struct bx_op, qi);
 
 		next = it->next;
-		if (bx_op_ops->expired(op))
+		if (bx_qp_op_ops->expired(op))
 			list_add_tail(&op->node, done);
 		else
-			bx_drr_enqueue(&conn->txq, &fq->drr, it);
+			bx_flow_drr_enqueue(&conn->txq, &fq->drr, it);
 	}
 	flowq_put(fq);
 }
@@ -714,14 +714,14 @@ void bx_send_sweep(struct bx_conn *conn)
 	xa_unlock(&conn->ops);
 	for (i = 0; i < ncancel; i++) {
 		bx_window_cancel(conn, cancel[i]);
-		bx_op_ops->put(cancel[i]);
+		bx_qp_op_ops->put(cancel[i]);
 	}
 	if (overdue)
 		bx_conn_fail(conn, -ETIMEDOUT);
 
 	list_for_each_entry_safe(op, next, &done, node) {
 		list_del_init(&op->node);
-		bx_op_ops->expire(op);
+		bx_qp_op_ops->expire(op);
 	}
 	/* What waited behind them may go now. */
 	bx_send_kick(conn);
@@ -741,7 +741,7 @@ void bx_send_flush_queues(struct bx_conn *conn, struct list_head *list)
 	list_splice_tail_init(&conn->mrwaitq, list);
 	list_splice_tail_init(&conn->regq, list);
 	list_for_each_entry_safe(fq, tmp, &conn->flows, node) {
-		it = bx_drr_flow_drain(fq->rd ? &conn->rdq : &conn->txq,
+		it = bx_flow_drr_drain(fq->rd ? &conn->rdq : &conn->txq,
 				       &fq->drr);
 		while (it) {
 			struct bx_op *op = container_of(it, struct bx_op, qi);
@@ -755,5 +755,5 @@ void bx_send_flush_queues(struct bx_conn *conn, struct list_head *list)
 	bx_window_rd_update(conn);
 	spin_unlock(&conn->lock);
 
-	bx_host_leave(conn);
+	bx_window_host_leave(conn);
 }

@@ -42,22 +42,22 @@ static void stats_read(u64 v[BX_A_STATS_MAX + 1])
 {
 	struct bx_host_info hi;
 
-	bx_host_snapshot(&hi);
+	bx_window_host_snapshot(&hi);
 	v[BX_A_STATS_CONNS] = bx_conn_count();
 	v[BX_A_STATS_PEERS] = bx_peers_count();
-	v[BX_A_STATS_OPS_INFLIGHT] = atomic64_read(&bx_ops_inflight);
-	v[BX_A_STATS_MRS_INUSE] = atomic64_read(&bx_mrs_inuse);
+	v[BX_A_STATS_OPS_INFLIGHT] = atomic64_read(&bx_conn_ops_inflight);
+	v[BX_A_STATS_MRS_INUSE] = atomic64_read(&bx_xfer_mrs_inuse);
 	v[BX_A_STATS_REGION_BYTES] = atomic64_read(&bx_region_bytes);
-	v[BX_A_STATS_COPIED_BYTES] = atomic64_read(&bx_copied_bytes);
-	v[BX_A_STATS_PIECES] = atomic64_read(&bx_pieces);
+	v[BX_A_STATS_COPIED_BYTES] = atomic64_read(&bx_op_copied_bytes);
+	v[BX_A_STATS_PIECES] = atomic64_read(&bx_rw_pieces);
 	v[BX_A_STATS_TX_BYTES_INFLIGHT] = hi.tx.bytes;
 	v[BX_A_STATS_TX_PEAK_BYTES] = hi.tx.peak_bytes;
 	v[BX_A_STATS_RX_BYTES_INFLIGHT] = hi.rx.bytes;
 	v[BX_A_STATS_RX_PEAK_BYTES] = hi.rx.peak_bytes;
 	v[BX_A_STATS_BUSY_RETRIES] = hi.busy_retries;
 	v[BX_A_STATS_RNR_EVENTS] = hi.rnr_events;
-	v[BX_A_STATS_DUP_PUSHES] = atomic64_read(&bx_dup_pushes);
-	v[BX_A_STATS_RECOVERED_OPS] = atomic64_read(&bx_recovered_ops);
+	v[BX_A_STATS_DUP_PUSHES] = atomic64_read(&bx_recover_dup_pushes);
+	v[BX_A_STATS_RECOVERED_OPS] = atomic64_read(&bx_recover_ops_recovered);
 	v[BX_A_STATS_RECOVER_FAILED] = atomic64_read(&bx_recover_failed);
 	v[BX_A_STATS_TX_SMALL_INFLIGHT] = hi.tx.small;
 	v[BX_A_STATS_SMALL_PASSES] = hi.small_passes;

@@ -54,7 +54,7 @@ static struct xarray *services_of(const struct net *net)
  * ports below 1024 are: an unprivileged process cannot take a system
  * parameter server's number before it starts.
  */
-int bx_service_bind(struct bx_file *f, u32 service)
+int bx_svc_bind(struct bx_file *f, u32 service)
 {
 	struct bx_service *svc;
 	int ret;
@@ -119,7 +119,7 @@ static void service_free(struct bx_service *svc)
 	bx_user_uncharge(&f->user->services);
 }
 
-int bx_service_unbind(struct bx_file *f, u32 service)
+int bx_svc_unbind(struct bx_file *f, u32 service)
 {
 	struct bx_service *svc;
 	int ret = -ENOENT;

@@ -33,8 +33,8 @@ struct bx_req {
 	struct bx_rdv		rdv[BX_WIRE_MAX_RDV];
 };
 
-int bx_service_bind(struct bx_file *f, u32 service);
-int bx_service_unbind(struct bx_file *f, u32 service);
+int bx_svc_bind(struct bx_file *f, u32 service);
+int bx_svc_unbind(struct bx_file *f, u32 service);
 int bx_svc_post_recv(struct bx_file *f, const struct bx_sqe *sqe);
 struct bx_file *bx_svc_take_recv(struct bx_conn *conn, u32 service, u32 need,
 				 struct bx_recv **out, u8 *st);

@@ -118,7 +118,7 @@ static int uwin_slot(struct bx_conn *conn, bool rd, const struct bx_user *u)
 	for (i = 0; i < BX_CONN_USERS; i++) {
 		if (uw[i].user == u)
 			return i;
-		if (free < 0 && bx_win_idle(&uw[i].w))
+		if (free < 0 && bx_flow_win_idle(&uw[i].w))
 			free = i;
 	}
 	if (free >= 0)
@@ -135,7 +135,7 @@ static struct bx_user *op_user(const struct bx_op *op)
 /* Keep bx_host.rd_conns in step with @conn; conn->lock held. */
 void bx_window_rd_update(struct bx_conn *conn)
 {
-	bool active = !bx_drr_empty(&conn->rdq) || !bx_win_idle(&conn->rdwnd);
+	bool active = !bx_flow_drr_empty(&conn->rdq) || !bx_flow_win_idle(&conn->rdwnd);
 
 	lockdep_assert_held(&conn->lock);
 	if (active == conn->rd_active)
@@ -233,11 +233,11 @@ enum bx_admit bx_window_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 		 * One READ per peer segment (a piece never spans two); more
 		 * work requests if rdma_rw must split one for max_sge_rd.
 		 */
-		reads = bx_op_ops->plan_pieces(op) ? 1 : op->rdma->nrdv;
+		reads = bx_qp_op_ops->plan_pieces(op) ? 1 : op->rdma->nrdv;
 		cost = op->piece;
 	}
 	flow_limits(rd, &cl, &hl);
-	if (!bx_win_fits(w, &cl, cost, reads)) {
+	if (!bx_flow_win_fits(w, &cl, cost, reads)) {
 		/* Our own completions will call us again. */
 		if (!small)
 			flow_waited(op, w, BX_WAITED_CONN);
@@ -247,25 +247,25 @@ enum bx_admit bx_window_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	if (share) {
 		slot = uwin_slot(conn, rd, u);
 		if (slot >= 0 &&
-		    !bx_win_fits(&conn->uwin[rd][slot].w, &ucl, cost, reads))
+		    !bx_flow_win_fits(&conn->uwin[rd][slot].w, &ucl, cost, reads))
 			return BX_ADMIT_SHARE;
 		hshare = user_share(&uhl, &hl);
 	}
 	spin_lock(&bx_host.lock);
-	if (hshare && !bx_win_fits(&u->wnd[k], &uhl, cost, reads)) {
+	if (hshare && !bx_flow_win_fits(&u->wnd[k], &uhl, cost, reads)) {
 		spin_unlock(&bx_host.lock);
 		return BX_ADMIT_SHARE;
 	}
 	hw = rd ? &bx_host.rx : &bx_host.tx;
 	turn = conn->host_turn[k];
 	ok = (list_empty(&bx_host.waiters[k]) || turn || !hw->ops) &&
-	     bx_win_fits(hw, &hl, cost, reads);
+	     bx_flow_win_fits(hw, &hl, cost, reads);
 	if (ok || !small)
 		conn->host_turn[k] = false;
 	if (ok) {
-		bx_win_charge(hw, cost, reads);
+		bx_flow_win_charge(hw, cost, reads);
 		if (hshare)
-			bx_win_charge(&u->wnd[k], cost, reads);
+			bx_flow_win_charge(&u->wnd[k], cost, reads);
 		if (conn->host_timed[k]) {
 			bx_host.passed_max[k] =
 				max(bx_host.passed_max[k], bx_host.admits[k] -
@@ -292,9 +292,9 @@ enum bx_admit bx_window_admit(struct bx_conn *conn, struct bx_op *op, bool rd)
 	if (put)
 		bx_conn_put(conn);
 	if (ok) {
-		bx_win_charge(w, cost, reads);
+		bx_flow_win_charge(w, cost, reads);
 		if (slot >= 0)
-			bx_win_charge(&conn->uwin[rd][slot].w, cost, reads);
+			bx_flow_win_charge(&conn->uwin[rd][slot].w, cost, reads);
 		op->charged = true;
 		op->wbytes = cost;
 		op->wreads = reads;
@@ -320,15 +320,15 @@ bool bx_window_admit_small(struct bx_conn *conn, struct bx_op *op)
 
 	lockdep_assert_held(&conn->lock);
 	flow_limits(false, &cl, &hl);
-	if (!bx_win_fits_small(&conn->wnd, &cl)) {
+	if (!bx_flow_win_fits_small(&conn->wnd, &cl)) {
 		/* Its small ones in flight: their completions kick it. */
 		flow_waited(op, &conn->wnd, BX_WAITED_CONN);
 		return false;
 	}
 	spin_lock(&bx_host.lock);
-	ok = bx_win_fits_small(&bx_host.tx, &hl);
+	ok = bx_flow_win_fits_small(&bx_host.tx, &hl);
 	if (ok) {
-		bx_win_charge_small(&bx_host.tx);
+		bx_flow_win_charge_small(&bx_host.tx);
 		bx_host.small_passes++;
 	} else {
 		/* Others' small ones: their release wakes the line. */
@@ -338,7 +338,7 @@ bool bx_window_admit_small(struct bx_conn *conn, struct bx_op *op)
 	}
 	spin_unlock(&bx_host.lock);
 	if (ok) {
-		bx_win_charge_small(&conn->wnd);
+		bx_flow_win_charge_small(&conn->wnd);
 		op->charged = true;
 		op->small = true;
 		op->wreads = 0;
@@ -416,18 +416,18 @@ static void flow_release(struct bx_conn *conn, struct bx_op *op)
 		 */
 		op->small = false;
 		wake = bx_host.tx.small >= READ_ONCE(bx_host_wnd_ops);
-		ok = bx_win_release_small(&conn->wnd);
-		ok &= bx_win_release_small(&bx_host.tx);
+		ok = bx_flow_win_release_small(&conn->wnd);
+		ok &= bx_flow_win_release_small(&bx_host.tx);
 	} else {
-		ok = bx_win_release(rd ? &conn->rdwnd : &conn->wnd,
-				    op->wbytes, op->wreads);
-		ok &= bx_win_release(rd ? &bx_host.rx : &bx_host.tx,
+		ok = bx_flow_win_release(rd ? &conn->rdwnd : &conn->wnd,
+					 op->wbytes, op->wreads);
+		ok &= bx_flow_win_release(rd ? &bx_host.rx : &bx_host.tx,
 				     op->wbytes, op->wreads);
 		if (op->uslot >= 0)
-			ok &= bx_win_release(&conn->uwin[rd][op->uslot].w,
+			ok &= bx_flow_win_release(&conn->uwin[rd][op->uslot].w,
 					     op->wbytes, op->wreads);
 		if (op->ushare)
-			ok &= bx_win_release(&op_user(op)->wnd[rd ?
+			ok &= bx_flow_win_release(&op_user(op)->wnd[rd ?
 						BX_HOSTWND_RX : BX_HOSTWND_TX],
 					     op->wbytes, op->wreads);
 		op->uslot = -1;
@@ -464,7 +464,7 @@ void bx_window_cancel(struct bx_conn *conn, struct bx_op *op)
 }
 
 /* A BUSY answer sends @op again later (bx_send_retry()): counted. */
-void bx_host_busy_retry(void)
+void bx_window_host_busy_retry(void)
 {
 	spin_lock(&bx_host.lock);
 	bx_host.busy_retries++;
@@ -475,7 +475,7 @@ void bx_host_busy_retry(void)
  * @conn is going (bx_send_flush_queues()): it leaves the host windows'
  * lines, dropping their references, and forgets its turns.
  */
-void bx_host_leave(struct bx_conn *conn)
+void bx_window_host_leave(struct bx_conn *conn)
 {
 	unsigned int puts = 0;
 	int k;
@@ -496,7 +496,7 @@ void bx_host_leave(struct bx_conn *conn)
 }
 
 /* The host's windows as netlink and debugfs show them. */
-void bx_host_snapshot(struct bx_host_info *hi)
+void bx_window_host_snapshot(struct bx_host_info *hi)
 {
 	spin_lock(&bx_host.lock);
 	hi->tx = bx_host.tx;
@@ -506,5 +506,5 @@ void bx_host_snapshot(struct bx_host_info *hi)
 	hi->busy_retries = bx_host.busy_retries;
 	hi->small_passes = bx_host.small_passes;
 	spin_unlock(&bx_host.lock);
-	hi->rnr_events = atomic64_read(&bx_rnr_events);
+	hi->rnr_events = atomic64_read(&bx_qp_rnr_events);
 }

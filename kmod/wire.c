@@ -386,8 +386,8 @@ void bx_wire_challenge_build(struct bx_wire_challenge *w,
  * is past the segments' end), with the segment in *@idx and the offset
  * of @at in it in *@in.
  */
-u32 bx_rdv_piece(const struct bx_rdv *rdv, u8 nrdv, u64 at, u32 max, u8 *idx,
-		 u32 *in)
+u32 bx_wire_rdv_piece(const struct bx_rdv *rdv, u8 nrdv, u64 at, u32 max, u8 *idx,
+		      u32 *in)
 {
 	u64 pos = 0;
 	u32 room;

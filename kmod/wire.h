@@ -366,7 +366,7 @@ int bx_wire_parse(const void *buf, size_t received, u32 max_inline,
 		  struct bx_msg *msg);
 size_t bx_wire_size(const struct bx_msg *msg);
 size_t bx_wire_build(void *buf, size_t bufsize, const struct bx_msg *msg);
-u32 bx_rdv_piece(const struct bx_rdv *rdv, u8 nrdv, u64 at, u32 max, u8 *idx,
-		 u32 *in);
+u32 bx_wire_rdv_piece(const struct bx_rdv *rdv, u8 nrdv, u64 at, u32 max, u8 *idx,
+		      u32 *in);
 
 #endif /* _BX_WIRE_H */

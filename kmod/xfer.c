@@ -23,7 +23,7 @@
 #include "reg.h"
 #include "xfer.h"
 
-atomic64_t bx_mrs_inuse = ATOMIC64_INIT(0);
+atomic64_t bx_xfer_mrs_inuse = ATOMIC64_INIT(0);
 
 /*
  * Registration WRs are unsignaled; a completion comes only if one fails,
@@ -53,10 +53,10 @@ static void seg_release(struct bx_op *op, struct bx_seg *seg,
 	seg->nents = 0;
 	if (seg->mr) {
 		seg->valid = false;
-		bx_mr_put(op->conn, seg->mr);
+		bx_reg_mr_put(op->conn, seg->mr);
 		/* Who waits for an MR tries again. */
 		bx_send_mr_freed(op->conn);
-		atomic64_dec(&bx_mrs_inuse);
+		atomic64_dec(&bx_xfer_mrs_inuse);
 		seg->mr = NULL;
 	}
 	sg_free_table(&seg->sgt);
@@ -118,20 +118,20 @@ static struct ib_send_wr *segs_register(struct bx_op *op, int access)
 			ret = -ENOMEM;
 			goto err;
 		}
-		seg->mr = bx_mr_get(conn);
+		seg->mr = bx_reg_mr_get(conn);
 		if (!seg->mr) {
 			ret = -EAGAIN;
 			goto err;
 		}
-		atomic64_inc(&bx_mrs_inuse);
-		ib_update_fast_reg_key(seg->mr, bx_mr_key(seg->mr->rkey));
+		atomic64_inc(&bx_xfer_mrs_inuse);
+		ib_update_fast_reg_key(seg->mr, bx_reg_mr_key(seg->mr->rkey));
 		ret = ib_map_mr_sg(seg->mr, seg->sgt.sgl, seg->nents, NULL,
 				   PAGE_SIZE);
 		if (ret != seg->nents) {
 			ret = ret < 0 ? ret : -EINVAL;
 			goto err;
 		}
-		seg->mr->iova = bx_mr_iova(seg->mr->iova);
+		seg->mr->iova = bx_reg_mr_iova(seg->mr->iova);
 		*reg = (struct ib_reg_wr){
 			.wr.opcode	= IB_WR_REG_MR,
 			.wr.wr_cqe	= &reg_cqe,

@@ -15,6 +15,6 @@ void bx_xfer_register(struct bx_op *op);
 bool bx_xfer_revoke(struct bx_op *op);
 void bx_xfer_release(struct bx_op *op);
 
-extern atomic64_t bx_mrs_inuse;
+extern atomic64_t bx_xfer_mrs_inuse;
 
 #endif /* _BX_XFER_H */

@@ -17,6 +17,15 @@ to a higher layer, and on a group of files that all reach each other (a
 call cycle) of more than MAX_CYCLE files. There is no list of exceptions.
 The tracepoints' own symbols (__tracepoint_*, defined where
 CREATE_TRACE_POINTS is) are the tracing machinery, not calls.
+
+Fails too on a global symbol not named after its file: FILE.o defines
+bx_FILE, bx_FILE_*, bx_FILEs_* (its objects together, as peer.c's
+bx_peers_each) or, for a FILE that is a plural, bx_FILE-less-s_*
+(conns.c's bx_conn_alloc). By rule, not by list: a module parameter's
+variable is bx_NAME, where the object defines __param_NAME
+(module_param's); init_module and cleanup_module are module_init's and
+module_exit's; a file generated from the netlink spec ("auto-generated"
+in its first lines) keeps the generator's names.
 --graph prints every call between two files as well.
 """
 import glob
@@ -50,11 +59,12 @@ def kbuild_layers(path):
 
 
 def symbols(objs):
-    """{file: (defined, undefined)} from `nm` of each object."""
-    res = {}
+    """{file: (defined, undefined)} from `nm` of each object, and
+    {file: its module parameters' names}."""
+    res, params = {}, {}
     for o in objs:
         f = os.path.basename(o)[:-2]
-        d, u = set(), set()
+        d, u, pm = set(), set(), set()
         out = subprocess.run(["nm", o], capture_output=True, text=True,
                              check=True).stdout
         for line in out.splitlines():
@@ -63,10 +73,44 @@ def symbols(objs):
                 continue
             if len(p) == 3 and p[1] in "TDBRV":
                 d.add(p[2])
+            elif len(p) == 3 and p[1] == "r" and \
+                    p[2].startswith("__param_") and \
+                    not p[2].startswith("__param_str_"):
+                pm.add(p[2][len("__param_"):])
             elif len(p) == 2 and p[0] == "U":
                 u.add(p[1])
         res[f] = (d, u)
-    return res
+        params[f] = pm
+    return res, params
+
+
+MODULE_ENTRIES = ("init_module", "cleanup_module")
+
+
+def generated(src):
+    """Whether kmod/FILE.c says it was generated."""
+    try:
+        with open(src) as fh:
+            return "auto-generated" in fh.read(400)
+    except OSError:
+        return False
+
+
+def misnamed(syms, params, top):
+    """[(file, symbol)]: global symbols not named after their file."""
+    bad = []
+    for f, (d, _) in sorted(syms.items()):
+        if generated(os.path.join(top, "kmod", f + ".c")):
+            continue
+        g = f.replace("-", "_")
+        pre = (f"bx_{g}_", f"bx_{g}s_")
+        if g.endswith("s"):
+            pre += (f"bx_{g[:-1]}_",)
+        ok = {f"bx_{g}", *MODULE_ENTRIES}
+        ok |= {f"bx_{p}" for p in params.get(f, ())}
+        bad += [(f, s) for s in sorted(d)
+                if s not in ok and not s.startswith(pre)]
+    return bad
 
 
 def graph(syms):
@@ -115,8 +159,10 @@ def cycles(g):
     return sorted(comps, key=len, reverse=True)
 
 
-def check(layers, syms, srcs, show_graph=False):
+def check(layers, syms, srcs, show_graph=False, params=None, top=None):
     bad = []
+    for f, s in misnamed(syms, params or {}, top or "."):
+        bad.append(f"{s} (in {f}.o) is not named after its file")
     level, lname = {}, {}
     for i, (name, files) in enumerate(layers):
         for f in files:
@@ -170,9 +216,9 @@ def main():
     srcs = [os.path.basename(c)[:-2]
             for c in glob.glob(os.path.join(top, "kmod", "*.c"))]
     layers = kbuild_layers(kbuild)
-    syms = symbols(objs)
+    syms, params = symbols(objs)
     if not selftest:
-        ok = check(layers, syms, srcs, show)
+        ok = check(layers, syms, srcs, show, params, top)
         print("layers: clean" if ok else "layers: FAILED")
         return 0 if ok else 1
     # A resource calling an operation, as a careless change would: the
@@ -182,12 +228,24 @@ def main():
                      for f in reversed(layers[-1][1])
                      if f in syms and any(s.startswith("bx_")
                                           for s in syms[f][0]))
+    if not check(layers, syms, srcs, params=params, top=top):
+        print("layers: selftest: the tree itself fails")
+        return 1
     syms[low][1].add(sym)
-    if check(layers, syms, srcs):
+    if check(layers, syms, srcs, params=params, top=top):
         print("layers: selftest: a planted upward call passed")
         return 1
     print(f"layers: selftest: the planted call {low} -> {high} ({sym}) "
           "was caught")
+    syms[low][1].discard(sym)
+    # A global function of the lowest layer's first file, named after
+    # another file.
+    stray = f"bx_{high.replace('-', '_')}_stray"
+    syms[low][0].add(stray)
+    if check(layers, syms, srcs, params=params, top=top):
+        print(f"layers: selftest: a planted {stray} in {low}.o passed")
+        return 1
+    print(f"layers: selftest: the planted {stray} in {low}.o was caught")
     return 0
 
 

@@ -131,9 +131,9 @@ static const struct bx_win_lim lim_host = { 32768u << 10, 1024, ~0u };
 /* Sender: a data message takes a credit and carries the grant. */
 static NOINLINE int fp_credits_send(struct bx_credits *c, u16 *grant)
 {
-	if (!bx_credits_take(c))
+	if (!bx_flow_credits_take(c))
 		return -1;
-	*grant = bx_credits_grant_take(c);
+	*grant = bx_flow_credits_grant_take(c);
 	return 0;
 }
 
@@ -144,9 +144,9 @@ static NOINLINE int fp_credits_send(struct bx_credits *c, u16 *grant)
 static NOINLINE bool fp_credits_recv(struct bx_credits *c, u16 grant,
 				     int *bad)
 {
-	*bad |= bx_credits_add(c, grant);
-	bx_credits_posted(c);
-	return bx_credits_update_due(c, false);
+	*bad |= bx_flow_credits_add(c, grant);
+	bx_flow_credits_posted(c);
+	return bx_flow_credits_update_due(c, false);
 }
 
 /* A bare update from @from to @to, when one is due. */
@@ -155,37 +155,37 @@ static NOINLINE int fp_credits_update(struct bx_credits *from,
 {
 	int ret;
 
-	if (!bx_credits_take_update(from))
+	if (!bx_flow_credits_take_update(from))
 		return -1;
-	ret = bx_credits_add(to, bx_credits_grant_take(from));
-	bx_credits_posted(to);	/* the update's buffer, reposted */
+	ret = bx_flow_credits_add(to, bx_flow_credits_grant_take(from));
+	bx_flow_credits_posted(to);	/* the update's buffer, reposted */
 	return ret;
 }
 
 /* flow_admit(): the connection's window, then the host's. */
 static NOINLINE bool fp_win_admit(u64 bytes)
 {
-	if (!bx_win_fits(&w_conn, &lim_conn, bytes, 0) ||
-	    !bx_win_fits(&w_host, &lim_host, bytes, 0))
+	if (!bx_flow_win_fits(&w_conn, &lim_conn, bytes, 0) ||
+	    !bx_flow_win_fits(&w_host, &lim_host, bytes, 0))
 		return false;
-	bx_win_charge(&w_host, bytes, 0);
-	bx_win_charge(&w_conn, bytes, 0);
+	bx_flow_win_charge(&w_host, bytes, 0);
+	bx_flow_win_charge(&w_conn, bytes, 0);
 	return true;
 }
 
 /* bx_flow_release(). */
 static NOINLINE bool fp_win_release(u64 bytes)
 {
-	bool ok = bx_win_release(&w_conn, bytes, 0);
+	bool ok = bx_flow_win_release(&w_conn, bytes, 0);
 
 	/* Both, as bx_flow_release() does, whatever the first said. */
-	return bx_win_release(&w_host, bytes, 0) && ok;
+	return bx_flow_win_release(&w_host, bytes, 0) && ok;
 }
 
 static void credits_reset(void)
 {
-	bx_credits_init(&cr_a, 128, 32);
-	bx_credits_init(&cr_b, 128, 32);
+	bx_flow_credits_init(&cr_a, 128, 32);
+	bx_flow_credits_init(&cr_b, 128, 32);
 }
 
 /* One data message from @from to @to, with what follows from it. */
@@ -244,10 +244,10 @@ static struct bx_drr_item items[MAXFLOWS * PERFLOW + 1];
 	{								\
 		struct bx_drr_flow *sf;					\
 									\
-		bx_drr_enqueue(&drr, f, it);				\
-		it = bx_drr_peek(&drr, &sf);				\
+		bx_flow_drr_enqueue(&drr, f, it);				\
+		it = bx_flow_drr_peek(&drr, &sf);				\
 		if (it)							\
-			bx_drr_pop(&drr, sf);				\
+			bx_flow_drr_pop(&drr, sf);				\
 		return it;						\
 	}
 
@@ -263,15 +263,15 @@ static int bench_drr(long n, int nflows, cycle_fn cycle)
 {
 	struct bx_drr_item *spare = &items[nflows * PERFLOW];
 
-	bx_drr_init(&drr, 65536);
+	bx_flow_drr_init(&drr, 65536);
 	for (int f = 0; f < nflows; f++)
-		bx_drr_flow_init(&flows[f]);
+		bx_flow_drr_flow_init(&flows[f]);
 	for (int f = 0; f < nflows; f++)
 		for (int k = 0; k < PERFLOW; k++) {
 			struct bx_drr_item *it = &items[f * PERFLOW + k];
 
 			it->cost = 4096u << k;
-			bx_drr_enqueue(&drr, &flows[f], it);
+			bx_flow_drr_enqueue(&drr, &flows[f], it);
 		}
 	/* The item served is queued again next, on the next flow in turn. */
 	for (long i = 0; i < n; i++) {
@@ -347,7 +347,7 @@ static struct bx_drr_item op_item;
 static NOINLINE bool fp_send_pick(struct bx_drr_flow *f,
 				  struct bx_drr_item *it)
 {
-	if (bx_drr_empty(&drr))
+	if (bx_flow_drr_empty(&drr))
 		return true;
 	return fp_drr_cycle_1flow(f, it) == it;
 }
@@ -442,9 +442,9 @@ static int bench_ops(long n)
 	credits_reset();
 	memset(&w_conn, 0, sizeof(w_conn));
 	memset(&w_host, 0, sizeof(w_host));
-	bx_drr_init(&drr, 65536);
-	bx_drr_flow_init(&flows[0]);
-	bx_drr_flow_init(&flows[1]);
+	bx_flow_drr_init(&drr, 65536);
+	bx_flow_drr_flow_init(&flows[0]);
+	bx_flow_drr_flow_init(&flows[1]);
 	op_item.cost = 64;
 	for (long i = 0; i < n; i++)
 		bad |= fp_op_push_eager();

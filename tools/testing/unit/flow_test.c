@@ -103,7 +103,7 @@ static bool model_fail(int line, const char *cond)
  * receive buffers: see credits_min_three_buffers.
  */
 
-/* The batch bx_credits_init()/set_batch() keep: within [1, n / 2], n the
+/* The batch bx_flow_credits_init()/set_batch() keep: within [1, n / 2], n the
  * smaller of the two sides' buffer counts.
  */
 static u32 ref_batch(u32 max, u32 batch)
@@ -191,7 +191,7 @@ UNIT_TEST(credits_init)
 	struct bx_credits c;
 
 	memset(&c, 0xa5, sizeof(c));
-	bx_credits_init(&c, 16, 4);
+	bx_flow_credits_init(&c, 16, 4);
 	CHECK_EQ(c.credits, 16);
 	CHECK_EQ(c.max, 16);
 	CHECK_EQ(c.grant, 0);
@@ -202,11 +202,11 @@ UNIT_TEST(credits_init)
 	CHECK_EQ(c.stalls, 0);
 	CHECK_EQ(c.updates, 0);
 	/* A zero batch means 1; a batch above max / 2 is max / 2. */
-	bx_credits_init(&c, 16, 0);
+	bx_flow_credits_init(&c, 16, 0);
 	CHECK_EQ(c.batch, 1);
-	bx_credits_init(&c, 16, 9);
+	bx_flow_credits_init(&c, 16, 9);
 	CHECK_EQ(c.batch, 8);
-	bx_credits_init(&c, 3, 3);
+	bx_flow_credits_init(&c, 3, 3);
 	CHECK_EQ(c.batch, 1);
 	CHECK_EQ(c.credits, 3);
 }
@@ -225,14 +225,14 @@ UNIT_TEST(credits_set_batch_clamps)
 		u32 max = cfg[i][0], batch = cfg[i][1], want = cfg[i][2];
 
 		CHECK_EQ(ref_batch(max, batch), want);
-		bx_credits_init(&c, max, batch);
+		bx_flow_credits_init(&c, max, batch);
 		CHECK_EQ(c.batch, want);
 		/* set_batch() changes the batch and nothing else. */
-		bx_credits_init(&c, max, 1);
-		CHECK(bx_credits_take(&c));
-		bx_credits_posted(&c);
+		bx_flow_credits_init(&c, max, 1);
+		CHECK(bx_flow_credits_take(&c));
+		bx_flow_credits_posted(&c);
 		before = c;
-		bx_credits_set_batch(&c, batch);
+		bx_flow_credits_set_batch(&c, batch);
 		CHECK_EQ(c.batch, want);
 		before.batch = want;
 		CHECK(!memcmp(&c, &before, sizeof(c)));
@@ -243,27 +243,27 @@ UNIT_TEST(credits_add_rejects_over_grant)
 {
 	struct bx_credits c, before;
 
-	bx_credits_init(&c, 8, 2);
+	bx_flow_credits_init(&c, 8, 2);
 	/* Full: not even one more. */
-	CHECK_EQ(bx_credits_add(&c, 1), -EPROTO);
-	CHECK_EQ(bx_credits_add(&c, U32_MAX), -EPROTO);
+	CHECK_EQ(bx_flow_credits_add(&c, 1), -EPROTO);
+	CHECK_EQ(bx_flow_credits_add(&c, U32_MAX), -EPROTO);
 	CHECK_EQ(c.credits, 8);
-	CHECK_EQ(bx_credits_add(&c, 0), 0);
+	CHECK_EQ(bx_flow_credits_add(&c, 0), 0);
 	CHECK_EQ(c.credits, 8);
 
 	for (int i = 0; i < 5; i++)
-		CHECK(bx_credits_take(&c));
+		CHECK(bx_flow_credits_take(&c));
 	CHECK_EQ(c.credits, 3);
 	before = c;
-	CHECK_EQ(bx_credits_add(&c, 6), -EPROTO);
-	CHECK_EQ(bx_credits_add(&c, U32_MAX), -EPROTO);
+	CHECK_EQ(bx_flow_credits_add(&c, 6), -EPROTO);
+	CHECK_EQ(bx_flow_credits_add(&c, U32_MAX), -EPROTO);
 	CHECK(!memcmp(&c, &before, sizeof(c)));
 	/* Exactly back to max is fine. */
-	CHECK_EQ(bx_credits_add(&c, 2), 0);
+	CHECK_EQ(bx_flow_credits_add(&c, 2), 0);
 	CHECK_EQ(c.credits, 5);
-	CHECK_EQ(bx_credits_add(&c, 3), 0);
+	CHECK_EQ(bx_flow_credits_add(&c, 3), 0);
 	CHECK_EQ(c.credits, 8);
-	CHECK_EQ(bx_credits_add(&c, 1), -EPROTO);
+	CHECK_EQ(bx_flow_credits_add(&c, 1), -EPROTO);
 	CHECK_EQ(c.credits, 8);
 }
 
@@ -272,22 +272,22 @@ UNIT_TEST(credits_take_reserves_last)
 	struct bx_credits c;
 
 	/* The minimum: three buffers, two data messages. */
-	bx_credits_init(&c, 3, 1);
-	CHECK(bx_credits_take(&c));
-	CHECK(bx_credits_take(&c));
+	bx_flow_credits_init(&c, 3, 1);
+	CHECK(bx_flow_credits_take(&c));
+	CHECK(bx_flow_credits_take(&c));
 	CHECK_EQ(c.credits, 1);
 	CHECK_EQ(c.used, 2);
 	CHECK_EQ(c.stalls, 0);
-	CHECK(!bx_credits_take(&c));
-	CHECK(!bx_credits_take(&c));
+	CHECK(!bx_flow_credits_take(&c));
+	CHECK(!bx_flow_credits_take(&c));
 	CHECK_EQ(c.credits, 1);
 	CHECK_EQ(c.used, 2);
 	CHECK_EQ(c.stalls, 2);
 	/* The last one goes to an update; then nothing at all. */
-	CHECK(bx_credits_take_update(&c));
+	CHECK(bx_flow_credits_take_update(&c));
 	CHECK_EQ(c.credits, 0);
-	CHECK(!bx_credits_take(&c));
-	CHECK(!bx_credits_take_update(&c));
+	CHECK(!bx_flow_credits_take(&c));
+	CHECK(!bx_flow_credits_take_update(&c));
 	CHECK_EQ(c.credits, 0);
 	CHECK_EQ(c.used, 3);
 	CHECK_EQ(c.stalls, 3);
@@ -298,31 +298,31 @@ UNIT_TEST(credits_take_update_may_use_last)
 {
 	struct bx_credits c;
 
-	bx_credits_init(&c, 3, 1);
-	CHECK(bx_credits_take(&c));
-	CHECK(bx_credits_take(&c));
-	CHECK(!bx_credits_take(&c));
+	bx_flow_credits_init(&c, 3, 1);
+	CHECK(bx_flow_credits_take(&c));
+	CHECK(bx_flow_credits_take(&c));
+	CHECK(!bx_flow_credits_take(&c));
 	/* Blocked, one owed: an update of 1 would only bounce. */
-	bx_credits_posted(&c);
-	CHECK(!bx_credits_update_due(&c, true));
-	CHECK(!bx_credits_update_due(&c, false));
+	bx_flow_credits_posted(&c);
+	CHECK(!bx_flow_credits_update_due(&c, true));
+	CHECK(!bx_flow_credits_update_due(&c, false));
 	CHECK(!c.update_queued);
 	/* Two owed: due, and it may use the last credit. */
-	bx_credits_posted(&c);
-	CHECK(bx_credits_update_due(&c, true));
+	bx_flow_credits_posted(&c);
+	CHECK(bx_flow_credits_update_due(&c, true));
 	CHECK(c.update_queued);
-	CHECK(bx_credits_take_update(&c));
+	CHECK(bx_flow_credits_take_update(&c));
 	CHECK_EQ(c.credits, 0);
 	CHECK_EQ(c.used, 3);
 	CHECK_EQ(c.updates, 1);
 	CHECK(!c.update_queued);
-	CHECK(!bx_credits_take_update(&c));
+	CHECK(!bx_flow_credits_take_update(&c));
 	CHECK_EQ(c.credits, 0);
 	CHECK_EQ(c.used, 3);
 	CHECK_EQ(c.updates, 1);
 	/* take_update() does not take the grant: grant_take() does. */
 	CHECK_EQ(c.grant, 2);
-	CHECK_EQ(bx_credits_grant_take(&c), 2);
+	CHECK_EQ(bx_flow_credits_grant_take(&c), 2);
 	CHECK_EQ(c.grant, 0);
 	CHECK_EQ(c.granted, 2);
 }
@@ -331,22 +331,22 @@ UNIT_TEST(credits_grant_take_caps_at_u16)
 {
 	struct bx_credits c;
 
-	bx_credits_init(&c, 4, 1);
-	CHECK_EQ(bx_credits_grant_take(&c), 0);
+	bx_flow_credits_init(&c, 4, 1);
+	CHECK_EQ(bx_flow_credits_grant_take(&c), 0);
 	CHECK_EQ(c.granted, 0);
 	for (u32 i = 0; i < 70000; i++)
-		bx_credits_posted(&c);
+		bx_flow_credits_posted(&c);
 	CHECK_EQ(c.grant, 70000);
-	CHECK_EQ(bx_credits_grant_take(&c), U16_MAX);
+	CHECK_EQ(bx_flow_credits_grant_take(&c), U16_MAX);
 	CHECK_EQ(c.grant, 70000 - U16_MAX);
 	CHECK_EQ(c.granted, U16_MAX);
-	CHECK_EQ(bx_credits_grant_take(&c), 70000 - U16_MAX);
+	CHECK_EQ(bx_flow_credits_grant_take(&c), 70000 - U16_MAX);
 	CHECK_EQ(c.grant, 0);
 	CHECK_EQ(c.granted, 70000);
 	/* Exactly U16_MAX is taken whole. */
 	for (u32 i = 0; i < U16_MAX; i++)
-		bx_credits_posted(&c);
-	CHECK_EQ(bx_credits_grant_take(&c), U16_MAX);
+		bx_flow_credits_posted(&c);
+	CHECK_EQ(bx_flow_credits_grant_take(&c), U16_MAX);
 	CHECK_EQ(c.grant, 0);
 }
 
@@ -355,34 +355,34 @@ UNIT_TEST(credits_untake_restores)
 	struct bx_credits c, before;
 	u16 g;
 
-	bx_credits_init(&c, 8, 2);
-	CHECK(bx_credits_take(&c));
+	bx_flow_credits_init(&c, 8, 2);
+	CHECK(bx_flow_credits_take(&c));
 	for (int i = 0; i < 5; i++)
-		bx_credits_posted(&c);
+		bx_flow_credits_posted(&c);
 	before = c;
-	CHECK(bx_credits_take(&c));
-	g = bx_credits_grant_take(&c);
+	CHECK(bx_flow_credits_take(&c));
+	g = bx_flow_credits_grant_take(&c);
 	CHECK_EQ(g, 5);
-	bx_credits_untake(&c, g);
+	bx_flow_credits_untake(&c, g);
 	CHECK(!memcmp(&c, &before, sizeof(c)));
 
 	/* Also with a capped grant. */
 	for (u32 i = 0; i < 100000; i++)
-		bx_credits_posted(&c);
+		bx_flow_credits_posted(&c);
 	before = c;
-	CHECK(bx_credits_take(&c));
-	g = bx_credits_grant_take(&c);
+	CHECK(bx_flow_credits_take(&c));
+	g = bx_flow_credits_grant_take(&c);
 	CHECK_EQ(g, U16_MAX);
-	bx_credits_untake(&c, g);
+	bx_flow_credits_untake(&c, g);
 	CHECK(!memcmp(&c, &before, sizeof(c)));
 
 	/* And with nothing to grant. */
-	bx_credits_init(&c, 8, 2);
+	bx_flow_credits_init(&c, 8, 2);
 	before = c;
-	CHECK(bx_credits_take(&c));
-	g = bx_credits_grant_take(&c);
+	CHECK(bx_flow_credits_take(&c));
+	g = bx_flow_credits_grant_take(&c);
 	CHECK_EQ(g, 0);
-	bx_credits_untake(&c, g);
+	bx_flow_credits_untake(&c, g);
 	CHECK(!memcmp(&c, &before, sizeof(c)));
 }
 
@@ -390,84 +390,84 @@ UNIT_TEST(credits_update_due_rules)
 {
 	struct bx_credits c;
 
-	bx_credits_init(&c, 8, 3);
+	bx_flow_credits_init(&c, 8, 3);
 	/* Nothing owed. */
-	CHECK(!bx_credits_update_due(&c, false));
-	CHECK(!bx_credits_update_due(&c, true));
+	CHECK(!bx_flow_credits_update_due(&c, false));
+	CHECK(!bx_flow_credits_update_due(&c, true));
 	CHECK(!c.update_queued);
 	/* Idle, below the batch. */
-	bx_credits_posted(&c);
-	bx_credits_posted(&c);
-	CHECK(!bx_credits_update_due(&c, false));
+	bx_flow_credits_posted(&c);
+	bx_flow_credits_posted(&c);
+	CHECK(!bx_flow_credits_update_due(&c, false));
 	CHECK(!c.update_queued);
 	/* At the batch, but queued data can go and carries it. */
-	bx_credits_posted(&c);
-	CHECK(!bx_credits_update_due(&c, true));
+	bx_flow_credits_posted(&c);
+	CHECK(!bx_flow_credits_update_due(&c, true));
 	CHECK(!c.update_queued);
 	/* At the batch, nothing else will carry it: due, once. */
-	CHECK(bx_credits_update_due(&c, false));
+	CHECK(bx_flow_credits_update_due(&c, false));
 	CHECK(c.update_queued);
-	CHECK(!bx_credits_update_due(&c, false));
-	CHECK(!bx_credits_update_due(&c, true));
-	bx_credits_posted(&c);
-	CHECK(!bx_credits_update_due(&c, false));
+	CHECK(!bx_flow_credits_update_due(&c, false));
+	CHECK(!bx_flow_credits_update_due(&c, true));
+	bx_flow_credits_posted(&c);
+	CHECK(!bx_flow_credits_update_due(&c, false));
 	CHECK(c.update_queued);
 	/* Sent: due again as soon as the batch is owed again. */
-	CHECK(bx_credits_take_update(&c));
-	CHECK_EQ(bx_credits_grant_take(&c), 4);
+	CHECK(bx_flow_credits_take_update(&c));
+	CHECK_EQ(bx_flow_credits_grant_take(&c), 4);
 	CHECK(!c.update_queued);
-	CHECK(!bx_credits_update_due(&c, false));
+	CHECK(!bx_flow_credits_update_due(&c, false));
 	for (int i = 0; i < 3; i++)
-		bx_credits_posted(&c);
-	CHECK(bx_credits_update_due(&c, false));
-	CHECK(bx_credits_take_update(&c));
-	CHECK_EQ(bx_credits_grant_take(&c), 3);
+		bx_flow_credits_posted(&c);
+	CHECK(bx_flow_credits_update_due(&c, false));
+	CHECK(bx_flow_credits_take_update(&c));
+	CHECK_EQ(bx_flow_credits_grant_take(&c), 3);
 	CHECK_EQ(c.credits, 6);
 
 	/* Data with two credits can go: it carries any grant. */
 	for (int i = 0; i < 4; i++)
-		CHECK(bx_credits_take(&c));
+		CHECK(bx_flow_credits_take(&c));
 	CHECK_EQ(c.credits, 2);
 	for (int i = 0; i < 5; i++)
-		bx_credits_posted(&c);
-	CHECK(!bx_credits_update_due(&c, true));
+		bx_flow_credits_posted(&c);
+	CHECK(!bx_flow_credits_update_due(&c, true));
 	CHECK(!c.update_queued);
-	CHECK_EQ(bx_credits_grant_take(&c), 5);
+	CHECK_EQ(bx_flow_credits_grant_take(&c), 5);
 	/* Blocked on credits: due at 2 owed, below the batch of 3. */
-	CHECK(bx_credits_take(&c));
+	CHECK(bx_flow_credits_take(&c));
 	CHECK_EQ(c.credits, 1);
-	bx_credits_posted(&c);
-	CHECK(!bx_credits_update_due(&c, true));
-	CHECK(!bx_credits_update_due(&c, false));
-	bx_credits_posted(&c);
-	CHECK(!bx_credits_update_due(&c, false));
-	CHECK(bx_credits_update_due(&c, true));
+	bx_flow_credits_posted(&c);
+	CHECK(!bx_flow_credits_update_due(&c, true));
+	CHECK(!bx_flow_credits_update_due(&c, false));
+	bx_flow_credits_posted(&c);
+	CHECK(!bx_flow_credits_update_due(&c, false));
+	CHECK(bx_flow_credits_update_due(&c, true));
 	CHECK(c.update_queued);
-	CHECK(!bx_credits_update_due(&c, true));
-	CHECK(bx_credits_take_update(&c));
-	CHECK_EQ(bx_credits_grant_take(&c), 2);
+	CHECK(!bx_flow_credits_update_due(&c, true));
+	CHECK(bx_flow_credits_take_update(&c));
+	CHECK_EQ(bx_flow_credits_grant_take(&c), 2);
 	CHECK_EQ(c.credits, 0);
 
 	/* A failed take_update() (no credit) leaves it queued. */
-	bx_credits_posted(&c);
-	bx_credits_posted(&c);
-	CHECK(bx_credits_update_due(&c, true));
-	CHECK(!bx_credits_take_update(&c));
+	bx_flow_credits_posted(&c);
+	bx_flow_credits_posted(&c);
+	CHECK(bx_flow_credits_update_due(&c, true));
+	CHECK(!bx_flow_credits_take_update(&c));
 	CHECK(c.update_queued);
-	CHECK(!bx_credits_update_due(&c, true));
-	CHECK(!bx_credits_update_due(&c, false));
-	CHECK_EQ(bx_credits_add(&c, 1), 0);
-	CHECK(bx_credits_take_update(&c));
+	CHECK(!bx_flow_credits_update_due(&c, true));
+	CHECK(!bx_flow_credits_update_due(&c, false));
+	CHECK_EQ(bx_flow_credits_add(&c, 1), 0);
+	CHECK(bx_flow_credits_take_update(&c));
 	CHECK(!c.update_queued);
 
 	/* Batch 1 or 2: idle, an update waits for 2 owed. */
 	for (u32 batch = 0; batch <= 2; batch++) {
-		bx_credits_init(&c, 8, batch);
-		CHECK(bx_credits_take(&c));
-		bx_credits_posted(&c);
-		CHECK(!bx_credits_update_due(&c, false));
-		bx_credits_posted(&c);
-		CHECK(bx_credits_update_due(&c, false));
+		bx_flow_credits_init(&c, 8, batch);
+		CHECK(bx_flow_credits_take(&c));
+		bx_flow_credits_posted(&c);
+		CHECK(!bx_flow_credits_update_due(&c, false));
+		bx_flow_credits_posted(&c);
+		CHECK(bx_flow_credits_update_due(&c, false));
 	}
 }
 
@@ -478,13 +478,13 @@ UNIT_TEST(credits_update_due_rules)
  * receive buffers; the other peer's struct bx_credits has max == nbufs.
  * A message fills one posted buffer at the receiver; the receiver
  * consumes it (at once or later), which applies the grant it carries
- * (bx_credits_add()) and reposts the buffer (bx_credits_posted()). Bare
+ * (bx_flow_credits_add()) and reposts the buffer (bx_flow_credits_posted()). Bare
  * credit updates are consumed on arrival, data messages maybe later.
  *
  * Sending is kick_next() in send.c with a free send slot: a data message
- * if one is queued and bx_credits_take() allows it; otherwise, if
- * bx_credits_update_due(c, data_queued) (data_queued: data messages wait
- * to be sent), a bare update with bx_credits_take_update(), or, when
+ * if one is queued and bx_flow_credits_take() allows it; otherwise, if
+ * bx_flow_credits_update_due(c, data_queued) (data_queued: data messages wait
+ * to be sent), a bare update with bx_flow_credits_take_update(), or, when
  * there is no credit for it, update_queued cleared to ask again at the
  * next kick.
  *
@@ -503,7 +503,7 @@ struct cm_msg {
 struct cm_peer {
 	struct bx_credits c;	/* towards the other peer's buffers */
 	u32	nbufs;		/* our receive buffers */
-	u32	batch;		/* as kept by bx_credits_set_batch() */
+	u32	batch;		/* as kept by bx_flow_credits_set_batch() */
 	/* reference model of c */
 	u32	r_credits;
 	u32	r_grant;
@@ -539,8 +539,8 @@ static void cm_init(struct cm *m, u32 na, u32 nb, u32 batch_a, u32 batch_b)
 		struct cm_peer *p = &m->p[i], *o = &m->p[!i];
 		u32 batch = i ? batch_b : batch_a;
 
-		bx_credits_init(&p->c, o->nbufs, batch);
-		bx_credits_set_own(&p->c, p->nbufs);
+		bx_flow_credits_init(&p->c, o->nbufs, batch);
+		bx_flow_credits_set_own(&p->c, p->nbufs);
 		p->batch = ref_batch(o->nbufs < p->nbufs ? o->nbufs : p->nbufs,
 				     batch);
 		p->r_credits = o->nbufs;
@@ -553,7 +553,7 @@ static void cm_set_batch(struct cm *m, int s, u32 batch)
 {
 	struct cm_peer *S = &m->p[s];
 
-	bx_credits_set_batch(&S->c, batch);
+	bx_flow_credits_set_batch(&S->c, batch);
 	S->batch = ref_batch(m->p[!s].nbufs < S->nbufs ? m->p[!s].nbufs :
 			     S->nbufs, batch);
 }
@@ -601,7 +601,7 @@ static bool cm_update_due(struct cm *m, int s, bool data_queued)
 	u32 need = blocked ? 2 : ref_idle_need(S->batch);
 	bool want = !S->r_queued && (!data_queued || blocked) &&
 		    S->r_grant >= need;
-	bool due = bx_credits_update_due(&S->c, data_queued);
+	bool due = bx_flow_credits_update_due(&S->c, data_queued);
 
 	MCHK(due == want);
 	if (due)
@@ -626,16 +626,16 @@ static bool cm_send(struct cm *m, int s, bool *sent)
 
 	*sent = false;
 	if (S->queued) {
-		ok = bx_credits_take(&S->c);
+		ok = bx_flow_credits_take(&S->c);
 		MCHK(ok == (S->r_credits >= 2));
 		if (!ok) {
 			S->r_stalls++;
 		} else {
-			g = bx_credits_grant_take(&S->c);
+			g = bx_flow_credits_grant_take(&S->c);
 			MCHK(g == min_u32(S->r_grant, U16_MAX));
 			if (rng_pct(m->fail_pct)) {
 				/* The post failed: put it all back. */
-				bx_credits_untake(&S->c, g);
+				bx_flow_credits_untake(&S->c, g);
 				return cm_check(m);
 			}
 			S->r_credits--;
@@ -653,7 +653,7 @@ static bool cm_send(struct cm *m, int s, bool *sent)
 		return false;
 	if (!S->r_queued)
 		return true;
-	ok = bx_credits_take_update(&S->c);
+	ok = bx_flow_credits_take_update(&S->c);
 	MCHK(ok == (S->r_credits >= 1));
 	if (!ok) {
 		/* As send.c: ask again at the next kick. */
@@ -662,7 +662,7 @@ static bool cm_send(struct cm *m, int s, bool *sent)
 		S->r_queued = false;
 		return true;
 	}
-	g = bx_credits_grant_take(&S->c);
+	g = bx_flow_credits_grant_take(&S->c);
 	MCHK(g == min_u32(S->r_grant, U16_MAX));
 	/* An update of 1 would be answered by one: never less than 2. */
 	MCHK(g >= 2);
@@ -681,11 +681,11 @@ static bool cm_consume_msg(struct cm *m, int r, struct cm_msg msg)
 {
 	struct cm_peer *R = &m->p[r];
 
-	MCHK(bx_credits_add(&R->c, msg.grant) == 0);
+	MCHK(bx_flow_credits_add(&R->c, msg.grant) == 0);
 	R->r_credits += msg.grant;
 	MCHK(R->r_credits <= m->p[!r].nbufs);
 	R->free++;
-	bx_credits_posted(&R->c);
+	bx_flow_credits_posted(&R->c);
 	R->r_grant++;
 	return true;
 }
@@ -832,7 +832,7 @@ static bool cm_check_idle(struct cm *m)
 		MCHK(!S->rlen && !S->nheld && !S->queued);
 		MCHK(!S->c.update_queued);
 		MCHK(S->c.grant < ref_idle_need(S->batch));
-		MCHK(!bx_credits_update_due(&S->c, false));
+		MCHK(!bx_flow_credits_update_due(&S->c, false));
 		MCHK(S->c.credits + R->c.grant == R->nbufs);
 		MCHK(S->c.credits >= 2);
 	}
@@ -860,7 +860,7 @@ static bool cm_both_blocked(struct cm *m, u32 n, u32 batch)
 		MCHK(m->p[s].c.credits == 1);
 		MCHK(m->p[s].c.grant == n - 1);
 		MCHK(m->p[s].queued);
-		MCHK(!bx_credits_take(&m->p[s].c));
+		MCHK(!bx_flow_credits_take(&m->p[s].c));
 		m->p[s].r_stalls++;
 	}
 	/* Two rounds (the updates, then data) move data both ways. */
@@ -1193,17 +1193,17 @@ UNIT_TEST(win_empty_admits_anything)
 	struct bx_win w = { 0 };
 	struct bx_win_lim zero = { 0 }, lim = { .bytes = 100, .ops = 1 };
 
-	CHECK(bx_win_idle(&w));
-	CHECK(bx_win_fits(&w, &zero, 0, 0));
-	CHECK(bx_win_fits(&w, &zero, U64_MAX, U32_MAX));
-	CHECK(bx_win_fits(&w, &lim, 101, 1));
-	bx_win_charge(&w, 101, 1);
-	CHECK(!bx_win_idle(&w));
+	CHECK(bx_flow_win_idle(&w));
+	CHECK(bx_flow_win_fits(&w, &zero, 0, 0));
+	CHECK(bx_flow_win_fits(&w, &zero, U64_MAX, U32_MAX));
+	CHECK(bx_flow_win_fits(&w, &lim, 101, 1));
+	bx_flow_win_charge(&w, 101, 1);
+	CHECK(!bx_flow_win_idle(&w));
 	/* But nothing joins it. */
-	CHECK(!bx_win_fits(&w, &lim, 0, 0));
-	CHECK(bx_win_release(&w, 101, 1));
-	CHECK(bx_win_idle(&w));
-	CHECK(bx_win_fits(&w, &lim, U64_MAX, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 0, 0));
+	CHECK(bx_flow_win_release(&w, 101, 1));
+	CHECK(bx_flow_win_idle(&w));
+	CHECK(bx_flow_win_fits(&w, &lim, U64_MAX, 0));
 }
 
 UNIT_TEST(win_ops_limit)
@@ -1212,18 +1212,18 @@ UNIT_TEST(win_ops_limit)
 	struct bx_win_lim lim = { .bytes = 1000, .ops = 3, .reads = 3 };
 
 	for (int i = 0; i < 3; i++) {
-		CHECK(bx_win_fits(&w, &lim, 1, 0));
-		bx_win_charge(&w, 1, 0);
+		CHECK(bx_flow_win_fits(&w, &lim, 1, 0));
+		bx_flow_win_charge(&w, 1, 0);
 	}
-	CHECK(!bx_win_fits(&w, &lim, 0, 0));
-	CHECK(!bx_win_fits(&w, &lim, 1, 1));
-	CHECK(bx_win_release(&w, 1, 0));
-	CHECK(bx_win_fits(&w, &lim, 1, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 0, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 1, 1));
+	CHECK(bx_flow_win_release(&w, 1, 0));
+	CHECK(bx_flow_win_fits(&w, &lim, 1, 0));
 	/* Zero ops allowed: only alone. */
 	lim.ops = 0;
-	CHECK(!bx_win_fits(&w, &lim, 0, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 0, 0));
 	w = (struct bx_win){ 0 };
-	CHECK(bx_win_fits(&w, &lim, 0, 0));
+	CHECK(bx_flow_win_fits(&w, &lim, 0, 0));
 }
 
 UNIT_TEST(win_bytes_limit)
@@ -1231,18 +1231,18 @@ UNIT_TEST(win_bytes_limit)
 	struct bx_win w = { 0 };
 	struct bx_win_lim lim = { .bytes = 1000, .ops = 100, .reads = 3 };
 
-	bx_win_charge(&w, 600, 0);
-	CHECK(bx_win_fits(&w, &lim, 400, 0));
-	CHECK(!bx_win_fits(&w, &lim, 401, 0));
-	CHECK(bx_win_fits(&w, &lim, 0, 0));
-	bx_win_charge(&w, 400, 0);
-	CHECK(!bx_win_fits(&w, &lim, 1, 0));
-	CHECK(bx_win_fits(&w, &lim, 0, 0));
-	CHECK(bx_win_release(&w, 600, 0));
-	CHECK(bx_win_fits(&w, &lim, 600, 0));
-	CHECK(!bx_win_fits(&w, &lim, 601, 0));
+	bx_flow_win_charge(&w, 600, 0);
+	CHECK(bx_flow_win_fits(&w, &lim, 400, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 401, 0));
+	CHECK(bx_flow_win_fits(&w, &lim, 0, 0));
+	bx_flow_win_charge(&w, 400, 0);
+	CHECK(!bx_flow_win_fits(&w, &lim, 1, 0));
+	CHECK(bx_flow_win_fits(&w, &lim, 0, 0));
+	CHECK(bx_flow_win_release(&w, 600, 0));
+	CHECK(bx_flow_win_fits(&w, &lim, 600, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 601, 0));
 	/* An op larger than the window never joins others. */
-	CHECK(!bx_win_fits(&w, &lim, 1001, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 1001, 0));
 }
 
 UNIT_TEST(win_reads_limit)
@@ -1250,21 +1250,21 @@ UNIT_TEST(win_reads_limit)
 	struct bx_win w = { 0 };
 	struct bx_win_lim lim = { .bytes = 1000, .ops = 100, .reads = 4 };
 
-	bx_win_charge(&w, 10, 3);
-	CHECK(bx_win_fits(&w, &lim, 10, 1));
-	CHECK(!bx_win_fits(&w, &lim, 10, 2));
-	bx_win_charge(&w, 10, 1);
-	CHECK(!bx_win_fits(&w, &lim, 10, 1));
+	bx_flow_win_charge(&w, 10, 3);
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 1));
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 2));
+	bx_flow_win_charge(&w, 10, 1);
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 1));
 	/* An op without reads is not held back by the reads limit. */
-	CHECK(bx_win_fits(&w, &lim, 10, 0));
-	CHECK(!bx_win_fits(&w, &lim, 10, U32_MAX));
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, U32_MAX));
 	/* No reads allowed: read ops only alone. */
 	lim.reads = 0;
 	w = (struct bx_win){ 0 };
-	CHECK(bx_win_fits(&w, &lim, 10, 1));
-	bx_win_charge(&w, 10, 0);
-	CHECK(!bx_win_fits(&w, &lim, 10, 1));
-	CHECK(bx_win_fits(&w, &lim, 10, 0));
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 1));
+	bx_flow_win_charge(&w, 10, 0);
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 1));
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 0));
 }
 
 UNIT_TEST(win_overflow_safe)
@@ -1273,53 +1273,53 @@ UNIT_TEST(win_overflow_safe)
 	struct bx_win_lim lim = { .bytes = U64_MAX, .ops = U32_MAX,
 				  .reads = U32_MAX };
 
-	bx_win_charge(&w, U64_MAX - 10, U32_MAX - 10);
-	CHECK(bx_win_fits(&w, &lim, 10, 10));
-	CHECK(!bx_win_fits(&w, &lim, 11, 0));
-	CHECK(!bx_win_fits(&w, &lim, 0, 11));
-	CHECK(!bx_win_fits(&w, &lim, U64_MAX, 0));
-	CHECK(!bx_win_fits(&w, &lim, 1, U32_MAX));
-	bx_win_charge(&w, 10, 10);
+	bx_flow_win_charge(&w, U64_MAX - 10, U32_MAX - 10);
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 10));
+	CHECK(!bx_flow_win_fits(&w, &lim, 11, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 0, 11));
+	CHECK(!bx_flow_win_fits(&w, &lim, U64_MAX, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 1, U32_MAX));
+	bx_flow_win_charge(&w, 10, 10);
 	CHECK_EQ(w.bytes == U64_MAX, 1);
 	CHECK_EQ(w.reads, U32_MAX);
-	CHECK(!bx_win_fits(&w, &lim, 1, 0));
-	CHECK(bx_win_fits(&w, &lim, 0, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 1, 0));
+	CHECK(bx_flow_win_fits(&w, &lim, 0, 0));
 
 	/* A huge op alone, smaller limits: nothing may join it. */
 	lim = (struct bx_win_lim){ .bytes = 1 << 20, .ops = 8, .reads = 8 };
 	w = (struct bx_win){ 0 };
-	bx_win_charge(&w, U64_MAX - 1, 0);
-	CHECK(!bx_win_fits(&w, &lim, 0, 0));
-	CHECK(!bx_win_fits(&w, &lim, 2, 0));
-	CHECK(!bx_win_fits(&w, &lim, U64_MAX, 0));
+	bx_flow_win_charge(&w, U64_MAX - 1, 0);
+	CHECK(!bx_flow_win_fits(&w, &lim, 0, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 2, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, U64_MAX, 0));
 	/* Op bytes above the limit with room left: no wrap either. */
 	w = (struct bx_win){ 0 };
-	bx_win_charge(&w, 1, 0);
-	CHECK(!bx_win_fits(&w, &lim, U64_MAX, 0));
-	CHECK(!bx_win_fits(&w, &lim, U64_MAX - (1 << 20) + 2, 0));
-	CHECK(!bx_win_fits(&w, &lim, 1, U32_MAX));
-	CHECK(bx_win_fits(&w, &lim, (1 << 20) - 1, 8));
+	bx_flow_win_charge(&w, 1, 0);
+	CHECK(!bx_flow_win_fits(&w, &lim, U64_MAX, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, U64_MAX - (1 << 20) + 2, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 1, U32_MAX));
+	CHECK(bx_flow_win_fits(&w, &lim, (1 << 20) - 1, 8));
 }
 
 UNIT_TEST(win_release_underflow)
 {
 	struct bx_win w = { 0 }, before;
 
-	CHECK(!bx_win_release(&w, 0, 0));
-	CHECK(!bx_win_release(&w, 1, 0));
-	CHECK(bx_win_idle(&w));
-	bx_win_charge(&w, 100, 2);
+	CHECK(!bx_flow_win_release(&w, 0, 0));
+	CHECK(!bx_flow_win_release(&w, 1, 0));
+	CHECK(bx_flow_win_idle(&w));
+	bx_flow_win_charge(&w, 100, 2);
 	before = w;
-	CHECK(!bx_win_release(&w, 101, 0));
+	CHECK(!bx_flow_win_release(&w, 101, 0));
 	CHECK(!memcmp(&w, &before, sizeof(w)));
-	CHECK(!bx_win_release(&w, 0, 3));
+	CHECK(!bx_flow_win_release(&w, 0, 3));
 	CHECK(!memcmp(&w, &before, sizeof(w)));
-	CHECK(!bx_win_release(&w, U64_MAX, U32_MAX));
+	CHECK(!bx_flow_win_release(&w, U64_MAX, U32_MAX));
 	CHECK(!memcmp(&w, &before, sizeof(w)));
-	CHECK(bx_win_release(&w, 100, 2));
-	CHECK(bx_win_idle(&w));
+	CHECK(bx_flow_win_release(&w, 100, 2));
+	CHECK(bx_flow_win_idle(&w));
 	before = w;
-	CHECK(!bx_win_release(&w, 0, 0));
+	CHECK(!bx_flow_win_release(&w, 0, 0));
 	CHECK(!memcmp(&w, &before, sizeof(w)));
 }
 
@@ -1327,24 +1327,24 @@ UNIT_TEST(win_peaks)
 {
 	struct bx_win w = { 0 };
 
-	bx_win_charge(&w, 100, 1);
-	bx_win_charge(&w, 200, 0);
-	bx_win_charge(&w, 50, 2);
+	bx_flow_win_charge(&w, 100, 1);
+	bx_flow_win_charge(&w, 200, 0);
+	bx_flow_win_charge(&w, 50, 2);
 	CHECK_EQ(w.peak_bytes, 350);
 	CHECK_EQ(w.peak_ops, 3);
 	CHECK_EQ(w.peak_reads, 3);
-	CHECK(bx_win_release(&w, 200, 0));
-	CHECK(bx_win_release(&w, 100, 1));
-	bx_win_charge(&w, 10, 4);
+	CHECK(bx_flow_win_release(&w, 200, 0));
+	CHECK(bx_flow_win_release(&w, 100, 1));
+	bx_flow_win_charge(&w, 10, 4);
 	CHECK_EQ(w.bytes, 60);
 	CHECK_EQ(w.ops, 2);
 	CHECK_EQ(w.reads, 6);
 	CHECK_EQ(w.peak_bytes, 350);
 	CHECK_EQ(w.peak_ops, 3);
 	CHECK_EQ(w.peak_reads, 6);
-	CHECK(bx_win_release(&w, 50, 2));
-	CHECK(bx_win_release(&w, 10, 4));
-	CHECK(bx_win_idle(&w));
+	CHECK(bx_flow_win_release(&w, 50, 2));
+	CHECK(bx_flow_win_release(&w, 10, 4));
+	CHECK(bx_flow_win_idle(&w));
 	CHECK_EQ(w.peak_bytes, 350);
 	CHECK_EQ(w.peak_ops, 3);
 	CHECK_EQ(w.peak_reads, 6);
@@ -1362,40 +1362,40 @@ UNIT_TEST(win_over_limit_reads_run_alone)
 	struct bx_win w = { 0 };
 	struct bx_win_lim lim = { .bytes = 1000, .ops = 8, .reads = 1 };
 
-	CHECK(bx_win_fits(&w, &lim, 10, 2));
-	bx_win_charge(&w, 10, 2);
-	CHECK(!bx_win_fits(&w, &lim, 10, 0));
-	CHECK(!bx_win_fits(&w, &lim, 0, 0));
-	CHECK(!bx_win_fits(&w, &lim, 10, 1));
-	CHECK(!bx_win_fits(&w, &lim, 10, 2));
-	CHECK(bx_win_release(&w, 10, 2));
-	CHECK(bx_win_idle(&w));
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 2));
+	bx_flow_win_charge(&w, 10, 2);
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 0, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 1));
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 2));
+	CHECK(bx_flow_win_release(&w, 10, 2));
+	CHECK(bx_flow_win_idle(&w));
 	/* At the limit, ops without reads still join. */
-	CHECK(bx_win_fits(&w, &lim, 10, 1));
-	bx_win_charge(&w, 10, 1);
-	CHECK(bx_win_fits(&w, &lim, 10, 0));
-	CHECK(!bx_win_fits(&w, &lim, 10, 1));
-	bx_win_charge(&w, 10, 0);
-	CHECK(bx_win_release(&w, 10, 1));
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 1));
+	bx_flow_win_charge(&w, 10, 1);
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 1));
+	bx_flow_win_charge(&w, 10, 0);
+	CHECK(bx_flow_win_release(&w, 10, 1));
 	/* Reads over the limit again, behind an op without: wait. */
-	CHECK(!bx_win_fits(&w, &lim, 10, 2));
-	CHECK(bx_win_release(&w, 10, 0));
-	CHECK(bx_win_fits(&w, &lim, 10, 2));
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 2));
+	CHECK(bx_flow_win_release(&w, 10, 0));
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 2));
 
 	/* No reads allowed: each op with reads alone, nothing with it. */
 	lim.reads = 0;
-	CHECK(bx_win_fits(&w, &lim, 10, 1));
-	bx_win_charge(&w, 10, 1);
-	CHECK(!bx_win_fits(&w, &lim, 10, 0));
-	CHECK(!bx_win_fits(&w, &lim, 0, 0));
-	CHECK(bx_win_release(&w, 10, 1));
+	CHECK(bx_flow_win_fits(&w, &lim, 10, 1));
+	bx_flow_win_charge(&w, 10, 1);
+	CHECK(!bx_flow_win_fits(&w, &lim, 10, 0));
+	CHECK(!bx_flow_win_fits(&w, &lim, 0, 0));
+	CHECK(bx_flow_win_release(&w, 10, 1));
 
 	/* Bytes and reads both over: still alone. */
 	lim.reads = 4;
-	bx_win_charge(&w, 5000, 9);
-	CHECK(!bx_win_fits(&w, &lim, 0, 0));
-	CHECK(bx_win_release(&w, 5000, 9));
-	CHECK(bx_win_fits(&w, &lim, 5000, 9));
+	bx_flow_win_charge(&w, 5000, 9);
+	CHECK(!bx_flow_win_fits(&w, &lim, 0, 0));
+	CHECK(bx_flow_win_release(&w, 5000, 9));
+	CHECK(bx_flow_win_fits(&w, &lim, 5000, 9));
 }
 
 /* ---- DRR: directed ------------------------------------------------------ */
@@ -1415,12 +1415,12 @@ static u32 tid(const struct bx_drr_item *it)
 static int serve(struct bx_drr *d, struct bx_drr_flow *flows, int *fi)
 {
 	struct bx_drr_flow *f = NULL;
-	struct bx_drr_item *it = bx_drr_peek(d, &f);
+	struct bx_drr_item *it = bx_flow_drr_peek(d, &f);
 
 	if (!it)
 		return -1;
 	*fi = (int)(f - flows);
-	bx_drr_pop(d, f);
+	bx_flow_drr_pop(d, f);
 	return (int)tid(it);
 }
 
@@ -1430,21 +1430,21 @@ UNIT_TEST(drr_init)
 	struct bx_drr_flow f, *fp = NULL;
 
 	memset(&d, 0xa5, sizeof(d));
-	bx_drr_init(&d, 0);
+	bx_flow_drr_init(&d, 0);
 	CHECK_EQ(d.quantum, 1);
 	CHECK_EQ(d.nactive, 0);
-	CHECK(bx_drr_empty(&d));
-	CHECK(bx_drr_peek(&d, &fp) == NULL);
+	CHECK(bx_flow_drr_empty(&d));
+	CHECK(bx_flow_drr_peek(&d, &fp) == NULL);
 	memset(&f, 0xa5, sizeof(f));
-	bx_drr_flow_init(&f);
+	bx_flow_drr_flow_init(&f);
 	CHECK(!f.active);
 	CHECK_EQ(f.queued, 0);
 	CHECK_EQ(f.served, 0);
 	CHECK_EQ(f.deficit, 0);
 	CHECK(f.head == NULL);
 	CHECK(f.tail == &f.head);
-	CHECK(bx_drr_flow_drain(&d, &f) == NULL);
-	CHECK(bx_drr_empty(&d));
+	CHECK(bx_flow_drr_drain(&d, &f) == NULL);
+	CHECK(bx_flow_drr_empty(&d));
 }
 
 UNIT_TEST(drr_fifo_within_flow)
@@ -1454,18 +1454,18 @@ UNIT_TEST(drr_fifo_within_flow)
 	struct titem it[10];
 	int fi;
 
-	bx_drr_init(&d, 100);
-	bx_drr_flow_init(&f[0]);
+	bx_flow_drr_init(&d, 100);
+	bx_flow_drr_flow_init(&f[0]);
 	for (u32 i = 0; i < 10; i++) {
 		it[i] = (struct titem){ .drr.cost = 1 + i * 37, .id = i };
-		bx_drr_enqueue(&d, &f[0], &it[i].drr);
+		bx_flow_drr_enqueue(&d, &f[0], &it[i].drr);
 	}
 	CHECK_EQ(f[0].queued, 10);
 	for (int i = 0; i < 10; i++) {
 		CHECK_EQ(serve(&d, f, &fi), i);
 		CHECK_EQ(fi, 0);
 	}
-	CHECK(bx_drr_empty(&d));
+	CHECK(bx_flow_drr_empty(&d));
 	CHECK_EQ(f[0].served, 10 + 37 * 45);
 }
 
@@ -1484,14 +1484,14 @@ UNIT_TEST(drr_single_flow_never_waits)
 	 * (its turn's one quantum may come on top): it never waits for
 	 * quanta, and its turn never ends.
 	 */
-	bx_drr_init(&d, 1000);
-	bx_drr_flow_init(&f);
+	bx_flow_drr_init(&d, 1000);
+	bx_flow_drr_flow_init(&f);
 	for (int i = 0; i < 3; i++)
-		bx_drr_enqueue(&d, &f, &it[i].drr);
+		bx_flow_drr_enqueue(&d, &f, &it[i].drr);
 	for (int i = 0; i < 3; i++) {
 		u64 deficit;
 
-		CHECK(bx_drr_peek(&d, &fp) == &it[i].drr);
+		CHECK(bx_flow_drr_peek(&d, &fp) == &it[i].drr);
 		CHECK(fp == &f);
 		CHECK(d.head == &f);
 		CHECK(f.in_turn);
@@ -1502,12 +1502,12 @@ UNIT_TEST(drr_single_flow_never_waits)
 			CHECK_EQ(f.deficit, it[i].drr.cost);
 		deficit = f.deficit;
 		/* Peeking again changes nothing. */
-		CHECK(bx_drr_peek(&d, &fp) == &it[i].drr);
+		CHECK(bx_flow_drr_peek(&d, &fp) == &it[i].drr);
 		CHECK_EQ(f.deficit, deficit);
-		bx_drr_pop(&d, &f);
+		bx_flow_drr_pop(&d, &f);
 		CHECK(f.deficit <= d.quantum);
 	}
-	CHECK(bx_drr_empty(&d));
+	CHECK(bx_flow_drr_empty(&d));
 	CHECK_EQ(f.served, 1500ull + U32_MAX + 5);
 }
 
@@ -1522,14 +1522,14 @@ UNIT_TEST(drr_flows_alternate_by_bytes)
 	/* A sends 1000-byte items, B 500-byte ones: per 1000-byte quantum,
 	 * one of A's for two of B's.
 	 */
-	bx_drr_init(&d, 1000);
-	bx_drr_flow_init(&f[0]);
-	bx_drr_flow_init(&f[1]);
+	bx_flow_drr_init(&d, 1000);
+	bx_flow_drr_flow_init(&f[0]);
+	bx_flow_drr_flow_init(&f[1]);
 	for (u32 i = 0; i < 6; i++) {
 		a[i] = (struct titem){ .drr.cost = 1000, .id = i };
 		b[i] = (struct titem){ .drr.cost = 500, .id = 100 + i };
-		bx_drr_enqueue(&d, &f[0], &a[i].drr);
-		bx_drr_enqueue(&d, &f[1], &b[i].drr);
+		bx_flow_drr_enqueue(&d, &f[0], &a[i].drr);
+		bx_flow_drr_enqueue(&d, &f[1], &b[i].drr);
 	}
 	CHECK_EQ(d.nactive, 2);
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
@@ -1544,7 +1544,7 @@ UNIT_TEST(drr_flows_alternate_by_bytes)
 	}
 	CHECK_EQ(f[0].served, 6000);
 	CHECK_EQ(f[1].served, 3000);
-	CHECK(bx_drr_empty(&d));
+	CHECK(bx_flow_drr_empty(&d));
 	CHECK_EQ(d.nactive, 0);
 }
 
@@ -1555,32 +1555,32 @@ UNIT_TEST(drr_pop_last_deactivates)
 	struct titem a = { .drr.cost = 10, .id = 1 };
 	struct titem b = { .drr.cost = 7, .id = 2 };
 
-	bx_drr_init(&d, 100);
-	bx_drr_flow_init(&f[0]);
-	bx_drr_flow_init(&f[1]);
-	bx_drr_enqueue(&d, &f[0], &a.drr);
-	bx_drr_enqueue(&d, &f[1], &b.drr);
-	CHECK(bx_drr_peek(&d, &fp) == &a.drr);
+	bx_flow_drr_init(&d, 100);
+	bx_flow_drr_flow_init(&f[0]);
+	bx_flow_drr_flow_init(&f[1]);
+	bx_flow_drr_enqueue(&d, &f[0], &a.drr);
+	bx_flow_drr_enqueue(&d, &f[1], &b.drr);
+	CHECK(bx_flow_drr_peek(&d, &fp) == &a.drr);
 	CHECK(fp == &f[0]);
 	CHECK_EQ(f[0].deficit, 100);
-	bx_drr_pop(&d, &f[0]);
+	bx_flow_drr_pop(&d, &f[0]);
 	CHECK(!f[0].active);
 	CHECK_EQ(f[0].deficit, 0);
 	CHECK_EQ(f[0].queued, 0);
 	CHECK(f[0].head == NULL);
 	CHECK(f[0].tail == &f[0].head);
 	CHECK_EQ(d.nactive, 1);
-	CHECK(!bx_drr_empty(&d));
-	CHECK(bx_drr_peek(&d, &fp) == &b.drr);
+	CHECK(!bx_flow_drr_empty(&d));
+	CHECK(bx_flow_drr_peek(&d, &fp) == &b.drr);
 	CHECK(fp == &f[1]);
-	bx_drr_pop(&d, &f[1]);
-	CHECK(bx_drr_empty(&d));
+	bx_flow_drr_pop(&d, &f[1]);
+	CHECK(bx_flow_drr_empty(&d));
 	CHECK_EQ(d.nactive, 0);
 	CHECK(d.tail == &d.head);
 	/* Both flows usable again. */
-	bx_drr_enqueue(&d, &f[1], &b.drr);
-	bx_drr_enqueue(&d, &f[0], &a.drr);
-	CHECK(bx_drr_peek(&d, &fp) == &b.drr);
+	bx_flow_drr_enqueue(&d, &f[1], &b.drr);
+	bx_flow_drr_enqueue(&d, &f[0], &a.drr);
+	CHECK(bx_flow_drr_peek(&d, &fp) == &b.drr);
 	CHECK_EQ(f[1].deficit, 100);
 }
 
@@ -1590,23 +1590,23 @@ UNIT_TEST(win_small)
 	struct bx_win_lim lim = { .bytes = 4096, .ops = 2, .reads = 1 };
 	struct bx_win w = { 0 };
 
-	bx_win_charge(&w, 4096, 0);
-	CHECK(!bx_win_fits(&w, &lim, 1, 0));
-	CHECK(bx_win_fits_small(&w, &lim));
-	bx_win_charge_small(&w);
-	CHECK(bx_win_fits_small(&w, &lim));
-	bx_win_charge_small(&w);
-	CHECK(!bx_win_fits_small(&w, &lim));
+	bx_flow_win_charge(&w, 4096, 0);
+	CHECK(!bx_flow_win_fits(&w, &lim, 1, 0));
+	CHECK(bx_flow_win_fits_small(&w, &lim));
+	bx_flow_win_charge_small(&w);
+	CHECK(bx_flow_win_fits_small(&w, &lim));
+	bx_flow_win_charge_small(&w);
+	CHECK(!bx_flow_win_fits_small(&w, &lim));
 	CHECK_EQ(w.bytes, 4096);
 	CHECK_EQ(w.ops, 1);
-	CHECK(bx_win_release(&w, 4096, 0));
+	CHECK(bx_flow_win_release(&w, 4096, 0));
 	/* Only small ones in flight: not idle, yet a large one goes alone. */
-	CHECK(!bx_win_idle(&w));
-	CHECK(bx_win_fits(&w, &lim, 1 << 20, 0));
-	CHECK(bx_win_release_small(&w));
-	CHECK(bx_win_release_small(&w));
-	CHECK(!bx_win_release_small(&w));
-	CHECK(bx_win_idle(&w));
+	CHECK(!bx_flow_win_idle(&w));
+	CHECK(bx_flow_win_fits(&w, &lim, 1 << 20, 0));
+	CHECK(bx_flow_win_release_small(&w));
+	CHECK(bx_flow_win_release_small(&w));
+	CHECK(!bx_flow_win_release_small(&w));
+	CHECK(bx_flow_win_idle(&w));
 }
 
 /* A small item passes large ones that wait, and the round stays intact. */
@@ -1620,40 +1620,40 @@ UNIT_TEST(drr_find_small)
 	struct titem s2a = { .drr.cost = 4096, .id = 4 };
 	struct titem s2b = { .drr.cost = 8192, .id = 5 };
 
-	bx_drr_init(&d, 1 << 20);
+	bx_flow_drr_init(&d, 1 << 20);
 	for (int i = 0; i < 3; i++)
-		bx_drr_flow_init(&f[i]);
-	CHECK(bx_drr_find(&d, 8192, &fp) == NULL);
-	bx_drr_enqueue(&d, &f[0], &big0.drr);
-	bx_drr_enqueue(&d, &f[1], &big1.drr);
-	bx_drr_enqueue(&d, &f[1], &small1.drr);
-	bx_drr_enqueue(&d, &f[2], &s2a.drr);
-	bx_drr_enqueue(&d, &f[2], &s2b.drr);
-	CHECK(bx_drr_peek(&d, &fp) == &big0.drr);
+		bx_flow_drr_flow_init(&f[i]);
+	CHECK(bx_flow_drr_find(&d, 8192, &fp) == NULL);
+	bx_flow_drr_enqueue(&d, &f[0], &big0.drr);
+	bx_flow_drr_enqueue(&d, &f[1], &big1.drr);
+	bx_flow_drr_enqueue(&d, &f[1], &small1.drr);
+	bx_flow_drr_enqueue(&d, &f[2], &s2a.drr);
+	bx_flow_drr_enqueue(&d, &f[2], &s2b.drr);
+	CHECK(bx_flow_drr_peek(&d, &fp) == &big0.drr);
 	/* Only a flow's head counts: f[1]'s small item waits behind. */
-	CHECK(bx_drr_find(&d, 8192, &fp) == &s2a.drr);
+	CHECK(bx_flow_drr_find(&d, 8192, &fp) == &s2a.drr);
 	CHECK(fp == &f[2]);
-	bx_drr_pop(&d, fp);
-	CHECK(bx_drr_find(&d, 4096, &fp) == NULL);
-	CHECK(bx_drr_find(&d, 8192, &fp) == &s2b.drr);
-	bx_drr_pop(&d, fp);
+	bx_flow_drr_pop(&d, fp);
+	CHECK(bx_flow_drr_find(&d, 4096, &fp) == NULL);
+	CHECK(bx_flow_drr_find(&d, 8192, &fp) == &s2b.drr);
+	bx_flow_drr_pop(&d, fp);
 	/* f[2], the round's tail, left it; the tail moved back. */
 	CHECK(!f[2].active);
 	CHECK_EQ(d.nactive, 2);
 	CHECK(d.tail == &f[1].next);
-	CHECK(bx_drr_find(&d, 8192, &fp) == NULL);
+	CHECK(bx_flow_drr_find(&d, 8192, &fp) == NULL);
 	/* The round goes on where it was. */
-	CHECK(bx_drr_peek(&d, &fp) == &big0.drr);
+	CHECK(bx_flow_drr_peek(&d, &fp) == &big0.drr);
 	CHECK(fp == &f[0]);
-	bx_drr_pop(&d, fp);
-	CHECK(bx_drr_peek(&d, &fp) == &big1.drr);
-	bx_drr_pop(&d, fp);
-	CHECK(bx_drr_find(&d, 64, &fp) == &small1.drr);
-	bx_drr_pop(&d, fp);
-	CHECK(bx_drr_empty(&d));
+	bx_flow_drr_pop(&d, fp);
+	CHECK(bx_flow_drr_peek(&d, &fp) == &big1.drr);
+	bx_flow_drr_pop(&d, fp);
+	CHECK(bx_flow_drr_find(&d, 64, &fp) == &small1.drr);
+	bx_flow_drr_pop(&d, fp);
+	CHECK(bx_flow_drr_empty(&d));
 	CHECK(d.tail == &d.head);
-	bx_drr_enqueue(&d, &f[2], &s2a.drr);
-	CHECK(bx_drr_peek(&d, &fp) == &s2a.drr);
+	bx_flow_drr_enqueue(&d, &f[2], &s2a.drr);
+	CHECK(bx_flow_drr_peek(&d, &fp) == &s2a.drr);
 }
 
 UNIT_TEST(drr_drain)
@@ -1664,15 +1664,15 @@ UNIT_TEST(drr_drain)
 	struct bx_drr_item *list;
 	int fi, id;
 
-	bx_drr_init(&d, 64);
+	bx_flow_drr_init(&d, 64);
 	for (int i = 0; i < 3; i++)
-		bx_drr_flow_init(&f[i]);
+		bx_flow_drr_flow_init(&f[i]);
 	for (u32 i = 0; i < 9; i++) {
 		it[i] = (struct titem){ .drr.cost = 50, .id = i };
-		bx_drr_enqueue(&d, &f[i % 3], &it[i].drr);
+		bx_flow_drr_enqueue(&d, &f[i % 3], &it[i].drr);
 	}
 	/* Drain the middle flow (in the middle of the active list). */
-	list = bx_drr_flow_drain(&d, &f[1]);
+	list = bx_flow_drr_drain(&d, &f[1]);
 	CHECK(!f[1].active);
 	CHECK_EQ(f[1].queued, 0);
 	CHECK_EQ(f[1].deficit, 0);
@@ -1683,20 +1683,20 @@ UNIT_TEST(drr_drain)
 		list = list->next;
 	}
 	CHECK(list == NULL);
-	CHECK(bx_drr_flow_drain(&d, &f[1]) == NULL);
+	CHECK(bx_flow_drr_drain(&d, &f[1]) == NULL);
 	CHECK_EQ(d.nactive, 2);
 
 	/* Drain the tail of the active list, then enqueue: a working tail. */
 	CHECK(serve(&d, f, &fi) >= 0);
-	list = bx_drr_flow_drain(&d, d.tail == &f[0].next ? &f[0] : &f[2]);
+	list = bx_flow_drr_drain(&d, d.tail == &f[0].next ? &f[0] : &f[2]);
 	CHECK(list != NULL);
 	CHECK_EQ(d.nactive, 1);
-	bx_drr_enqueue(&d, &f[1], &it[1].drr);
+	bx_flow_drr_enqueue(&d, &f[1], &it[1].drr);
 	CHECK_EQ(d.nactive, 2);
 	/* Everything left is served, and nothing else. */
 	for (int n = 0; (id = serve(&d, f, &fi)) >= 0; n++)
 		CHECK(n < 4);
-	CHECK(bx_drr_empty(&d));
+	CHECK(bx_flow_drr_empty(&d));
 	CHECK_EQ(d.nactive, 0);
 	CHECK(d.tail == &d.head);
 }
@@ -1708,27 +1708,27 @@ UNIT_TEST(drr_reenqueue_after_drain)
 	struct titem a[3], b[3];
 	int fi, order[6], n = 0, id;
 
-	bx_drr_init(&d, 10);
-	bx_drr_flow_init(&f[0]);
-	bx_drr_flow_init(&f[1]);
+	bx_flow_drr_init(&d, 10);
+	bx_flow_drr_flow_init(&f[0]);
+	bx_flow_drr_flow_init(&f[1]);
 	for (u32 i = 0; i < 3; i++) {
 		a[i] = (struct titem){ .drr.cost = 10, .id = i };
 		b[i] = (struct titem){ .drr.cost = 10, .id = 10 + i };
-		bx_drr_enqueue(&d, &f[0], &a[i].drr);
+		bx_flow_drr_enqueue(&d, &f[0], &a[i].drr);
 	}
 	/* Accumulate some deficit on f[0], then drain it. */
-	bx_drr_enqueue(&d, &f[1], &b[0].drr);
+	bx_flow_drr_enqueue(&d, &f[1], &b[0].drr);
 	CHECK(serve(&d, f, &fi) == 0);
-	CHECK(bx_drr_flow_drain(&d, &f[0]) == &a[1].drr);
+	CHECK(bx_flow_drr_drain(&d, &f[0]) == &a[1].drr);
 	CHECK_EQ(f[0].deficit, 0);
 	CHECK_EQ(d.nactive, 1);
 	/* The only flow: drained, whole again. */
 	CHECK(serve(&d, f, &fi) == 10);
-	CHECK(bx_drr_empty(&d));
-	CHECK(bx_drr_flow_drain(&d, &f[1]) == NULL);
+	CHECK(bx_flow_drr_empty(&d));
+	CHECK(bx_flow_drr_drain(&d, &f[1]) == NULL);
 	for (u32 i = 0; i < 3; i++) {
-		bx_drr_enqueue(&d, &f[0], &a[i].drr);
-		bx_drr_enqueue(&d, &f[1], &b[i].drr);
+		bx_flow_drr_enqueue(&d, &f[0], &a[i].drr);
+		bx_flow_drr_enqueue(&d, &f[1], &b[i].drr);
 	}
 	CHECK_EQ(f[0].queued, 3);
 	CHECK_EQ(d.nactive, 2);
@@ -1742,7 +1742,7 @@ UNIT_TEST(drr_reenqueue_after_drain)
 		else
 			CHECK_EQ(order[i], 10 + nb++);
 	}
-	CHECK(bx_drr_empty(&d));
+	CHECK(bx_flow_drr_empty(&d));
 }
 
 /* ---- window + DRR: a model of a dispatcher ------------------------------ */
@@ -1810,7 +1810,7 @@ static bool wd_check(const struct wd *m, bool walk)
 	MCHK(m->w.peak_ops == m->peak_ops);
 	MCHK(m->w.peak_reads == m->peak_reads);
 	MCHK(m->ops == m->ninfl);
-	MCHK(bx_win_idle(&m->w) == !m->ninfl);
+	MCHK(bx_flow_win_idle(&m->w) == !m->ninfl);
 	/* Over a limit only alone. */
 	if (m->w.ops > 1) {
 		MCHK(m->w.bytes <= m->lim.bytes);
@@ -1845,7 +1845,7 @@ static bool wd_check(const struct wd *m, bool walk)
 		}
 	}
 	MCHK(m->d.nactive == nactive);
-	MCHK(bx_drr_empty(&m->d) == !nactive);
+	MCHK(bx_flow_drr_empty(&m->d) == !nactive);
 	if (walk) {
 		const struct bx_drr_flow *f = m->d.head;
 		u32 n = 0;
@@ -1865,9 +1865,9 @@ static void wd_init(struct wd *m, u32 nflows, u32 quantum,
 	memset(m, 0, sizeof(*m));
 	m->nflows = nflows;
 	m->lim = lim;
-	bx_drr_init(&m->d, quantum);
+	bx_flow_drr_init(&m->d, quantum);
 	for (u32 i = 0; i < nflows; i++)
-		bx_drr_flow_init(&m->f[i]);
+		bx_flow_drr_flow_init(&m->f[i]);
 	for (u32 i = 0; i < WD_ITEMS; i++)
 		m->freel[m->nfree++] = WD_ITEMS - 1 - i;
 }
@@ -1883,7 +1883,7 @@ static void wd_enqueue(struct wd *m, u32 fl, u32 cost, u32 reads)
 	it = &m->items[i];
 	*it = (struct wd_item){ .drr.cost = cost, .flow = fl, .reads = reads };
 	m->q[fl][(m->qhead[fl] + m->qlen[fl]++) % WD_ITEMS] = i;
-	bx_drr_enqueue(&m->d, &m->f[fl], &it->drr);
+	bx_flow_drr_enqueue(&m->d, &m->f[fl], &it->drr);
 }
 
 /* Dispatch until nothing is queued, something does not fit, or max. */
@@ -1891,7 +1891,7 @@ static bool wd_dispatch(struct wd *m, u32 max)
 {
 	for (u32 n = 0; n < max; n++) {
 		struct bx_drr_flow *f = NULL;
-		struct bx_drr_item *dit = bx_drr_peek(&m->d, &f);
+		struct bx_drr_item *dit = bx_flow_drr_peek(&m->d, &f);
 		struct wd_item *it;
 		u32 fl, i;
 		bool fits;
@@ -1909,16 +1909,16 @@ static bool wd_dispatch(struct wd *m, u32 max)
 		MCHK(f->deficit >= dit->cost);
 		it = &m->items[i];
 		MCHK(it->flow == fl && !it->inflight);
-		fits = bx_win_fits(&m->w, &m->lim, dit->cost, it->reads);
+		fits = bx_flow_win_fits(&m->w, &m->lim, dit->cost, it->reads);
 		MCHK(fits == wd_ref_fits(m, dit->cost, it->reads));
 		/* Peek is stable until pop. */
-		MCHK(bx_drr_peek(&m->d, &f) == dit);
+		MCHK(bx_flow_drr_peek(&m->d, &f) == dit);
 		if (!fits) {
 			m->w.waits++;
 			m->waits++;
 			return true;
 		}
-		bx_win_charge(&m->w, dit->cost, it->reads);
+		bx_flow_win_charge(&m->w, dit->cost, it->reads);
 		m->bytes += dit->cost;
 		m->ops++;
 		m->reads += it->reads;
@@ -1928,7 +1928,7 @@ static bool wd_dispatch(struct wd *m, u32 max)
 			m->peak_ops = m->ops;
 		if (m->reads > m->peak_reads)
 			m->peak_reads = m->reads;
-		bx_drr_pop(&m->d, f);
+		bx_flow_drr_pop(&m->d, f);
 		m->qhead[fl] = (m->qhead[fl] + 1) % WD_ITEMS;
 		m->qlen[fl]--;
 		m->served[fl] += dit->cost;
@@ -1949,10 +1949,10 @@ static bool wd_complete(struct wd *m, u32 k)
 
 	MCHK(it->inflight);
 	/* A release bigger than what is in flight changes nothing. */
-	MCHK(!bx_win_release(&m->w, m->bytes + 1, 0));
-	MCHK(!bx_win_release(&m->w, 0, m->reads + 1));
+	MCHK(!bx_flow_win_release(&m->w, m->bytes + 1, 0));
+	MCHK(!bx_flow_win_release(&m->w, 0, m->reads + 1));
 	MCHK(!memcmp(&before, &m->w, sizeof(before)));
-	MCHK(bx_win_release(&m->w, it->drr.cost, it->reads));
+	MCHK(bx_flow_win_release(&m->w, it->drr.cost, it->reads));
 	m->bytes -= it->drr.cost;
 	m->ops--;
 	m->reads -= it->reads;
@@ -1964,7 +1964,7 @@ static bool wd_complete(struct wd *m, u32 k)
 
 static bool wd_drain(struct wd *m, u32 fl)
 {
-	struct bx_drr_item *list = bx_drr_flow_drain(&m->d, &m->f[fl]);
+	struct bx_drr_item *list = bx_flow_drr_drain(&m->d, &m->f[fl]);
 
 	for (; m->qlen[fl]; m->qlen[fl]--) {
 		u32 i = m->q[fl][m->qhead[fl]];
@@ -2056,8 +2056,8 @@ UNIT_TEST(win_drr_model_random)
 			ok = ok && wd_check(&m, true);
 		}
 		CHECK_MODEL(ok, "run %u: completing", run);
-		CHECK(bx_win_idle(&m.w));
-		CHECK(bx_drr_empty(&m.d));
+		CHECK(bx_flow_win_idle(&m.w));
+		CHECK(bx_flow_drr_empty(&m.d));
 		CHECK_EQ(m.d.nactive, 0);
 		CHECK_EQ(m.nfree, WD_ITEMS);
 		dispatched += m.dispatched;
@@ -2086,12 +2086,12 @@ static bool fair_run(u32 k, u32 quantum, const u32 *cost, u32 pops,
 	u64 served[WD_FLOWS] = { 0 };
 	u32 maxcost = 0;
 
-	bx_drr_init(&d, quantum);
+	bx_flow_drr_init(&d, quantum);
 	for (u32 i = 0; i < k; i++) {
-		bx_drr_flow_init(&f[i]);
+		bx_flow_drr_flow_init(&f[i]);
 		for (int j = 0; j < 2; j++) {
 			it[i][j] = (struct bx_drr_item){ .cost = cost[i] };
-			bx_drr_enqueue(&d, &f[i], &it[i][j]);
+			bx_flow_drr_enqueue(&d, &f[i], &it[i][j]);
 		}
 		if (cost[i] > maxcost)
 			maxcost = cost[i];
@@ -2099,18 +2099,18 @@ static bool fair_run(u32 k, u32 quantum, const u32 *cost, u32 pops,
 	*spread_max = 0;
 	for (u32 n = 0; n < pops; n++) {
 		struct bx_drr_flow *fp = NULL;
-		struct bx_drr_item *p = bx_drr_peek(&d, &fp);
+		struct bx_drr_item *p = bx_flow_drr_peek(&d, &fp);
 		u64 lo = U64_MAX, hi = 0;
 		u32 fi;
 
 		MCHK(p && fp >= f && fp < f + k);
 		fi = (u32)(fp - f);
 		MCHK(p == fp->head);
-		bx_drr_pop(&d, fp);
+		bx_flow_drr_pop(&d, fp);
 		served[fi] += p->cost;
 		MCHK(fp->served == served[fi]);
 		MCHK(fp->active && fp->queued == 1);
-		bx_drr_enqueue(&d, fp, p);
+		bx_flow_drr_enqueue(&d, fp, p);
 		for (u32 i = 0; i < k; i++) {
 			lo = served[i] < lo ? served[i] : lo;
 			hi = served[i] > hi ? served[i] : hi;
@@ -2184,13 +2184,13 @@ static bool latency_run(u32 quantum, bool backlogged, u32 pops, u64 *worst)
 	bool waiting = false;
 	u32 lat_served = 0;
 
-	bx_drr_init(&d, quantum);
-	bx_drr_flow_init(&bulk);
-	bx_drr_flow_init(&lat);
+	bx_flow_drr_init(&d, quantum);
+	bx_flow_drr_flow_init(&bulk);
+	bx_flow_drr_flow_init(&lat);
 	for (int i = 0; i < 2; i++) {
 		b[i] = (struct bx_drr_item){ .cost = 1 * MiB };
 		l[i] = (struct bx_drr_item){ .cost = 64 };
-		bx_drr_enqueue(&d, &bulk, &b[i]);
+		bx_flow_drr_enqueue(&d, &bulk, &b[i]);
 	}
 	*worst = 0;
 	for (u32 n = 0; n < pops; n++) {
@@ -2198,23 +2198,23 @@ static bool latency_run(u32 quantum, bool backlogged, u32 pops, u64 *worst)
 		struct bx_drr_item *p;
 
 		if (!lat.queued && (backlogged || rng_pct(10))) {
-			bx_drr_enqueue(&d, &lat, &l[0]);
+			bx_flow_drr_enqueue(&d, &lat, &l[0]);
 			if (backlogged)
-				bx_drr_enqueue(&d, &lat, &l[1]);
+				bx_flow_drr_enqueue(&d, &lat, &l[1]);
 			waiting = true;
 			waited = 0;
 		}
-		p = bx_drr_peek(&d, &fp);
+		p = bx_flow_drr_peek(&d, &fp);
 		MCHK(p);
 		/* Sometimes the latency item arrives between peek and pop. */
 		if (!lat.queued && rng_pct(5)) {
-			bx_drr_enqueue(&d, &lat, &l[0]);
+			bx_flow_drr_enqueue(&d, &lat, &l[0]);
 			waiting = true;
 			waited = 0;
 		}
-		bx_drr_pop(&d, fp);
+		bx_flow_drr_pop(&d, fp);
 		if (fp == &bulk) {
-			bx_drr_enqueue(&d, &bulk, p);
+			bx_flow_drr_enqueue(&d, &bulk, p);
 			if (waiting)
 				waited += p->cost;
 			if (waited > *worst)
@@ -2224,7 +2224,7 @@ static bool latency_run(u32 quantum, bool backlogged, u32 pops, u64 *worst)
 			MCHK(fp == &lat);
 			lat_served++;
 			if (backlogged)
-				bx_drr_enqueue(&d, &lat, p);
+				bx_flow_drr_enqueue(&d, &lat, p);
 			else
 				waiting = false;
 			waited = 0;
@@ -2273,14 +2273,14 @@ static bool latency_wait(struct bx_drr *d, struct bx_drr_flow *bulk,
 	struct bx_drr_item *p;
 
 	*waited = 0;
-	while ((p = bx_drr_peek(d, &fp)) != l) {
+	while ((p = bx_flow_drr_peek(d, &fp)) != l) {
 		MCHK(p && fp == bulk);
 		MCHK(*waited < 64ull * MiB);
 		*waited += p->cost;
-		bx_drr_pop(d, fp);
-		bx_drr_enqueue(d, fp, p);
+		bx_flow_drr_pop(d, fp);
+		bx_flow_drr_enqueue(d, fp, p);
 	}
-	bx_drr_pop(d, fp);
+	bx_flow_drr_pop(d, fp);
 	return true;
 }
 
@@ -2295,24 +2295,24 @@ UNIT_TEST(drr_latency_behind_bulk_big_quantum)
 	u64 waited = 0, worst;
 
 	/* The minimal case: quantum 768 KiB, bulk items of 1 MiB. */
-	bx_drr_init(&d, 768 * KiB);
-	bx_drr_flow_init(&bulk);
-	bx_drr_flow_init(&lat);
+	bx_flow_drr_init(&d, 768 * KiB);
+	bx_flow_drr_flow_init(&bulk);
+	bx_flow_drr_flow_init(&lat);
 	for (int i = 0; i < 2; i++) {
 		b[i] = (struct bx_drr_item){ .cost = 1 * MiB };
-		bx_drr_enqueue(&d, &bulk, &b[i]);
+		bx_flow_drr_enqueue(&d, &bulk, &b[i]);
 	}
 	l[0] = l[1] = (struct bx_drr_item){ .cost = 64 };
-	bx_drr_enqueue(&d, &lat, &l[0]);
+	bx_flow_drr_enqueue(&d, &lat, &l[0]);
 	/* Bulk's turn: 768K, not enough, passed; latency's turn: L1. */
-	CHECK(bx_drr_peek(&d, &fp) == &l[0]);
+	CHECK(bx_flow_drr_peek(&d, &fp) == &l[0]);
 	CHECK(fp == &lat);
 	CHECK_EQ(lat.deficit, 768 * KiB);
 	CHECK_EQ(bulk.deficit, 768 * KiB);
 	CHECK(!bulk.in_turn);
-	bx_drr_pop(&d, &lat);
+	bx_flow_drr_pop(&d, &lat);
 	/* L2 arrives: bulk's turn (1536K) sends 1 MiB, then L2. */
-	bx_drr_enqueue(&d, &lat, &l[1]);
+	bx_flow_drr_enqueue(&d, &lat, &l[1]);
 	CHECK_MODEL(latency_wait(&d, &bulk, &l[1], &waited), "768K");
 	if (waited > 768 * KiB + 1 * MiB)
 		printf("# quantum 768K: L2 waited behind %llu bulk bytes, bound %u\n",
@@ -2328,16 +2328,16 @@ UNIT_TEST(drr_latency_behind_bulk_big_quantum)
 	for (size_t i = 0; i < ARRAY_SIZE(quanta); i++) {
 		struct bx_drr_item *p;
 
-		bx_drr_init(&d, quanta[i]);
-		bx_drr_flow_init(&bulk);
-		bx_drr_flow_init(&lat);
+		bx_flow_drr_init(&d, quanta[i]);
+		bx_flow_drr_flow_init(&bulk);
+		bx_flow_drr_flow_init(&lat);
 		for (int k = 0; k < 2; k++)
-			bx_drr_enqueue(&d, &bulk, &b[k]);
-		p = bx_drr_peek(&d, &fp);
+			bx_flow_drr_enqueue(&d, &bulk, &b[k]);
+		p = bx_flow_drr_peek(&d, &fp);
 		CHECK(p == &b[0] && fp == &bulk);
-		bx_drr_enqueue(&d, &lat, &l[0]);
-		bx_drr_pop(&d, &bulk);
-		bx_drr_enqueue(&d, &bulk, p);
+		bx_flow_drr_enqueue(&d, &lat, &l[0]);
+		bx_flow_drr_pop(&d, &bulk);
+		bx_flow_drr_enqueue(&d, &bulk, p);
 		CHECK_MODEL(latency_wait(&d, &bulk, &l[0], &waited),
 			    "quantum=%u", quanta[i]);
 		waited += 1 * MiB;

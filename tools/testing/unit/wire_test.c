@@ -663,20 +663,20 @@ UNIT_TEST(rdv_piece)
 	u32 in = 7;
 	u8 idx = 7;
 
-	CHECK_EQ(bx_rdv_piece(fixed, 3, 0, 1000, &idx, &in), 100);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 3, 0, 1000, &idx, &in), 100);
 	CHECK(idx == 0 && in == 0);
-	CHECK_EQ(bx_rdv_piece(fixed, 3, 99, 1000, &idx, &in), 1);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 3, 99, 1000, &idx, &in), 1);
 	CHECK(idx == 0 && in == 99);
-	CHECK_EQ(bx_rdv_piece(fixed, 3, 100, 1000, &idx, &in), 50);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 3, 100, 1000, &idx, &in), 50);
 	CHECK(idx == 1 && in == 0);
-	CHECK_EQ(bx_rdv_piece(fixed, 3, 149, 10, &idx, &in), 1);
-	CHECK_EQ(bx_rdv_piece(fixed, 3, 150, 30, &idx, &in), 30);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 3, 149, 10, &idx, &in), 1);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 3, 150, 30, &idx, &in), 30);
 	CHECK(idx == 2 && in == 0);
-	CHECK_EQ(bx_rdv_piece(fixed, 3, 349, 30, &idx, &in), 1);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 3, 349, 30, &idx, &in), 1);
 	CHECK(idx == 2 && in == 199);
-	CHECK_EQ(bx_rdv_piece(fixed, 3, 350, 30, &idx, &in), 0);
-	CHECK_EQ(bx_rdv_piece(fixed, 3, ~0ull, 30, &idx, &in), 0);
-	CHECK_EQ(bx_rdv_piece(fixed, 0, 0, 30, &idx, &in), 0);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 3, 350, 30, &idx, &in), 0);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 3, ~0ull, 30, &idx, &in), 0);
+	CHECK_EQ(bx_wire_rdv_piece(fixed, 0, 0, 30, &idx, &in), 0);
 
 	/* Random segments (some near 4 GiB, so positions pass 32 bits) and
 	 * random piece sizes: the pieces tile the transfer exactly, each
@@ -702,7 +702,7 @@ UNIT_TEST(rdv_piece)
 
 			seed = seed * 6364136223846793005ull + 1;
 			max = 1 + (seed >> 33) % (1u << 19);
-			got = bx_rdv_piece(rdv, n, at, max, &idx, &in);
+			got = bx_wire_rdv_piece(rdv, n, at, max, &idx, &in);
 			CHECK(got > 0 && got <= max);
 			CHECK(idx < n && idx >= last);
 			CHECK_EQ(start[idx] + in, at);
@@ -711,7 +711,7 @@ UNIT_TEST(rdv_piece)
 			at += got;
 		}
 		CHECK_EQ(at, total);
-		CHECK_EQ(bx_rdv_piece(rdv, n, at, 1, &idx, &in), 0);
+		CHECK_EQ(bx_wire_rdv_piece(rdv, n, at, 1, &idx, &in), 0);
 	}
 }
 
