@@ -88,7 +88,9 @@
  * Result lines, all starting "bx_hostile: " (hostile.sh greps them):
  *
  *   listening port P
- *   conn N up peer ADDR credits C msg_size M auth yes|no
+ *   conn N up peer ADDR credits C msg_size M auth yes|no lane L
+ *          (L: the lane the request asked for; the accept says lane 0
+ *          whatever it is, as a bx that predates lanes: lanes.sh)
  *   conn N down peer ADDR: REASON
  *   accept auth-ok|auth-fail|rejected|challenged|ready peer ADDR [REASON]
  *   sprayed N peer ADDR
@@ -1321,6 +1323,7 @@ static void on_connect_request(struct rdma_cm_event *ev, bool *destroy)
 	}
 	if (o.zero_epoch)
 		mine.epoch = 0;
+	/* mine.lane stays 0: we know no lanes, as a bx before them. */
 	mine.flags = p.flags & BX_WIRE_REQ_F_PROOF;
 	bx_wire_accept_build(&acc, &mine);
 	if (o.zero_epoch)
@@ -1354,8 +1357,9 @@ static void on_connect_request(struct rdma_cm_event *ev, bool *destroy)
 		*destroy = true;
 		return;
 	}
-	out("conn %ld up peer %s credits %u msg_size %u auth %s", c->serial,
-	    c->peer, p.credits, p.msg_size, mine.flags ? "yes" : "no");
+	out("conn %ld up peer %s credits %u msg_size %u auth %s lane %u",
+	    c->serial, c->peer, p.credits, p.msg_size,
+	    mine.flags ? "yes" : "no", p.lane);
 	if (o.spray)
 		spray(c);
 }

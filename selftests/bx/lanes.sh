@@ -26,11 +26,26 @@
 #                operations to lanes 0 and 1; the same load passes with
 #                the same verdicts over exactly lanes 0 and 1 on each side
 #
+#   nolanes      the server a bx that predates lanes: bx unloaded on
+#                guest 0, bx_hostile serve (which answers pulls and
+#                pushes as bx_pp serve and accepts every lane's request
+#                with lane 0) in its place; the client, bx reloaded with
+#                qps_per_peer 4, logs that the peer has no lanes, caps
+#                itself to one and refuses the other lanes' connections,
+#                whose operations move to lane 0: the same load passes
+#                with the same verdicts over exactly lane 0, and
+#                bx_hostile answered every request it got, saw no bad
+#                push and was asked for lanes above 0. With BX_SECRET
+#                (run.sh -e) the two share a cluster secret: the
+#                accept's proof covers its lane 0. Then bx is loaded
+#                on guest 0 again, with its defaults
+#
 # At the end bx is reloaded on both guests: the tests after find one
 # connection per peer again.
 . "$(dirname "$0")/lib.sh"
 
 PP=$(dirname "$0")/bx_pp
+HX=$(dirname "$0")/bx_hostile
 SVC=7
 MUTE=9
 ID=${BXRIG_ID:-0}
@@ -245,6 +260,91 @@ case_refusal() {
 	result
 }
 
+# bx_hostile serve ARGS... in the background (bx unloaded: its port).
+hostile_start() {
+	: > /tmp/h.out
+	"$HX" serve "$@" >> /tmp/h.out 2>&1 &
+	HS=$!
+	wait_until 10 grep -q "listening" /tmp/h.out ||
+		{ echo "# FAIL: bx_hostile not listening: $(cat /tmp/h.out)"; ERR=1; }
+}
+
+hostile_stop() {
+	kill -TERM "$HS" 2>/dev/null || true
+	wait_until 30 pid_gone "$HS" || kill -KILL "$HS"
+	wait "$HS" || { echo "# FAIL: bx_hostile exited $?"; ERR=1; }
+	grep -E "^bx_hostile: (conn|summary)" /tmp/h.out | head -20 | sed 's/^/# /'
+}
+
+# A number of bx_hostile's summary: hcount answered.
+hcount() { sed -n "s/^bx_hostile: summary.* $1 \([0-9]*\).*/\1/p" /tmp/h.out | tail -1; }
+
+SECRET=/tmp/lanes.secret
+
+# logged_since MARK TEXT: the kernel logged TEXT after the line MARK.
+logged_since() { dmesg | sed -n "/$1/,\$p" | grep -q "$2"; }
+# The connection up to the other guest proved the secret.
+lane0_auth() { conns_json | grep '"state":"up"' | grep -q '"auth":true'; }
+
+case_nolanes() {
+	# Not before the last case's checks on guest 0 are done: the
+	# reload ends the connections they look at.
+	b nl.begin
+	if [ "$ID" -eq 0 ]; then
+		try rmmod bx
+		modprobe rdma_ucm
+		b nl.unloaded
+		k=
+		[ -z "${BX_SECRET:-}" ] || k="-K $SECRET"
+		# shellcheck disable=SC2086
+		hostile_start $k
+		sync_listen
+		b nl.up; b nl.done
+		hostile_stop
+		try sync_check "$(hcount pushes)"
+		# Every request answered, in pulls and pushes, none bad; lane 0
+		# asked for, and at least one other (refused by the client).
+		echo "# lanes asked: $(sed -n 's/^bx_hostile: conn .* lane \([0-9]*\)$/\1/p' /tmp/h.out |
+			sort -n | tr '\n' ' ')"
+		try check [ "$(hcount requests)" -gt 0 ]
+		try check [ "$(hcount answered)" = "$(hcount requests)" ]
+		try check [ "$(hcount pulls)" -gt 0 ]
+		try check [ "$(hcount pushes)" -gt 0 ]
+		try check [ "$(hcount push_bad)" = 0 ]
+		try check [ "$(hcount answer_fail)" = 0 ]
+		try check grep -q "^bx_hostile: conn .* lane 0$" /tmp/h.out
+		try check grep -q "^bx_hostile: conn .* lane [1-9]$" /tmp/h.out
+		# bx again, with its defaults.
+		try check modprobe bx
+		try check wait_until 10 bx_has_dev rxe0
+	elif [ "$ID" -eq 1 ]; then
+		try reload $LANES
+		[ -z "${BX_SECRET:-}" ] || try check bxctl secret $SECRET
+		mark="lanes.sh nolanes $$"
+		echo "$mark" > /dev/kmsg
+		b nl.unloaded
+		rm -f /tmp/sync.sum
+		b nl.up
+		try client_run -P 8 -t 5
+		try sync_send "$SERVER"
+		show_lanes client
+		try check [ "$(lanes_up | awk '{ print $1 }' | tr '\n' ' ')" = "0 " ]
+		try check logged_since "$mark" "peer $SERVER has no lanes: one connection"
+		# The refused lanes' operations, parked and sent again (on
+		# lane 0): reported, not asserted (none may have waited).
+		echo "# moved to lane 0: $(dmesg | sed -n "/$mark/,\$p" |
+			sed -n 's/.*recovery done: \([0-9]*\) operations sent again.*/\1/p' |
+			awk '{ n += $1 } END { print n + 0 }') operations"
+		[ -z "${BX_SECRET:-}" ] || try check lane0_auth
+		b nl.done
+		[ -z "${BX_SECRET:-}" ] || try check bxctl secret clear
+	else
+		b nl.unloaded; b nl.up; b nl.done
+	fi
+	try check wait_until 30 ops_idle
+	result
+}
+
 case_cleanup() {
 	echo "$QPS0" > $P/qps_per_peer
 	echo "$RECOVER0" > $P/recover_ms
@@ -257,10 +357,13 @@ RECOVER0=$(cat $P/recover_ms)
 # Both sides take 4 lanes before either connects one.
 echo $LANES > $P/qps_per_peer
 b start
-ktap_plan 5
+printf 'lanes.sh cluster secret: 32 B!!!' > $SECRET
+chmod 600 $SECRET
+ktap_plan 6
 run_test spread case_spread
 run_test lane_fail case_lane_fail
 run_test link_outage case_link_outage
 run_test refusal case_refusal
+run_test nolanes case_nolanes
 run_test cleanup case_cleanup
 ktap_finish
