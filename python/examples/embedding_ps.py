@@ -73,7 +73,9 @@ every --progress seconds (10).
 --records follows each of these lines of figures (and "run", "params"
 and "unavailable") with its record, a line "bench-record {JSON}" in
 the format of tools/bench/README.md ("Records"; bench "embedding_ps"),
-which tools/bench/report.py reads: the same figures, as numbers.
+which tools/bench/report.py reads: the same figures, as numbers; the
+"run" record also has the release of the kernel the worker runs on
+("kernel", as uname -r says it).
 
 --overlap on issues step n + 1's pull before step n's push and waits
 for both at once (bx.kv's push_async and pull_async; RPC's rpc_async):
@@ -882,7 +884,8 @@ def main(argv=None):
             record(a, "run", {"transport": "local", "what": WHAT["local"],
                               "workers": a.workers, "servers": a.nservers,
                               "rows": shape.rows, "dim": shape.dim,
-                              "steps": a.steps}))
+                              "steps": a.steps,
+                              "kernel": os.uname().release}))
         return local(a, shape)
     if "local" in names:
         ap.error("--transport local runs alone (one process)")
@@ -909,7 +912,8 @@ def main(argv=None):
                 record(ra, "run", {"transport": name, "what": what,
                                    "workers": nworkers,
                                    "servers": a.nservers, "rows": shape.rows,
-                                   "dim": shape.dim, "steps": a.steps}))
+                                   "dim": shape.dim, "steps": a.steps,
+                                   "kernel": os.uname().release}))
         if rank < nworkers:
             rc |= worker_run(ra, name, rank, nworkers, world, shape, store)
         else:

@@ -126,6 +126,8 @@ def test_rpc_by_torchrun_reaches_the_reference(tmp_path):
         assert r["v"] == 1 and r["bench"] == "embedding_ps", r
         assert line.startswith("embedding_ps: "), (line, r)
         assert same_figures(line, r), (line, r)
+        if r["kind"] == "run":
+            assert r["cell"]["kernel"] == os.uname().release, r
     assert digest(out, "rpc-uv") == digest(ref.stdout, "local")
     assert digest(out, "rpc-uv:sync") == digest(sref.stdout, "local")
     assert re.search(r"run transport=rpc-uv: .*uv \(TCP\).*2 worker\(s\), "

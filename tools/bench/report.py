@@ -15,17 +15,18 @@ lossless: the switch's pauses per phase), DIR/run/host.jsonl (bench.sh:
 the host's load), DIR/convert.txt (bench_convert.py's output) and
 DIR/fastpath.jsonl (fastpath.sh's), if present; and in
 DIR/torch/gN/result.log (phase torch: the PyTorch example over bx and
-over torch RPC, tools/ps/torch_job.sh), if present. DIR/fastpath.md
-goes into the report as it is. Exit status 1 if the run is missing
-(neither DIR/run nor DIR/torch), a guest reported a failure, a cell is
-missing, or the PyTorch example lacks a transport's results or reached
-different parameters. A record that is not one (not JSON, another
-version, or of a kind whose fields FIELDS lists without one of them or
-with another type) is a failure. Runs from before a producer wrote
-records report without its part (DIR/run/host.txt, switch.log,
-convert.txt without records, fastpath.md alone); the PyTorch example's
+over torch RPC, tools/ps/torch_job.sh) and DIR/torch/torch.jsonl (the
+job's settings), if present. DIR/fastpath.md goes into the report as it
+is. Exit status 1 if the run is missing (neither DIR/run nor
+DIR/torch), a guest reported a failure, a cell is missing, or the
+PyTorch example lacks a transport's results or reached different
+parameters. A record that is not one (not JSON, another version, or of
+a kind whose fields FIELDS lists without one of them or with another
+type) is a failure. Runs from before a producer wrote records report
+without its part (DIR/run/host.txt, switch.log, convert.txt without
+records, fastpath.md alone, DIR/torch/torch.env); the PyTorch example's
 lines without their records (embedding_ps.py without --records) are no
-results.
+results, and its "run" records without the kernel are failures.
 
 --update-doc FILE also puts a summary of this run into the
 reStructuredText document FILE (Documentation/performance-figures.rst),
@@ -272,7 +273,8 @@ FIELDS: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {
     ("fastpath", "op"): ({"op": "str", "name": "str"}, {"ir": "num?", "base_ir": "num?"}),
     ("fastpath", "func"): ({"func": "str"}, {"calls": "num", "ir": "num"}),
     ("embedding_ps", "run"): ({"transport": "str", "what": "str", "workers": "num",
-                               "servers": "num", "rows": "num", "dim": "num", "steps": "num"},
+                               "servers": "num", "rows": "num", "dim": "num", "steps": "num",
+                               "kernel": "str"},
                               {}),
     ("embedding_ps", "result"): ({"transport": "str", "worker": "num"},
                                  {f: "num" for f in ("steps", "step_ms_mean", "step_ms_p50",
@@ -290,11 +292,14 @@ FIELDS: dict[tuple[str, str], tuple[dict[str, str], dict[str, str]]] = {
     ("embedding_ps", "unavailable"): ({"transport": "str", "why": "str"}, {}),
     ("embedding_ps", "local"): ({"transport": "str", "workers": "num"},
                                 {"steps": "num", "loss_first": "num", "loss_last": "num"}),
+    ("torch_job", "settings"): ({"steps": "num", "workers": "num", "rows": "num", "dim": "num",
+                                 "transports": "strs", "fabric": "str", "guests": "num",
+                                 "cpus": "num", "mem_mb": "num"}, {}),
 }
 
 
 TYPES = {"str": "a string", "num": "a number", "num?": "a number or null (not measured)",
-         "nums": "a list of numbers"}
+         "nums": "a list of numbers", "strs": "a list of strings"}
 
 
 def _typed(v: object, t: str) -> bool:
@@ -307,6 +312,8 @@ def _typed(v: object, t: str) -> bool:
         return number(v)
     if t == "num?":
         return v is None or number(v)
+    if t == "strs":
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
     return isinstance(v, list) and all(number(x) for x in v)
 
 
@@ -1733,11 +1740,12 @@ SECTIONS = (section_header, section_floor, section_pairs, section_sweep, section
 # python/examples/embedding_ps.py's lines and, as it runs it with
 # --records, their records (KTAP diagnostics: "# bench-record {JSON}"),
 # one transport after the other, bench "embedding_ps": "run" (what T
-# runs on), per worker "result" (its summary) and, with --step-log,
-# "steps" (every step's time, pull and push latency); worker 0's
-# "servers" (measured on the servers) and "params" (the sha256 of the
-# parameters reached), or "unavailable" (why T could not run).
-# DIR/torch/torch.env has the job's settings.
+# runs on, and the release of guest 0's kernel), per worker "result"
+# (its summary) and, with --step-log, "steps" (every step's time, pull
+# and push latency); worker 0's "servers" (measured on the servers) and
+# "params" (the sha256 of the parameters reached), or "unavailable" (why
+# T could not run). DIR/torch/torch.jsonl has torch_job.sh's record of
+# the job's settings (bench "torch_job", kind "settings").
 
 TORCH_TRANSPORTS = ("bx", "rpc-uv", "rpc-ibv")
 TORCH_NAMES = {"bx": "bx", "rpc-uv": "torch RPC (uv, TCP)",
@@ -1770,8 +1778,8 @@ TORCH_OVERLAP_ROWS = (("step_ms_mean", "step time, mean"),
 @dataclass
 class TorchRun:
     """The PyTorch example's boot, as its guests reported it."""
-    settings: dict[str, str] = field(default_factory=dict)     # torch.env
-    kernel: str = ""
+    settings: Optional[Record] = None       # torch_job.sh's (torch.jsonl)
+    kernel: str = ""                        # of the "run" records
     # transport: each worker's summary (its "result" record), by worker
     workers: dict[str, dict[str, Record]] = field(default_factory=dict)
     servers: dict[str, Record] = field(default_factory=dict)   # transport: "servers" record
@@ -1827,6 +1835,7 @@ class TorchRun:
             return
         if r.kind == "run":
             self.what[tp] = r.text("what")
+            self.kernel = r.text("kernel")
         elif r.kind == "result":
             self.workers.setdefault(tp, {})[w] = r
         elif r.kind == "steps":
@@ -1843,20 +1852,21 @@ class TorchRun:
             self.unavailable[tp] = r.text("why")
 
 
-_KERNEL = re.compile(r"Linux version (\S+)")
-
-
-def parse_torch(texts: dict[str, str], env: str, console: str) -> TorchRun:
+def parse_torch(texts: dict[str, str], settings: str) -> TorchRun:
     """The example's run from its guests' result.log texts (by guest):
-    their records and failures; torch.env's text and guest 0's
-    console."""
+    their records and failures; torch.jsonl's text (torch_job.sh's
+    record of its settings)."""
     t = TorchRun()
-    for w in env.split():
-        k, _, v = w.partition("=")
-        if v != "":
-            t.settings[k] = v
-    m = _KERNEL.search(console)
-    t.kernel = m.group(1) if m else ""
+    for i, ln in enumerate(lines_of(settings), 1):
+        if not ln.strip():
+            continue
+        try:
+            r = parse_record("torch/torch.jsonl:%d" % i, ln)
+        except RecordError as e:
+            t.fails.append(str(e))
+            continue
+        if (r.bench, r.kind) == ("torch_job", "settings"):
+            t.settings = r
     for g, text in sorted(texts.items()):
         for i, ln in enumerate(lines_of(text.replace("\r", "")), 1):
             if ln.startswith("not ok ") or ln.startswith("# FAIL"):
@@ -1879,12 +1889,11 @@ def read_torch(d: str) -> Optional[TorchRun]:
     if "0" not in texts:
         return None
 
-    def opt(f: str) -> str:
-        try:
-            return read_text(os.path.join(d, f))
-        except OSError:
-            return ""
-    return parse_torch(texts, opt("torch.env"), opt(os.path.join("g0", "console.log")))
+    try:
+        settings = read_text(os.path.join(d, "torch.jsonl"))
+    except OSError:
+        settings = ""
+    return parse_torch(texts, settings)
 
 
 def cdf(xs: list[float]) -> list[str]:
@@ -1937,19 +1946,13 @@ def torch_rows(t: TorchRun) -> list[tuple[str, ...]]:
 def torch_how(t: TorchRun) -> str:
     """What ran: model, workers, steps, guests, fabric."""
     st = t.settings
-    nw = st.get("workers") or astr(max((len(w) for w in t.workers.values()), default=0))
-    ns = st.get("steps") or "?"
-    s = ""
-    if st.get("rows") and st.get("dim"):
-        s = "%s x %s embedding; " % (st["rows"], st["dim"])
-    s += "%s worker process(es) x %s steps per transport on guest 0, the two servers on " \
-        "guests 1 and 2" % (nw, ns)
-    if st.get("guests"):
-        s += " (%s guests with %s vCPU and %s MiB each)" % (
-            st["guests"], st.get("cpus", "?"), st.get("mem_mb", "?"))
-    if st.get("fabric"):
-        s += ", %s switch" % st["fabric"]
-    return s
+    if st is None:
+        return "%s worker process(es) x ? steps per transport on guest 0, the two servers " \
+            "on guests 1 and 2" % max((len(w) for w in t.workers.values()), default=0)
+    return "%s x %s embedding; %s worker process(es) x %s steps per transport on guest 0, " \
+        "the two servers on guests 1 and 2 (%s guests with %s vCPU and %s MiB each), %s " \
+        "switch" % tuple(st.text(k) for k in ("rows", "dim", "workers", "steps", "guests",
+                                               "cpus", "mem_mb", "fabric"))
 
 
 CONVERT_TARGET = 2.0       # a contiguous tensor's push: at most 2 memcpys

@@ -173,11 +173,14 @@ fi
 
 # ---- the table ------------------------------------------------------------
 
+# The switch's counters per phase as records (switch-lib.sh), in
+# DIR/switch.jsonl; the table reads them as lines "switch {JSON}".
+[ ! -f "$outdir/switch.log" ] || switch_records "$outdir/switch.log" > "$outdir/switch.jsonl"
 {
 	for ((g = 0; g < n; g++)); do
 		tr -d '\r' < "$outdir/g$g/result.log" 2>/dev/null | sed "s/^/g$g /"
 	done
-	[ ! -f "$outdir/switch.log" ] || switch_phases "$outdir/switch.log" ps-switch
+	[ ! -f "$outdir/switch.jsonl" ] || sed 's/^/switch /' "$outdir/switch.jsonl"
 } > "$outdir/results.txt"
 
 expect=$(( (n - 1) * nphases ))
@@ -226,6 +229,15 @@ function row(label, metric, a, b,   r) {
 	printf("%-12s %-24s %12s %12s %8s\n", label, metric, fmt(a), fmt(b), r)
 }
 function maxv(a, b) { return (a == "" || b + 0 > a + 0) ? b : a }
+# jv(J, K): member K of the record J, a string or a number
+# (switch_records writes them flat, their strings without escapes).
+function jv(j, k,   v) {
+	if (!match(j, "\"" k "\":(\"[^\"]*\"|[^,}]*)"))
+		return ""
+	v = substr(j, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
+	gsub(/^"|"$/, "", v)
+	return v
+}
 $2 == "ps-result" {
 	kv()
 	k = F["mode"] SUBSEP F["transport"] SUBSEP F["op"]
@@ -278,13 +290,13 @@ $2 == "ps-worker" {
 	next
 }
 $2 == "ps-guest" { bad = 1 }
-$2 == "ps-switch" {
-	kv()
-	if (F["phase"] == "-")
+$1 == "switch" && $2 ~ /^[{]"v":1,"bench":"bxswitch","kind":"result",/ {
+	ph = jv($2, "phase")
+	if (ph == "-")
 		next
-	split(F["phase"], T, ".")
+	split(ph, T, ".")
 	mt = T[1] SUBSEP T[2]
-	PAU[mt] += F["pauses"]; PMS[mt] += F["paused_ms"]; SW = 1
+	PAU[mt] += jv($2, "pauses"); PMS[mt] += jv($2, "paused_ms"); SW = 1
 	next
 }
 $2 == "ps-netstat" {

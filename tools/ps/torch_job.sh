@@ -31,9 +31,11 @@
 # pull and push latency (embedding_ps.py --step-log -, lines
 # "embedding_ps: steps ...") into DIR/g0/result.log, each line of
 # figures followed by its record ("# bench-record {JSON}", python.sh
-# runs the example with --records), and DIR/torch.env records the
-# settings: the input of tools/bench/report.py, whose bench phase
-# "torch" runs this script.
+# runs the example with --records; the "run" records name guest 0's
+# kernel), and DIR/torch.jsonl has this script's record of the settings
+# (bench "torch_job", kind "settings"; tools/bench/README.md, "Records"):
+# the input of tools/bench/report.py, whose bench phase "torch" runs
+# this script.
 #
 # Needs the guest image (make stage vm) and the host's python3 with
 # numpy and torch (tools/install-deps.sh): the guests run it (run.sh -p).
@@ -62,15 +64,23 @@ while getopts "s:w:r:d:T:f:o:" opt; do
 done
 [[ $steps =~ ^[0-9]+$ && $workers =~ ^[1-9]$ && $rows =~ ^[0-9]+$ && $dim =~ ^[0-9]+$ ]] ||
 	{ echo "torch_job: -s, -r, -d take numbers, -w 1..9" >&2; exit 2; }
+[[ $transports =~ ^[a-z0-9:-]+(,[a-z0-9:-]+)*$ && $fabric =~ ^(lossless|lossy)$ ]] ||
+	{ echo "torch_job: -T takes transports a,b,..., -f lossless or lossy" >&2; exit 2; }
 /usr/bin/python3 -c 'import torch.distributed.rpc' 2>/dev/null ||
 	{ echo "torch_job: no python3-torch on this host (tools/install-deps.sh)" >&2; exit 2; }
 outdir=${outdir:-$BX_BUILD/vm/runs/torch-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$outdir"
 
 echo "torch_job: $rows x $dim embedding on guests 1 and 2, $workers worker(s) x $steps steps on guest 0, over ${transports//,/, } ($fabric fabric); logs in $outdir"
-# Three guests of one vCPU (run.sh's default for three) and 1 GiB each.
-printf 'steps=%s workers=%s rows=%s dim=%s transports=%s fabric=%s guests=3 cpus=1 mem_mb=1024\n' \
-	"$steps" "$workers" "$rows" "$dim" "$transports" "$fabric" > "$outdir/torch.env"
+# settings: the job's settings as a record (tools/bench/README.md,
+# "Records"), one JSON object a line; -T and -f are checked above,
+# nothing to escape. Three guests of one vCPU (run.sh's default for
+# three) and 1 GiB each.
+settings() {
+	printf '{"v":1,"bench":"torch_job","kind":"settings","cell":{"steps":%d,"workers":%d,"rows":%d,"dim":%d,"transports":["%s"],"fabric":"%s","guests":3,"cpus":1,"mem_mb":1024},"metrics":{}}\n' \
+		"$((10#$steps))" "$workers" "$((10#$rows))" "$((10#$dim))" "${transports//,/\",\"}" "$fabric"
+}
+settings > "$outdir/torch.jsonl"
 
 # progress: every 10 s (BX_PROGRESS_SECS, for torchjob_test), how long
 # it has run and the newest line of each guest (the rig writes the

@@ -190,13 +190,15 @@ expect() {	# NAME[:EXIT] V...
 # was unavailable); TRANSPORTS the ones that ran; STEPLOG 0: no
 # per-step lines (a run without --step-log). Each line of the example
 # is followed by its record, as python.sh prints them, unless RECORDS=0
-# (embedding_ps.py without --records).
+# (embedding_ps.py without --records); the "run" records name the
+# kernel. DIR/torch/torch.jsonl has torch_job.sh's record of the
+# settings.
 mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
 	local d=$1/torch hb hu hi tp w k f h
 	read -r hb hu hi <<< "$2"
 	mkdir -p "$d/g0" "$d/g1"
-	echo "steps=2 workers=2 rows=1000 dim=8 fabric=lossless guests=3 cpus=1 mem_mb=1024" > "$d/torch.env"
-	echo "[    0.000000] Linux version 6.12.0-test (x) #1" > "$d/g0/console.log"
+	jrec torch_job settings "$(j steps=2 workers=2 rows=1000 dim=8),\"transports\":[\"bx\",\"rpc-uv\",\"rpc-ibv\"],$(j fabric=lossless guests=3 cpus=1 mem_mb=1024)" "" \
+		> "$d/torch.jsonl"
 	{
 		echo "bxrig: ready id 0 addr 192.0.2.1 flavor stock"
 		for tp in ${3:-bx rpc-uv rpc-ibv}; do
@@ -207,7 +209,7 @@ mktorch() {	# DIR HASHES [TRANSPORTS [STEPLOG]]
 			*) k=4 h=$hi ;;
 			esac
 			printf '# embedding_ps: run transport=%s: what %s runs on\r\n' "$tp" "$tp"
-			trec run "$(j transport="$tp" "what=what $tp runs on" workers=2 servers=2 rows=1000 dim=8 steps=2)" ""
+			trec run "$(j transport="$tp" "what=what $tp runs on" workers=2 servers=2 rows=1000 dim=8 steps=2 kernel=6.12.0-test)" ""
 			if [ "$h" = u ]; then
 				printf '# embedding_ps: transport=%s unavailable: no RDMA device here\r\n' "$tp"
 				trec unavailable "$(j transport="$tp" "why=no RDMA device here")" ""
@@ -609,6 +611,20 @@ ok "torchbad: a field of another type, named" \
 	grep -Eq '^    torch/g0:[0-9]+: a record of embedding_ps steps whose metrics[.]step_ms is not a list of numbers: ' "$tmp/torchbad/report.md"
 ok "torchbad: the records that are whole still count" \
 	row "$tmp/torchbad/report.md" "step time, mean, ms [|] 18[.]8 [|] 37[.]5 [|] 75[.]0 [|] 0[.]50 [|] 0[.]25"
+# torch_job.sh's settings with a number as a string, the example's
+# "run" record without the kernel (before it had one): failures, named.
+mktorch "$tmp/torchbadset" "$H1 $H1 $H1"
+jrec torch_job settings "$(j steps=2 workers=2 rows=1000 dim=8),\"transports\":[\"bx\"],$(j fabric=lossless guests=3 cpus=1),\"mem_mb\":\"1024\"" "" \
+	> "$tmp/torchbadset/torch/torch.jsonl"
+trec run "$(j transport=bx "what=what bx runs on" workers=2 servers=2 rows=1000 dim=8 steps=2)" "" \
+	>> "$tmp/torchbadset/torch/g0/result.log"
+ok "torchbadset: report exits 1" sh -c "! tools/bench/report.sh '$tmp/torchbadset' > /dev/null 2>&1"
+ok "torchbadset: the settings' field of another type, named" \
+	grep -Eq '^    torch/torch[.]jsonl:1: a record of torch_job settings whose cell[.]mem_mb is not a number: ' "$tmp/torchbadset/report.md"
+ok "torchbadset: a run record without the kernel, named" \
+	grep -Eq '^    torch/g0:[0-9]+: a record of embedding_ps run without cell[.]kernel: ' "$tmp/torchbadset/report.md"
+ok "torchbadset: without settings, what ran from the records" \
+	grep -q "2 worker process(es) x ? steps per transport on guest 0, the two servers on guests 1 and 2; guest kernel 6.12.0-test" "$tmp/torchbadset/report.md"
 ok "good: no PyTorch section without DIR/torch" sh -c "! grep -q 'PyTorch' '$tmp/good/report.md'"
 # With the matrix: both, the targets first; the summary has both tables.
 mkrun "$tmp/both" "1.19 1.19" "0.99 0.99" "30 30 30 27 27" "$I4 mid:470000" "1 1 1" 67108864

@@ -6,7 +6,9 @@
 # empty (the rig creates them at boot), or with lines -- giving the
 # newest line of each guest that has one, without torch's log noise.
 # The function runs as torch_job.sh runs it, under set -euo pipefail,
-# every second (BX_PROGRESS_SECS). KTAP output.
+# every second (BX_PROGRESS_SECS). Its record of the settings
+# (DIR/torch.jsonl) is one that tools/bench/report.py takes, numbers as
+# numbers. KTAP output.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 tmp=$(mktemp -d)
@@ -14,6 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 . "$top/tools/testing/unit/tap.sh"
 TORCH_JOB=${TORCH_JOB:-$top/tools/ps/torch_job.sh}
 eval "$(sed -n '/^progress() {/,/^}/p' "$TORCH_JOB")"
+eval "$(sed -n '/^settings() {/,/^}/p' "$TORCH_JOB")"
 
 # watch SECONDS: what progress printed over that long, in $tmp/out.
 watch() {
@@ -30,7 +33,7 @@ lines() {	# MIN: at least MIN progress lines
 }
 
 echo "TAP version 13"
-echo "1..6"
+echo "1..8"
 mkdir -p "$tmp/run"
 watch 5
 ok "no logs yet: a line a second" lines 3
@@ -48,4 +51,31 @@ ok "logs: a line a second" lines 3
 ok "... with each guest's newest line, not torch's noise nor a record" \
 	grep -q '^torch_job: 0m0[0-9]s g1: # embedding_ps: progress transport=bx step 5 of 30; g2: ok 3 kv # SKIP$' "$tmp/out"
 ok "... and no log noise" sh -c "! grep -q noise '$tmp/out'"
+
+# settings, as torch_job.sh runs it with -s 010 -T bx,bx:overlap,rpc-uv.
+steps=010 workers=2 rows=1000 dim=8 transports=bx,bx:overlap,rpc-uv fabric=lossy settings \
+	> "$tmp/torch.jsonl"
+ok "settings: a record of the settings that report.py takes" \
+	python3 - "$top/tools/bench" "$tmp/torch.jsonl" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import report
+ls = open(sys.argv[2]).read().splitlines()
+assert len(ls) == 1, ls
+r = report.parse_record("torch.jsonl:1", ls[0])
+assert (r.bench, r.kind) == ("torch_job", "settings"), r
+assert r.fields == {"steps": 10, "workers": 2, "rows": 1000, "dim": 8,
+                    "transports": ["bx", "bx:overlap", "rpc-uv"], "fabric": "lossy",
+                    "guests": 3, "cpus": 1, "mem_mb": 1024}, r.fields
+EOF
+ok "... and says so in the report's words" python3 - "$top/tools/bench" "$tmp/torch.jsonl" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import report
+t = report.parse_torch({}, open(sys.argv[2]).read())
+assert not t.fails, t.fails
+assert report.torch_how(t).startswith("1000 x 8 embedding; 2 worker process(es) x 10 steps "), \
+    report.torch_how(t)
+assert report.torch_how(t).endswith("(3 guests with 1 vCPU and 1024 MiB each), lossy switch")
+EOF
 totals

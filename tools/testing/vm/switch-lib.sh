@@ -22,20 +22,11 @@ switch_mark() {
 	echo "bxswitch-phase $2" >> "$dir/switch.log"
 }
 
-# switch_phases LOG TAG: one line "S TAG phase=NAME frames=.. bytes=..
-# pauses=.. paused_ms=.." per named phase of LOG; the per-port fields
-# are left out.
-switch_phases() {
-	awk -v tag="$2" '/^bxswitch-phase / { ph = $2; next }
-	     /^bxswitch:/ && ph != "" {
-		printf("S %s phase=%s", tag, ph)
-		for (i = 2; i <= NF; i++) if ($i !~ /^port/) printf(" %s", $i)
-		printf("\n"); ph = "" }' "$1"
-}
-
-# switch_records LOG: the same as records (tools/bench/README.md,
-# "Records"), one JSON object a line: bench "bxswitch", kind "result",
-# cell {"phase": NAME}, metrics frames, bytes, pauses, paused_ms.
+# switch_records LOG: what the switch counted in each named phase of LOG
+# as records (tools/bench/README.md, "Records"), one JSON object a line:
+# bench "bxswitch", kind "result", cell {"phase": NAME}, metrics frames,
+# bytes, pauses, paused_ms (the totals; the per-port fields are left
+# out).
 switch_records() {
 	awk '/^bxswitch-phase / { ph = $2; gsub(/[\\"]/, "\\\\&", ph); next }
 	     /^bxswitch:.* paused_ms=[0-9]+$/ && ph != "" {
