@@ -32,7 +32,10 @@ results, and its "run" records without the kernel are failures.
 reStructuredText document FILE (Documentation/performance-figures.rst),
 one group per part the run measured: "matrix" (the targets and bx
 against TCP), "torch" (the PyTorch example), "convert" (tensors to bx on
-the host) and "fastpath" (DIR/fastpath.jsonl's whole operations). A
+the host), "fastpath" (DIR/fastpath.jsonl's whole operations), and with
+BENCH_BASE "base-bw" and "base-lat" (the module of that revision against
+this tree's in phase bw's rounds: 1 MiB throughput, and with
+BENCH_LAT_ONLY or after each setting's 1 MiB cells, latency). A
 group goes between the lines ".. bench-summary-begin: GROUP" and
 ".. bench-summary-end: GROUP", replacing what was there, or after the
 last group if FILE has none of that name; the groups this run did not
@@ -2368,7 +2371,7 @@ class DocError(Exception):
     """The document cannot take the summary."""
 
 
-DOC_GROUPS = ("matrix", "torch", "convert", "fastpath")
+DOC_GROUPS = ("matrix", "torch", "convert", "fastpath", "base-bw", "base-lat")
 
 
 def update_doc(path: str, groups: dict[str, str]) -> None:
@@ -2435,6 +2438,46 @@ def fastpath_rst(ops: list[Record]) -> Optional[str]:
         "of payload).\n"
 
 
+BASE = "base"  # BENCH_BASE's bx.ko, a setting of phase bw
+
+
+def base_rows(run: Run) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """This tree's module against BENCH_BASE's in the same rounds of phase
+    bw: rows (cell, median of the rounds' ratios this / base, their range,
+    rounds) of the 1 MiB throughput cells and of the small-message
+    latency cells; either list empty if that part did not run."""
+    bw, lat = [], []
+    for op in ("pull", "push"):
+        xs = [x for x in (rawratio(run.pairbw.get((rnd, op)),
+                                   run.pairbw_set.get((BASE, rnd, op)))
+                          for rnd in rounds(run.pairbw_rounds)) if x is not None]
+        if xs:
+            bw.append(("1 MiB %s, depth 8, MB/s" % op, show(median(xs)), span(xs),
+                       str(len(xs))))
+    if BASE in run.lat_sets:
+        for op in run.lat_ops:
+            for tab, z, what in ((run.pairlat, "64", "64 B, mean"),
+                                 (run.pairlat99, "64", "64 B, p99"),
+                                 (run.pairlat, "4096", "4 KiB, mean"),
+                                 (run.pairlat99, "4096", "4 KiB, p99")):
+                xs = [x for x in (rawratio(tab.get(("on", rnd, op, z)),
+                                           tab.get((BASE, rnd, op, z)))
+                                  for rnd in rounds(run.pairlat_rounds)) if x is not None]
+                if xs:
+                    lat.append(("%s latency, %s" % (op, what), show(median(xs)), span(xs),
+                                str(len(xs))))
+    return bw, lat
+
+
+def base_rst(run: Run, rows: list[tuple[str, ...]], better: str) -> str:
+    """One of the base groups: its table and how it was measured."""
+    return rst_table(("cell", "this tree / BENCH_BASE", "range over the rounds", "rounds"),
+                     rows) + \
+        "\nbx.ko of the revision BENCH_BASE named against this tree's, reloaded for each " \
+        "cell, in the same rounds of phase bw (each round in its own order: a Williams " \
+        "design): the median of the rounds' ratios, %s. %s\n" % (better, ran_on(run))
+
+
 def overlap_rst(t: TorchRun) -> str:
     """The pipelining line of the torch group, if both modes ran."""
     v = overlap_verdict(t)
@@ -2460,6 +2503,11 @@ def doc_groups(summary: Optional[str], torch: Optional[TorchRun], run: Run) -> d
     fp = fastpath_rst(run.fastpath)
     if fp:
         g["fastpath"] = fp
+    bw, lat = base_rows(run)
+    if bw:
+        g["base-bw"] = base_rst(run, bw, "above 1: this tree moves more")
+    if lat:
+        g["base-lat"] = base_rst(run, lat, "below 1: this tree is faster")
     return g
 
 

@@ -409,6 +409,35 @@ ok "pairs: a setting of BENCH_BW_SETS has its medians against the same rounds" \
 	grep -Eq '^[|] on-m2 [|] 2 [|] 16 [|] 256 [|] 3 [|] [0-9.]+ [|] 0[.]85 [|] 0[.]50 [|] 1[.]00 [|] 0[.]53-1[.]09 [|]$' "$tmp/pairs/report.md"
 ok "pairs: the throughput target says it took the rounds' medians" \
 	grep -q "against qperf rc_bw (medians of the paired rounds, depth 8) | pull 0.92, push 1.10 |" "$tmp/pairs/report.md"
+# BENCH_BASE's module as setting "base" in the same rounds: this tree's
+# over it in the documentation's groups base-bw and base-lat. Pulls
+# 1.00, 0.95, 1.06 (median 1.00), pushes 1.20, 1.00, 0.85; 64 B pull
+# latency 0.80, 1.00, 1.25 of base's, 4 KiB 0.50 each time.
+cp -r "$tmp/pairs" "$tmp/pairsb"
+for v in 1:27.6:27.6:125 2:10:11.4:100 3:16:24:80; do
+	IFS=: read -r k pl ps m <<< "$v"
+	for z in pull:$pl push:$ps; do
+		rec bxperf result "$(j tag=pairbw transport=bx op="${z%%:*}" size=1048576 depth=8 procs=1 mix=0 phase=bw round="$k" set=base rd_max=1 rd_depth=16 piece_kb=256)" \
+			"$(j n=20 errors=0 secs=2 mb_s="${z#*:}")"
+	done
+	c="tag=pairlat transport=bx op=pull depth=1 procs=1 mix=0 phase=bw round=$k set=base"
+	# shellcheck disable=SC2086
+	rec bxperf result "$(j $c size=64)" "$(j n=20 errors=0 secs=2 mean_us="$m" p99_us=$((m * 2)))"
+	# shellcheck disable=SC2086
+	rec bxperf result "$(j $c size=4096)" "$(j n=20 errors=0 secs=2 mean_us=400 p99_us=400)"
+done >> "$tmp/pairsb/run/g1/result.log"
+printf 'Figures\n\n.. bench-summary-begin: matrix\n.. bench-summary-end: matrix\n' > "$tmp/base.rst"
+"$report" "$tmp/pairsb" --update-doc "$tmp/base.rst" > "$tmp/pairsb.out" 2>&1
+ok "base: report exits 0" [ $? -eq 0 ]
+ok "base: 1 MiB pull and push, this tree over BENCH_BASE's, medians and ranges" \
+	sh -c "grep -Eq '^1 MiB pull, depth 8, MB/s +1[.]00 +0[.]95-1[.]06 +3$' '$tmp/base.rst' &&
+	       grep -Eq '^1 MiB push, depth 8, MB/s +1[.]00 +0[.]85-1[.]20 +3$' '$tmp/base.rst'"
+ok "base: small-message latency, this tree over BENCH_BASE's" \
+	sh -c "grep -Eq '^pull latency, 64 B, mean +1[.]00 +0[.]80-1[.]25 +3$' '$tmp/base.rst' &&
+	       grep -Eq '^pull latency, 4 KiB, p99 +0[.]50 +0[.]50-0[.]50 +3$' '$tmp/base.rst'"
+ok "base: each in a group of its own" \
+	sh -c "grep -q '^.. bench-summary-begin: base-bw$' '$tmp/base.rst' &&
+	       grep -q '^.. bench-summary-begin: base-lat$' '$tmp/base.rst'"
 # The sweep meets; a push in the rounds 0.88, 0.95, 0.85 of READ
 # (median 0.88) but 1.02 and more of rc_bw.
 P3="10:10:12:9.5:10.56 20:20:24:19:22.8 30:30:36:28.5:30.6"
@@ -467,6 +496,8 @@ fi
 cp "$doc" "$tmp/doc1.rst"
 "$report" "$tmp/good" --update-doc "$doc" > /dev/null 2>&1
 ok "doc: a second update changes nothing" cmp -s "$doc" "$tmp/doc1.rst"
+ok "doc: a run without BENCH_BASE writes no base group" \
+	sh -c "! grep -q 'base-' '$doc'"
 printf 'No markers here.\n' > "$tmp/nomark.rst"
 "$report" "$tmp/good" --update-doc "$tmp/nomark.rst" > "$tmp/nomark.out" 2>&1
 ok "nomark: report exits 2" [ $? -eq 2 ]
