@@ -62,7 +62,6 @@
 . "$(dirname "$0")/lib.sh"
 
 PP=$(dirname "$0")/bx_pp
-HX=$(dirname "$0")/bx_hostile
 SVC=7
 ID=${BXRIG_ID:-0}
 G0=${BXRIG_PEER0:-192.0.2.1}
@@ -87,25 +86,9 @@ admit_of() { bxctl -j admit | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
 
 # ---- g2: the hostile server ----------------------------------------------
 
-# hostile_start ARGS...: bx_hostile serve ARGS in the background.
-hostile_start() {
-	: > /tmp/h.out
-	"$HX" serve "$@" >> /tmp/h.out 2>&1 &
-	HS=$!
-	wait_until 10 grep -q "listening" /tmp/h.out ||
-		{ echo "# FAIL: bx_hostile not listening: $(cat /tmp/h.out)"; ERR=1; }
-}
+# What hostile_stop shows of its output (lib.sh).
+HOSTILE_SHOW="attack|control|answer|accept|summary"
 
-hostile_stop() {
-	kill -TERM "$HS" 2>/dev/null || true
-	wait_until 30 pid_gone "$HS" || kill -KILL "$HS"
-	wait "$HS" || { echo "# FAIL: bx_hostile exited $?"; ERR=1; }
-	grep -E "^bx_hostile: (attack|control|answer|accept|summary)" /tmp/h.out |
-		head -60 | sed 's/^/# /'
-}
-
-# A number of its summary: hcount attacks.
-hcount() { sed -n "s/^bx_hostile: summary.* $1 \([0-9]*\).*/\1/p" /tmp/h.out | tail -1; }
 # Lines of its output matching $1.
 hlines() { grep -c -E "^bx_hostile: $1" /tmp/h.out || true; }
 

@@ -45,7 +45,6 @@
 . "$(dirname "$0")/lib.sh"
 
 PP=$(dirname "$0")/bx_pp
-HX=$(dirname "$0")/bx_hostile
 SVC=7
 MUTE=9
 ID=${BXRIG_ID:-0}
@@ -260,24 +259,9 @@ case_refusal() {
 	result
 }
 
-# bx_hostile serve ARGS... in the background (bx unloaded: its port).
-hostile_start() {
-	: > /tmp/h.out
-	"$HX" serve "$@" >> /tmp/h.out 2>&1 &
-	HS=$!
-	wait_until 10 grep -q "listening" /tmp/h.out ||
-		{ echo "# FAIL: bx_hostile not listening: $(cat /tmp/h.out)"; ERR=1; }
-}
-
-hostile_stop() {
-	kill -TERM "$HS" 2>/dev/null || true
-	wait_until 30 pid_gone "$HS" || kill -KILL "$HS"
-	wait "$HS" || { echo "# FAIL: bx_hostile exited $?"; ERR=1; }
-	grep -E "^bx_hostile: (conn|summary)" /tmp/h.out | head -20 | sed 's/^/# /'
-}
-
-# A number of bx_hostile's summary: hcount answered.
-hcount() { sed -n "s/^bx_hostile: summary.* $1 \([0-9]*\).*/\1/p" /tmp/h.out | tail -1; }
+# What hostile_stop shows of bx_hostile's output (lib.sh).
+HOSTILE_SHOW="conn|summary"
+HOSTILE_LINES=20
 
 SECRET=/tmp/lanes.secret
 

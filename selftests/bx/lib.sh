@@ -81,6 +81,33 @@ wait_until() {
 # Process $1 has ended (and been reaped).
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
+# bx_hostile (hostile.sh, lanes.sh): hostile_start ARGS... runs
+# "bx_hostile serve ARGS" in the background (bx unloaded: its port),
+# output in /tmp/h.out; hostile_stop ends it and shows its lines that
+# match HOSTILE_SHOW (an ERE after "bx_hostile: "), at most
+# HOSTILE_LINES; hcount NAME is a number of its summary.
+HX=$(dirname "$0")/bx_hostile
+HOSTILE_SHOW=summary
+HOSTILE_LINES=60
+
+hostile_start() {
+	: > /tmp/h.out
+	"$HX" serve "$@" >> /tmp/h.out 2>&1 &
+	HS=$!
+	wait_until 10 grep -q "listening" /tmp/h.out ||
+		{ echo "# FAIL: bx_hostile not listening: $(cat /tmp/h.out)"; ERR=1; }
+}
+
+hostile_stop() {
+	kill -TERM "$HS" 2>/dev/null || true
+	wait_until 30 pid_gone "$HS" || kill -KILL "$HS"
+	wait "$HS" || { echo "# FAIL: bx_hostile exited $?"; ERR=1; }
+	grep -E "^bx_hostile: ($HOSTILE_SHOW)" /tmp/h.out |
+		head -"$HOSTILE_LINES" | sed 's/^/# /'
+}
+
+hcount() { sed -n "s/^bx_hostile: summary.* $1 \([0-9]*\).*/\1/p" /tmp/h.out | tail -1; }
+
 # kill_tree SIG PID: signal PID's children (bx_pp's workers), then PID.
 kill_tree() {
 	for p in /proc/[0-9]*; do
