@@ -2439,43 +2439,53 @@ def fastpath_rst(ops: list[Record]) -> Optional[str]:
 
 
 BASE = "base"  # BENCH_BASE's bx.ko, a setting of phase bw
+CONTROL = "on-p256"  # the defaults under another name: the A/A control
 
 
 def base_rows(run: Run) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     """This tree's module against BENCH_BASE's in the same rounds of phase
     bw: rows (cell, median of the rounds' ratios this / base, their range,
-    rounds) of the 1 MiB throughput cells and of the small-message
-    latency cells; either list empty if that part did not run."""
-    bw, lat = [], []
-    for op in ("pull", "push"):
-        xs = [x for x in (rawratio(run.pairbw.get((rnd, op)),
-                                   run.pairbw_set.get((BASE, rnd, op)))
-                          for rnd in rounds(run.pairbw_rounds)) if x is not None]
-        if xs:
-            bw.append(("1 MiB %s, depth 8, MB/s" % op, show(median(xs)), span(xs),
-                       str(len(xs))))
-    if BASE in run.lat_sets:
-        for op in run.lat_ops:
-            for tab, z, what in ((run.pairlat, "64", "64 B, mean"),
-                                 (run.pairlat99, "64", "64 B, p99"),
-                                 (run.pairlat, "4096", "4 KiB, mean"),
-                                 (run.pairlat99, "4096", "4 KiB, p99")):
-                xs = [x for x in (rawratio(tab.get(("on", rnd, op, z)),
-                                           tab.get((BASE, rnd, op, z)))
-                                  for rnd in rounds(run.pairlat_rounds)) if x is not None]
-                if xs:
-                    lat.append(("%s latency, %s" % (op, what), show(median(xs)), span(xs),
-                                str(len(xs))))
-    return bw, lat
+    rounds, the same of the A/A control or "-") of the 1 MiB throughput
+    cells and of the small-message latency cells; either list empty if
+    that part did not run."""
+    def row(cell: str, get) -> Optional[tuple[str, ...]]:
+        xs, cs = [], []
+        for rnd in rounds(max(run.pairbw_rounds, run.pairlat_rounds)):
+            for lst, st in ((xs, BASE), (cs, CONTROL)):
+                x = rawratio(get("on", rnd), get(st, rnd))
+                if x is not None:
+                    lst.append(x)
+        if not xs:
+            return None
+        return (cell, show(median(xs)), span(xs), str(len(xs)),
+                show(median(cs)) + (" (%s)" % span(cs) if cs else ""))
+
+    def bw_of(op: str):
+        return lambda st, rnd: run.pairbw.get((rnd, op)) if st == "on" else \
+            run.pairbw_set.get((st, rnd, op))
+
+    def lat_of(tab: dict, op: str, z: str):
+        return lambda st, rnd: tab.get((st, rnd, op, z))
+
+    bw = [row("1 MiB %s, depth 8, MB/s" % op, bw_of(op)) for op in ("pull", "push")]
+    lat = [row("%s latency, %s" % (op, what), lat_of(tab, op, z))
+           for op in (run.lat_ops if BASE in run.lat_sets else [])
+           for tab, z, what in ((run.pairlat, "64", "64 B, mean"),
+                                (run.pairlat99, "64", "64 B, p99"),
+                                (run.pairlat, "4096", "4 KiB, mean"),
+                                (run.pairlat99, "4096", "4 KiB, p99"))]
+    return [r for r in bw if r], [r for r in lat if r]
 
 
 def base_rst(run: Run, rows: list[tuple[str, ...]], better: str) -> str:
     """One of the base groups: its table and how it was measured."""
-    return rst_table(("cell", "this tree / BENCH_BASE", "range over the rounds", "rounds"),
-                     rows) + \
+    return rst_table(("cell", "this tree / BENCH_BASE", "range over the rounds", "rounds",
+                      "A/A control"), rows) + \
         "\nbx.ko of the revision BENCH_BASE named against this tree's, reloaded for each " \
         "cell, in the same rounds of phase bw (each round in its own order: a Williams " \
-        "design): the median of the rounds' ratios, %s. %s\n" % (better, ran_on(run))
+        "design): the median of the rounds' ratios, %s. A/A control: the same for this " \
+        "tree's module under another name (``BENCH_BW_SETS=%s``), when it ran: the " \
+        "method's own error. %s\n" % (better, CONTROL, ran_on(run))
 
 
 def overlap_rst(t: TorchRun) -> str:
@@ -2741,7 +2751,11 @@ def main(argv: list[str]) -> int:
     print("report: %s (%d plots)" % (out, len(pngs)), flush=True)
     if args.update_doc:
         try:
-            update_doc(args.update_doc, doc_groups(summary_rst(r, targets), torch, run))
+            # the matrix group only from a run that measured a target
+            # (not from phase bw alone, say)
+            summary = summary_rst(r, targets) if any(t.ok is not None for t in targets) \
+                else None
+            update_doc(args.update_doc, doc_groups(summary, torch, run))
         except DocError as e:
             print("report: --update-doc: %s" % e, file=sys.stderr)
             return 2
