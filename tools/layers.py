@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """bx.ko's layers, checked on the built objects' symbols (make style).
 
-  tools/layers.py [--kbuild FILE] [--objs DIR] [--graph]
+  tools/layers.py [--kbuild FILE] [--objs DIR] [--doc FILE] [--graph]
   tools/layers.py --selftest
 
 Kbuild names the module's files, in layers from the lowest up
@@ -26,6 +26,8 @@ variable is bx_NAME, where the object defines __param_NAME
 (module_param's); init_module and cleanup_module are module_init's and
 module_exit's; a file generated from the netlink spec ("auto-generated"
 in its first lines) keeps the generator's names.
+Documentation/bx.rst's table of the files (--doc) must list Kbuild's
+layers and each one's files, no more and no fewer.
 --graph prints every call between two files as well.
 """
 import glob
@@ -82,6 +84,51 @@ def symbols(objs):
         res[f] = (d, u)
         params[f] = pm
     return res, params
+
+
+DOC_BLOCK = "The files, by the layers of ``Kbuild``::"
+
+
+def doc_layers(path):
+    """{layer: [file, ...]} from the literal block after DOC_BLOCK in the
+    document at path: a line "   LAYER   FILE.c   what" starts a layer,
+    "                FILE.c   what" continues it (as does a line whose
+    first word is a note in parentheses); None without it."""
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return None
+    if DOC_BLOCK not in lines:
+        return None
+    out, cur = {}, None
+    for line in lines[lines.index(DOC_BLOCK) + 1:]:
+        if line and not line.startswith(" "):
+            break
+        m = re.match(r"^   (\S+)?\s+([\w-]+)\.c\s", line)
+        if not m:
+            continue
+        # "(host-" "testable)": a note under the layer's name
+        if m.group(1) and re.fullmatch(r"[a-z]+", m.group(1)):
+            cur = m.group(1)
+        out.setdefault(cur, []).append(m.group(2))
+    return out
+
+
+def check_doc(layers, path):
+    """The document's table of files has Kbuild's layers and files."""
+    doc = doc_layers(path)
+    if doc is None:
+        return [f"{path} has no \"{DOC_BLOCK}\" block"]
+    bad = []
+    for name, files in layers:
+        got = doc.pop(name, [])
+        if sorted(got) != sorted(files):
+            bad.append(f"{os.path.basename(path)}'s layer {name}: "
+                       f"{' '.join(sorted(got)) or 'none'}; Kbuild's: "
+                       f"{' '.join(sorted(files))}")
+    for name in doc:
+        bad.append(f"{os.path.basename(path)} has a layer {name} Kbuild has not")
+    return bad
 
 
 MODULE_ENTRIES = ("init_module", "cleanup_module")
@@ -195,12 +242,15 @@ def main():
     args = sys.argv[1:]
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     kbuild = os.path.join(top, "Kbuild")
+    doc = os.path.join(top, "Documentation", "bx.rst")
     objdir = os.path.join(top, "kmod")
     show = selftest = False
     while args:
         a = args.pop(0)
         if a == "--kbuild":
             kbuild = args.pop(0)
+        elif a == "--doc":
+            doc = args.pop(0)
         elif a == "--objs":
             objdir = args.pop(0)
         elif a == "--graph":
@@ -219,6 +269,9 @@ def main():
     syms, params = symbols(objs)
     if not selftest:
         ok = check(layers, syms, srcs, show, params, top)
+        for b in check_doc(layers, doc):
+            print(f"layers: {b}")
+            ok = False
         print("layers: clean" if ok else "layers: FAILED")
         return 0 if ok else 1
     # A resource calling an operation, as a careless change would: the

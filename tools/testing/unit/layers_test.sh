@@ -25,9 +25,15 @@ if ls "$top"/kmod/*.o > /dev/null 2>&1; then
 		"$top/Kbuild" > "$tmp/Kbuild"
 	ok "layers: a call to a higher layer fails" \
 		sh -c "! '$top/tools/layers.py' --kbuild '$tmp/Kbuild'"
+	# bx.rst's table of the files with one file in another layer.
+	sed '/^   operations   file.c /a\                cm.c             (misplaced)' \
+		"$top/Documentation/bx.rst" > "$tmp/bx.rst"
+	ok "layers: bx.rst's table of files other than Kbuild's fails" \
+		sh -c "! '$top/tools/layers.py' --doc '$tmp/bx.rst'"
 else
 	for t in "the tree keeps its layers" "a planted upward call, and a symbol named after another file, fail" \
-		 "a file without a layer fails" "a call to a higher layer fails"; do
+		 "a file without a layer fails" "a call to a higher layer fails" \
+		 "bx.rst's table of files other than Kbuild's fails"; do
 		skip "layers: $t" "no kmod/*.o (make bx.ko)"
 	done
 fi
