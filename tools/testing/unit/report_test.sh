@@ -439,6 +439,9 @@ ok "base: 1 MiB pull and push, this tree over BENCH_BASE's, medians and ranges" 
 ok "base: small-message latency, this tree over BENCH_BASE's, and the control's" \
 	sh -c "grep -Eq '^pull latency, 64 B, mean +1[.]00 +0[.]80-1[.]25 +3 +0[.]91 [(]0[.]91-0[.]91[)]$' '$tmp/base.rst' &&
 	       grep -Eq '^pull latency, 4 KiB, p99 +0[.]50 +0[.]50-0[.]50 +3 +.-$' '$tmp/base.rst'"
+ok "base: each in a group of its own" \
+	sh -c "grep -q '^.. bench-summary-begin: base-bw$' '$tmp/base.rst' &&
+	       grep -q '^.. bench-summary-begin: base-lat$' '$tmp/base.rst'"
 # Phase bw alone (its latency cells only, as BENCH_LAT_ONLY runs it):
 # the base groups, and the matrix group left as it was.
 mkdir -p "$tmp/bwonly/run/g0" "$tmp/bwonly/run/g1"
@@ -449,9 +452,6 @@ printf 'Figures\n\n.. bench-summary-begin: matrix\nAs it was.\n.. bench-summary-
 ok "bwonly: phase bw alone leaves the matrix group as it was" \
 	sh -c "grep -q '^As it was[.]$' '$tmp/bwonly.rst' &&
 	       grep -q '^pull latency, 64 B, mean ' '$tmp/bwonly.rst'"
-ok "base: each in a group of its own" \
-	sh -c "grep -q '^.. bench-summary-begin: base-bw$' '$tmp/base.rst' &&
-	       grep -q '^.. bench-summary-begin: base-lat$' '$tmp/base.rst'"
 # The sweep meets; a push in the rounds 0.88, 0.95, 0.85 of READ
 # (median 0.88) but 1.02 and more of rc_bw.
 P3="10:10:12:9.5:10.56 20:20:24:19:22.8 30:30:36:28.5:30.6"
