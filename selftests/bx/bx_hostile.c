@@ -766,8 +766,8 @@ static int rdv_transfer(struct conn *c, const struct bx_msg *m, uint32_t len,
 		u32 in, n;
 		int ret;
 
-		n = bx_wire_rdv_piece(m->rdv, m->nrdv, at, len - (uint32_t)at, &i,
-				 &in);
+		n = bx_wire_rdv_piece(m->rdv, m->nrdv, at, len - (uint32_t)at,
+				      &i, &in);
 		if (!n)
 			return IBV_WC_LOC_LEN_ERR;
 		ret = rdma_op(c, write, m->rdv[i].addr + in, m->rdv[i].rkey,
