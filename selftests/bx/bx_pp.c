@@ -836,11 +836,12 @@ static int client(const struct client_cfg *cc, uint32_t *sizes, int nsizes,
 		cells[0] = (struct wl_cell){ sizes, nsizes, 0 };
 		cfg.ncells = 1;
 	} else {
-		/* ITERS of each size in turn; with -t one timed run whose
-		 * operations (both of a push and pull) cycle through them.
+		/* ITERS of each size in turn; with -t one timed run (no
+		 * count) whose operations (both of a push and pull) cycle
+		 * through them.
 		 */
 		cfg.ops = &pp_async_ops;
-		cfg.iters = (long)iters * cfg.nkinds;
+		cfg.iters = secs ? -1 : (long)iters * cfg.nkinds;
 		for (int i = 0; i < (secs ? 1 : nsizes); i++)
 			cells[i] = (struct wl_cell){ secs ? sizes : &sizes[i],
 						     secs ? nsizes : 1, 0 };

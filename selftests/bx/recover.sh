@@ -363,7 +363,7 @@ case_sigkill() {
 			# Odd rounds: async, 16 in flight per process; even:
 			# sync, through libbx's recovery.
 			if [ $((r % 2)) -eq 1 ]; then
-				mode="-q 16 -i 100000"
+				mode="-q 16"
 			else
 				mode="-S"
 			fi

@@ -368,6 +368,15 @@ case_windows() {
 	result
 }
 
+# Why no recovery ended: the client's connection states, parks, rounds
+# and its pull's end, as far as the trace shows them.
+recover_why() {
+	cat $I/trace > $TR
+	echo "# conn: $(tr_ev bx_conn_state | awk '{ print $3, $4, $6, $7, $8, $9 }' | tr '\n' ';')"
+	echo "# parked $(tr_n bx_op_park) resent $(tr_n bx_op_resend) given up $(tr_n bx_op_giveup) rounds $(tr_n bx_recover_round)"
+	echo "# pull: $(tr_ev bx_op_complete | grep " kind=pull " | tr '\n' ';')"
+}
+
 # Two guests: recovery, after a pull that is never answered.
 case_recover() {
 	[ "$N" -ge 2 ] || { echo "# needs two rig guests"; return $KSFT_SKIP; }
@@ -382,20 +391,26 @@ case_recover() {
 	[ "$ID" -gt 1 ] || trace_on
 	b rec.up
 	if [ "$ID" -eq 1 ]; then
-		# Pushing well past the pull's end (2 s, 1 s of grace, the
-		# sweep), so that some are on the wire when it ends the
-		# connection, on a slow kernel too.
+		# The pull first, alone on the connection: it is on the wire
+		# when its deadline passes, not queued behind the pushes (an
+		# op that expires queued ends alone, not the connection).
+		"$PP" client -a "$SERVER" -s $MUTE -m pull -z 4096 -q 1 \
+			-i 1 -T 3000 > /tmp/rec.pull 2>&1 &
+		pull=$!
+		try check wait_until 10 grep -q " bx_conn_state: .* addr=$SERVER .* -> up " $I/trace
+		# Pushes well past the pull's end (3 s, 1 s of grace, the
+		# sweep), eight in flight per process, so that some are in bx
+		# when it ends the connection (a synchronous push is in bx for
+		# only part of its loop: four of them were all out at times).
 		"$PP" client -a "$SERVER" -s $SVC -m push -z 4096,65536 -P 4 \
-			-t $((8 * BX_SLOW)) -S > /tmp/rec.push 2>&1 &
+			-q 8 -t $((8 * BX_SLOW)) > /tmp/rec.push 2>&1 &
 		pushes=$!
-		sleep 1
-		out=$("$PP" client -a "$SERVER" -s $MUTE -m pull -z 4096 -q 1 \
-			-i 1 -T 2000 2>&1) &&
-			{ echo "# FAIL: a pull nobody answered succeeded: $out"; ERR=1; }
-		echo "# $(echo "$out" | tr '\n' ' ')"
+		wait $pull && { echo "# FAIL: a pull nobody answered succeeded"; ERR=1; }
+		echo "# $(tr '\n' ' ' < /tmp/rec.pull)"
+		check wait_until 30 grep -q " bx_recover_done: " $I/trace ||
+			{ ERR=1; recover_why; }
 		wait $pushes || { echo "# FAIL: pushes: $(cat /tmp/rec.push)"; ERR=1; }
 		echo "# beside it: $(head -2 /tmp/rec.push | tr '\n' ' ')"
-		try check wait_until 30 grep -q " bx_recover_done: " $I/trace
 	fi
 	b rec.done
 	[ "$ID" -gt 1 ] && { b rec.checked; result; return; }
