@@ -1251,15 +1251,21 @@ def section_pairbw(r: Report) -> None:
         fig.wr_how = "medians of the paired rounds"
 
 
+# The small-message latency cells of phase bw's settings: (Run's table,
+# size, as the documentation names the cell).
+LAT_CELLS = (("pairlat", "64", "64 B, mean"), ("pairlat99", "64", "64 B, p99"),
+             ("pairlat", "4096", "4 KiB, mean"), ("pairlat99", "4096", "4 KiB, p99"))
+
+
 def lat_ab(run: Run, st: str, op: str) -> tuple[list[float], ...]:
     """Setting st's small-message latency against the defaults' ("on") in
     the same rounds: the rounds' ratios of the 64 B mean, 64 B p99,
-    4 KiB mean and 4 KiB p99."""
+    4 KiB mean and 4 KiB p99 (LAT_CELLS)."""
     out: tuple[list[float], ...] = ([], [], [], [])
     for rnd in rounds(run.pairlat_rounds):
-        for lst, (tab, z) in zip(out, ((run.pairlat, "64"), (run.pairlat99, "64"),
-                                       (run.pairlat, "4096"), (run.pairlat99, "4096"))):
-            x = rawratio(tab.get((st, rnd, op, z)), tab.get(("on", rnd, op, z)))
+        for lst, (tab, z, _) in zip(out, LAT_CELLS):
+            t = getattr(run, tab)
+            x = rawratio(t.get((st, rnd, op, z)), t.get(("on", rnd, op, z)))
             if x is not None:
                 lst.append(x)
     return out
@@ -2448,9 +2454,9 @@ def base_rows(run: Run) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     rounds, the same of the A/A control or "-") of the 1 MiB throughput
     cells and of the small-message latency cells; either list empty if
     that part did not run."""
-    def row(cell: str, get) -> Optional[tuple[str, ...]]:
+    def row(cell: str, get, last: float) -> Optional[tuple[str, ...]]:
         xs, cs = [], []
-        for rnd in rounds(max(run.pairbw_rounds, run.pairlat_rounds)):
+        for rnd in rounds(last):
             for lst, st in ((xs, BASE), (cs, CONTROL)):
                 x = rawratio(get("on", rnd), get(st, rnd))
                 if x is not None:
@@ -2467,13 +2473,12 @@ def base_rows(run: Run) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     def lat_of(tab: dict, op: str, z: str):
         return lambda st, rnd: tab.get((st, rnd, op, z))
 
-    bw = [row("1 MiB %s, depth 8, MB/s" % op, bw_of(op)) for op in ("pull", "push")]
-    lat = [row("%s latency, %s" % (op, what), lat_of(tab, op, z))
+    bw = [row("1 MiB %s, depth 8, MB/s" % op, bw_of(op), run.pairbw_rounds)
+          for op in ("pull", "push")]
+    lat = [row("%s latency, %s" % (op, what), lat_of(getattr(run, tab), op, z),
+               run.pairlat_rounds)
            for op in (run.lat_ops if BASE in run.lat_sets else [])
-           for tab, z, what in ((run.pairlat, "64", "64 B, mean"),
-                                (run.pairlat99, "64", "64 B, p99"),
-                                (run.pairlat, "4096", "4 KiB, mean"),
-                                (run.pairlat99, "4096", "4 KiB, p99"))]
+           for tab, z, what in LAT_CELLS]
     return [r for r in bw if r], [r for r in lat if r]
 
 
