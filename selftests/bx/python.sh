@@ -35,7 +35,7 @@
 #             (BX_TORCH_ROWS x BX_TORCH_DIM, default 20000 x 16, rows
 #             permuted over the servers) and its dense layer, guest 0's
 #             worker processes (BX_TORCH_WORKERS, default 2) train it
-#             BX_TORCH_STEPS (default 30) steps, over each transport
+#             BX_TORCH_STEPS (default 12) steps, over each transport
 #             of BX_TORCH_TRANSPORTS in turn, in the same processes
 #             (default bx, then torch RPC pinned to TensorPipe's uv
 #             transport, TCP, then to its ibv transport, RDMA over
@@ -202,7 +202,7 @@ case_kv() {
 }
 
 EX=$PYDIR/examples/embedding_ps.py
-TSTEPS=${BX_TORCH_STEPS:-30}
+TSTEPS=${BX_TORCH_STEPS:-12}
 TWORKERS=${BX_TORCH_WORKERS:-2}
 TROWS=${BX_TORCH_ROWS:-20000}
 TDIM=${BX_TORCH_DIM:-16}
