@@ -252,7 +252,11 @@ tier_old() {
 tier_debug() {
 	if [ -n "$dbg_kernel" ]; then
 		echo "check: waiting for the debug kernel ($log/debug-kernel.log)"
-		if ! wait "$dbg_kernel"; then
+		local w0 rc=0
+		w0=$(date +%s)
+		wait "$dbg_kernel" || rc=$?
+		echo "check: the debug kernel was ready after $(($(date +%s) - w0))s of waiting"
+		if [ $rc -ne 0 ]; then
 			tail -5 "$log/debug-kernel.log"
 			failed "debug: the debug kernel did not build ($log/debug-kernel.log)"
 			add 0 1 0
