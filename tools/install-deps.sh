@@ -8,6 +8,9 @@
 #                                 compilers, the 6.12 and 6.1 kernel
 #                                 headers, packaging tools; never a
 #                                 kernel image
+#   tools/install-deps.sh kernel  what building the debug lane's kernel
+#                                 needs (a part of build; .ci/run starts
+#                                 that build while the rest installs)
 #   tools/install-deps.sh [all]   build, plus the test rig: qemu, guest
 #                                 userland, and the guests' kernel
 #                                 images (Debian's 6.12 and 6.1), which
@@ -44,6 +47,12 @@ BUILD=(
 	valgrind gnuplot-nox python3-yaml python3-jsonschema python3-docutils
 	# the Python package (python/): its host tests
 	python3-numpy python3-pytest
+)
+# The debug kernel's build (tools/testing/vm/debug-kernel/build.sh), all
+# of them in BUILD too.
+KERNEL=(
+	build-essential linux-source-6.12 bc bison flex libelf-dev libssl-dev
+	xz-utils cpio kmod
 )
 RIG=(
 	# the guests' kernels (booted by qemu only)
@@ -163,9 +172,10 @@ keep_grub_default() {
 
 main() {
 	case ${1:-all} in
+	kernel) PKGS=("${KERNEL[@]}") ;;
 	build) PKGS=("${BUILD[@]}") ;;
 	all) PKGS=("${BUILD[@]}" "${RIG[@]}") ;;
-	*) echo "usage: install-deps.sh [build|all]" >&2; exit 2 ;;
+	*) echo "usage: install-deps.sh [kernel|build|all]" >&2; exit 2 ;;
 	esac
 
 	missing=()

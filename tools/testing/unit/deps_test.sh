@@ -128,5 +128,14 @@ same() {
 ok "grub: no pin when the default did not change" same
 ok "install-deps.sh: sourcing it installs nothing" \
 	sh -c "bash -c '. \"$top/tools/install-deps.sh\"; declare -F main grub_entries' | grep -c . | grep -qx 2"
+# "kernel" (what .ci/run installs first, for the debug kernel) is a part
+# of "build": installing it alone misses nothing a build needs later.
+subset() {
+	local p
+	for p in "${KERNEL[@]}"; do
+		[[ " ${BUILD[*]} " == *" $p "* ]] || { echo "$p: in KERNEL, not in BUILD"; return 1; }
+	done
+}
+ok "install-deps.sh: the debug kernel's packages are build's" subset
 echo "1..$n"
 totals
