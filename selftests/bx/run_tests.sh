@@ -83,19 +83,45 @@ out=/tmp/bxtest.$$.out
 
 [ -w $kmemleak ] && echo clear > $kmemleak
 
-# leaks NAME: on a kernel with kmemleak, scan (twice: an object is reported
-# once it is unreferenced and unchanged since the previous scan), print
-# what leaked since the last call, blame NAME, and fail if anything did.
+# leaks NAME [SCANS]: on a kernel with kmemleak, scan SCANS times (1),
+# print what it reports, blame NAME, and fail if it reports anything.
+# kmemleak reports an object once it is unreferenced and unchanged since
+# the previous scan: what a test leaked shows at the scan after its own
+# (finish() blames the tests since the scan before last), and only a
+# second scan in a row reports what leaked since the last one.
 leaks() {
 	[ -w $kmemleak ] || return 0
 	echo scan > $kmemleak
-	echo scan > $kmemleak
+	[ "${2:-1}" -lt 2 ] || echo scan > $kmemleak
 	# debugfs files have no size: look at the content.
 	grep -q . $kmemleak || return 0
 	echo "# bxtest: kmemleak after $1:"
 	sed 's/^/# /' $kmemleak
 	echo clear > $kmemleak
 	return 1
+}
+
+# either NAME...: the non-empty NAMEs, joined by " or ".
+either() {
+	e=
+	for x in "$@"; do
+		[ -n "$x" ] && e=${e:+$e or }$x
+	done
+	echo "$e"
+}
+
+# The last scan's tests: what they leaked shows at the next scan.
+prev=
+owed=
+
+# The last scan, after all tests: once more after a scan (for what the
+# tests before it leaked), twice after tests that had none.
+last_leaks() {
+	if [ -n "$owed" ]; then
+		leaks "$(either "$prev" "$owed")" 2
+	elif [ -n "$prev" ]; then
+		leaks "$prev"
+	fi
 }
 
 # begin TEST: mark the kernel log, say what runs.
@@ -128,19 +154,21 @@ finish() {
 		echo "# bxtest: $ft exited $frc${why:+ ($why)}"
 		f=1
 	fi
-	# Two scans cost about 15 s on the debug kernel: none after a test
-	# that skipped all it had; the next scan, or the last one below,
-	# still finds what it might have leaked.
+	# A scan costs about 7 s on the debug kernel: one after each test
+	# that ran something (what it leaked shows at the next one, so a
+	# leak is blamed on the tests since the scan before last: $prev,
+	# $owed and this one), none after a test that skipped all it had.
 	# A leak it finds is counted once: not again for kmemleak's own
 	# line in the kernel log, which the splat patterns also match.
 	ign='^$'
 	if [ $mode = tap ]; then
 		owed="the tests"
 	elif [ $((p + f)) -gt 0 ]; then
-		if ! leaks "${owed:+$owed or }$ft"; then
+		if ! leaks "$(either "$prev" "$owed" "$ft")"; then
 			f=$((f + 1))
 			ign='kmemleak: [0-9]+ new suspected|unreferenced object'
 		fi
+		prev=$(either "$owed" "$ft")
 		owed=
 	else
 		owed=${owed:-$ft}
@@ -210,9 +238,7 @@ tap() {
 
 if [ $mode = tap ]; then
 	tap
-	if [ -n "${owed:-}" ] && ! leaks "$owed"; then
-		F=$((F + 1))
-	fi
+	last_leaks || F=$((F + 1))
 	echo "bxrig-totals: pass $P fail $F skip $S"
 	[ $F -eq 0 ]
 	exit
@@ -245,8 +271,6 @@ for t in $tests; do
 	cat $out
 	finish "$t" $rc
 done
-if [ -n "${owed:-}" ] && ! leaks "$owed"; then
-	F=$((F + 1))
-fi
+last_leaks || F=$((F + 1))
 echo "bxrig-totals: pass $P fail $F skip $S"
 [ $F -eq 0 ]
