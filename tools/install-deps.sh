@@ -29,12 +29,17 @@
 # BX_GRUB_KEEP name other files (the tests', tools/testing/unit/deps_test.sh).
 set -euo pipefail
 
+# The debug kernel's build (tools/testing/vm/debug-kernel/build.sh).
+KERNEL=(
+	build-essential linux-source-6.12 bc bison flex libelf-dev libssl-dev
+	xz-utils cpio kmod
+)
 BUILD=(
 	# module: Debian 12's 6.12 (backports) and 6.1 (default) headers,
-	# the kernel's checkers and selftest frame
-	build-essential linux-headers-6.12-amd64 linux-headers-amd64
-	linux-source-6.12 sparse bc bison flex libelf-dev libssl-dev
-	xz-utils cpio gzip kmod
+	# the kernel's checkers and selftest frame (and the debug kernel's
+	# build: KERNEL)
+	"${KERNEL[@]}" linux-headers-6.12-amd64 linux-headers-amd64 sparse
+	gzip
 	# kselftest: lib.mk installs tests with rsync
 	rsync
 	# userspace: sanitizers, fuzzing, verbs headers for the raw
@@ -47,12 +52,6 @@ BUILD=(
 	valgrind gnuplot-nox python3-yaml python3-jsonschema python3-docutils
 	# the Python package (python/): its host tests
 	python3-numpy python3-pytest
-)
-# The debug kernel's build (tools/testing/vm/debug-kernel/build.sh), all
-# of them in BUILD too.
-KERNEL=(
-	build-essential linux-source-6.12 bc bison flex libelf-dev libssl-dev
-	xz-utils cpio kmod
 )
 RIG=(
 	# the guests' kernels (booted by qemu only)
