@@ -768,20 +768,33 @@ static void watch_wait(struct peer_watch *w, uint32_t peer, int ms)
 static int run_sync_retry(struct bx *bx, const struct bx_sqe *proto,
 			  bool pull, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
-	int backoff = 1, ret, left = timeout_ms;
+	int64_t deadline = now_ms() + timeout_ms, t0;
+	int backoff = 1, ret, left = timeout_ms, refusal = 0, margin, took;
 	struct peer_watch w = { .tried = false };
 
 	for (;;) {
 		struct bx_sqe sqe = *proto;
 
+		t0 = now_ms();
 		ret = run_sync(bx, &sqe, 0, NULL, left);
 		if (ret >= 0 || !(pull ? bx_err_conn_failed(ret) :
 				   bx_err_not_delivered(ret)))
 			break;
+		/*
+		 * A refusal is the peer's answer, and the next comes as
+		 * slowly: an attempt with less than twice the slowest one's
+		 * time left would end at the deadline still under way
+		 * (-ETIMEDOUT, a push's fate unknown) instead of refused.
+		 * After a connection failure the next attempt may be quick
+		 * (the peer is back): it goes while any time is left.
+		 */
+		took = (int)(now_ms() - t0);
+		if (ret == -ECONNREFUSED && 2 * took > refusal)
+			refusal = 2 * took;
+		margin = ret == -ECONNREFUSED ? refusal : 0;
 		if (timeout_ms >= 0) {
 			left = (int)(deadline - now_ms());
-			if (left <= backoff)
+			if (left <= backoff + margin)
 				break;
 			left -= backoff;
 		}

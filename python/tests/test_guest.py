@@ -168,6 +168,19 @@ def test_no_service(b, peer):
         b.push(peer, SERVICE + 1, b"nobody", 2000)
 
 
+@pytest.mark.skipif(not os.environ.get("BX_PY_SLOW_PEER"),
+                    reason="needs the server's link slowed (python.sh)")
+def test_slow_refusal(b, peer):
+    """Refusals that take a round trip of tens of ms (python.sh delays
+    the server's frames) and timeouts spread over a back-off cycle of
+    libbx's retries: each call still reports the refusal. (libbx sends
+    no attempt that the deadline would cut short, which would end in
+    TimeoutError with the push under way.)"""
+    for i in range(14):
+        with pytest.raises(ConnectionRefusedError):
+            b.push(peer, SERVICE + 1, b"nobody", 300 + 10 * i)
+
+
 def test_timeout(b, peer):
     """A pull the server holds: TimeoutError at our deadline."""
     resp = b.alloc(4096)            # stays allocated: it is still in flight

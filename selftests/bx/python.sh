@@ -58,6 +58,7 @@ PYDIR=${BX_PYTHON_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/python}
 SVC=4242
 ID=${BXRIG_ID:-0}
 SERVER=${BXRIG_PEER0:-192.0.2.1}
+TC=/usr/sbin/tc
 
 if [ "${BXRIG_N:-1}" -lt 2 ]; then
 	echo "1..0 # SKIP needs two rig guests"
@@ -104,21 +105,25 @@ py_stop() {
 		{ echo "# FAIL: server $1: exit status $rc"; ERR=1; }
 }
 
-# pytest_ok OUT BAD: pytest's output OUT shown; it passed something and
-# reported none of BAD (an ERE of outcomes).
+# pytest_ok OUT BAD WHAT: pytest's output OUT shown; it passed something
+# and reported none of BAD (an ERE of outcomes). Else "# FAIL: WHAT"
+# with pytest's summary of what failed (the line check.sh quotes).
 pytest_ok() {
 	cat "$1"
-	grep -q " passed" "$1" && ! grep -q -E " ($2)" "$1"
+	grep -q " passed" "$1" && ! grep -q -E " ($2)" "$1" && return 0
+	echo "# FAIL: $3: $(sed -n 's/^# \(FAILED\|ERROR\|SKIPPED\) //p' "$1" |
+		cut -c1-160 | paste -s -d ';')"
+	return 1
 }
 
 pytest_run() {
 	(cd /tmp && python3 -m pytest -q -p no:cacheprovider -o console_output_style=classic --durations=6 \
-		-rs "$@" 2>&1) | sed 's/^/# /'
+		-rfEs "$@" 2>&1) | sed 's/^/# /'
 }
 
 case_binding() {
 	pytest_run "$PYDIR/tests/test_binding.py" > /tmp/pyb.out
-	pytest_ok /tmp/pyb.out "failed|error" || fail "binding tests"
+	pytest_ok /tmp/pyb.out "failed|error" "binding tests"
 }
 
 case_guests() {
@@ -126,17 +131,30 @@ case_guests() {
 	if [ "$ID" -eq 0 ]; then
 		py_start /tmp/pysrv.out 120 "$PYDIR/tests/guest_server.py" -s $SVC
 		b up 180
+		b slow 240
+		# test_slow_refusal: every frame of ours 40 ms late.
+		try check $TC qdisc add dev eth0 root netem delay 40ms
+		b slowed 60
 		b done 240
+		try check $TC qdisc del dev eth0 root
 		py_stop /tmp/pysrv.out "^python serve: .* bad 0 " 0
 	elif [ "$ID" -eq 1 ]; then
 		b up 180
 		BX_PY_SERVER=$SERVER BX_PY_SERVICE=$SVC \
-			pytest_run "$PYDIR/tests/test_guest.py" > /tmp/pyg.out
-		pytest_ok /tmp/pyg.out "failed|error|skipped" ||
-			{ echo "# FAIL: client tests"; ERR=1; }
+			pytest_run "$PYDIR/tests/test_guest.py" -k "not slow_refusal" > /tmp/pyg.out
+		pytest_ok /tmp/pyg.out "failed|error|skipped" "client tests" ||
+			ERR=1
+		b slow 240
+		b slowed 60
+		BX_PY_SERVER=$SERVER BX_PY_SERVICE=$SVC BX_PY_SLOW_PEER=1 \
+			pytest_run "$PYDIR/tests/test_guest.py" -k slow_refusal > /tmp/pyg.out
+		pytest_ok /tmp/pyg.out "failed|error|skipped" "slow refusals" ||
+			ERR=1
 		b done 240
 	else
 		b up 180
+		b slow 240
+		b slowed 60
 		b done 240
 	fi
 	result
@@ -156,8 +174,7 @@ kv_worker() {
 	BX_KV_SERVERS="$BXRIG_PEER1,$BXRIG_PEER2" BX_KV_SERVICE=$KVSVC \
 		BX_KV_KEYS=$KVKEYS BX_KV_VL=4 BX_KV_MSG=65536 \
 		pytest_run -s "$PYDIR/tests/test_kv_guest.py" > /tmp/pykvw.out
-	pytest_ok /tmp/pykvw.out "failed|error" ||
-		{ echo "# FAIL: kv worker tests"; ERR=1; }
+	pytest_ok /tmp/pykvw.out "failed|error" "kv worker tests" || ERR=1
 }
 
 case_kv() {
