@@ -14,12 +14,20 @@ KSFT_SKIP=4
 _ktap_n=0 _ktap_pass=0 _ktap_fail=0 _ktap_skip=0
 
 # BX_SKIP (run.sh -e, from check.sh): the tests ("flow.sh") and cases
-# ("flow.sh:incast") a lane leaves to another, reported as skipped. Every
-# guest of a rig has the same, so no barrier waits for a skipped case.
+# ("flow.sh:incast") a lane leaves to another, reported as skipped.
+# BX_ONLY: cases ("flow.sh:incast"); a test named there runs only those
+# of its cases (the ones another lane leaves to this one), the others
+# reported as skipped. Every guest of a rig has the same, so no barrier
+# waits for a skipped case.
 _bx_test=${0##*/}
 bx_skipped() {
 	case " ${BX_SKIP:-} " in
 	*" $1 "*) return 0 ;;
+	esac
+	case $1 in *:*) ;; *) return 1 ;; esac
+	case " ${BX_ONLY:-} " in
+	*" $1 "*) return 1 ;;
+	*" ${1%%:*}:"*) return 0 ;;
 	esac
 	return 1
 }
@@ -37,7 +45,7 @@ run_test() {
 	local name=$1 fn=$2 rc=0 t0
 	_ktap_n=$((_ktap_n + 1))
 	if bx_skipped "$_bx_test:$name"; then
-		echo "ok $_ktap_n $name # SKIP runs in another lane (BX_SKIP)"
+		echo "ok $_ktap_n $name # SKIP runs in another lane (BX_SKIP, BX_ONLY)"
 		_ktap_skip=$((_ktap_skip + 1))
 		return
 	fi
